@@ -1,0 +1,173 @@
+//! The synthetic app's memory image: an anonymous heap filled with a content mix, and a
+//! file mapping read in as its code and data would be. Real pages, so compression, KSM,
+//! reclaim and refaults behave as they do for real apps.
+
+use crate::content::{self, Mix, PageKind};
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+pub const PAGE: usize = 4096;
+
+/// What the heap holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// Every page of one kind.
+    Only(PageKind),
+    /// Pages of each kind in these shares.
+    Mixed(Mix),
+}
+
+impl Content {
+    /// `text`, `zero`, `same`, `random`, `shared` or `mixed`.
+    pub fn parse(s: &str) -> Option<Content> {
+        Some(match s {
+            "text" => Content::Only(PageKind::Text),
+            "zero" => Content::Only(PageKind::Zero),
+            "same" => Content::Only(PageKind::Same),
+            "random" => Content::Only(PageKind::Random),
+            "shared" => Content::Only(PageKind::Shared),
+            "mixed" => Content::Mixed(Mix::REALISTIC),
+            _ => return None,
+        })
+    }
+
+    pub fn kind(&self, seed: u64, index: u64) -> PageKind {
+        match self {
+            Content::Only(k) => *k,
+            Content::Mixed(m) => m.kind(seed, index),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct AppSpec {
+    pub anon_bytes: u64,
+    pub content: Content,
+    pub seed: u64,
+    /// A file to map and read (created with text if missing or short), and how much of it.
+    pub file: Option<(PathBuf, u64)>,
+}
+
+/// An mmap'ed region, unmapped on drop.
+#[derive(Debug)]
+pub struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Mapping {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr..ptr+len is a live mapping we own.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// Touch one byte a page (the working set on resume): brings swapped pages back.
+    pub fn touch(&self) -> u64 {
+        let s = self.as_slice();
+        let mut sum = 0u64;
+        for i in (0..s.len()).step_by(PAGE) {
+            // Volatile so the compiler keeps the reads.
+            sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(&s[i]) } as u64);
+        }
+        sum
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: unmapping our own mapping.
+            unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        }
+    }
+}
+
+/// The app's memory, alive while this lives.
+#[derive(Debug)]
+pub struct AppImage {
+    pub anon: Mapping,
+    pub file: Option<Mapping>,
+}
+
+/// Map and fill the heap, map and read the file.
+pub fn build(spec: &AppSpec) -> io::Result<AppImage> {
+    let anon = anon_heap(spec.anon_bytes as usize, spec.content, spec.seed)?;
+    let file = match &spec.file {
+        Some((path, bytes)) => Some(map_file(path, *bytes as usize, spec.seed)?),
+        None => None,
+    };
+    Ok(AppImage { anon, file })
+}
+
+fn anon_heap(len: usize, content: Content, seed: u64) -> io::Result<Mapping> {
+    let len = len.div_ceil(PAGE) * PAGE;
+    if len == 0 {
+        return Ok(Mapping { ptr: std::ptr::null_mut(), len: 0 });
+    }
+    // SAFETY: a fresh private anonymous mapping.
+    let ptr = unsafe {
+        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+    };
+    if ptr == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let map = Mapping { ptr: ptr.cast(), len };
+    // Transparent huge pages would make pageout all-or-nothing per 2 MiB; apps on phones
+    // run with 4 KiB pages.
+    unsafe { libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE) };
+    // SAFETY: we own the mapping and nothing else refers to it yet.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(map.ptr, len) };
+    for (i, page) in bytes.chunks_mut(PAGE).enumerate() {
+        let kind = content.kind(seed, i as u64);
+        if kind == PageKind::Zero {
+            // Write so the page is really allocated, as an app's zeroed buffer is.
+            page[0] = 0;
+            unsafe { std::ptr::write_volatile(&mut page[0], 0) };
+        } else {
+            content::fill(page, kind, seed, i as u64);
+        }
+    }
+    Ok(map)
+}
+
+/// Map `len` bytes of `path` privately and read every page, creating or extending the file
+/// with text first. Its pages are then file-backed RSS: clean, dropped without swap.
+fn map_file(path: &Path, len: usize, seed: u64) -> io::Result<Mapping> {
+    let len = len.div_ceil(PAGE) * PAGE;
+    let have = std::fs::metadata(path).map(|m| m.len() as usize).unwrap_or(0);
+    if have < len {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        let mut page = vec![0u8; PAGE];
+        for i in (have / PAGE)..(len / PAGE) {
+            content::fill(&mut page, PageKind::Text, seed, i as u64);
+            f.write_all(&page)?;
+        }
+        f.sync_all()?;
+    }
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::other("NUL in path"))?;
+    // SAFETY: plain open/mmap/close of a path we were given.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE, fd, 0) };
+    let err = io::Error::last_os_error();
+    unsafe { libc::close(fd) };
+    if ptr == libc::MAP_FAILED {
+        return Err(err);
+    }
+    let map = Mapping { ptr: ptr.cast(), len };
+    map.touch();
+    Ok(map)
+}

@@ -1,0 +1,24 @@
+//! memorch's kernel side: readers of `/proc` and `/sys` that fill `memorch-core`'s model, and
+//! the actuators that act through the kernel's own mechanisms. One file per facility; every
+//! reader takes a [`SysRoot`] so tests can point it at recorded files.
+
+pub mod cgroup;
+pub mod domain;
+pub mod error;
+pub mod ksm;
+pub mod lock;
+pub mod meminfo;
+pub mod parse;
+pub mod process;
+pub mod psi;
+pub mod root;
+pub mod sandbox;
+pub mod snapshot;
+pub mod swaps;
+pub mod testkit;
+pub mod vmstat;
+pub mod zram;
+
+pub use domain::{Domain, DomainSpec};
+pub use error::{Error, Result};
+pub use root::SysRoot;

@@ -1,0 +1,189 @@
+//! Per-process reads under `/proc/PID`: identity, class, resident and swapped memory, PSS,
+//! KSM merging. A process that exits while we read it is skipped, not an error.
+
+use crate::error::{Error, Result};
+use crate::parse::{field, field_kib};
+use crate::root::SysRoot;
+use memorch_core::{Class, ProcessInfo};
+use std::path::PathBuf;
+
+/// `PF_KTHREAD` in `/proc/PID/stat` flags: kernel threads have no memory of their own.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// Every pid in `/proc`.
+pub fn all_pids(root: &SysRoot) -> Result<Vec<u32>> {
+    let dir = root.path("/proc");
+    let mut pids: Vec<u32> = std::fs::read_dir(&dir)
+        .map_err(|e| Error::io(&dir, e))?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    Ok(pids)
+}
+
+/// Time since boot (`/proc/uptime`).
+pub fn uptime_ms(root: &SysRoot) -> Result<u64> {
+    let text = root.read("/proc/uptime")?;
+    let secs: f64 = text
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| Error::parse(root.path("/proc/uptime"), "seconds", text.trim()))?;
+    Ok((secs * 1000.0) as u64)
+}
+
+/// The fields of `/proc/PID/stat` memorch uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    pub name: String,
+    pub state: char,
+    pub ppid: u32,
+    pub flags: u64,
+    pub start_ticks: u64,
+}
+
+impl Stat {
+    pub fn is_kernel_thread(&self) -> bool {
+        self.flags & PF_KTHREAD != 0
+    }
+}
+
+/// Parse `/proc/PID/stat`. The name sits in parentheses and may itself hold spaces and
+/// parentheses, so the fields are counted from the last `)`.
+pub fn parse_stat(text: &str) -> Option<Stat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let name = text.get(open + 1..close)?.to_string();
+    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    // rest[0] is field 3 (state); field N is rest[N - 3].
+    Some(Stat {
+        name,
+        state: rest.first()?.chars().next()?,
+        ppid: rest.get(1)?.parse().ok()?,
+        flags: rest.get(6)?.parse().ok()?,
+        start_ticks: rest.get(19)?.parse().ok()?,
+    })
+}
+
+pub fn read_stat(root: &SysRoot, pid: u32) -> Result<Stat> {
+    let path = root.path(format!("/proc/{pid}/stat"));
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    parse_stat(&text).ok_or_else(|| Error::parse(&path, "stat fields", text.trim()))
+}
+
+/// `/proc/PID/oom_score_adj`.
+pub fn read_oom_score_adj(root: &SysRoot, pid: u32) -> Result<i32> {
+    let path = root.path(format!("/proc/{pid}/oom_score_adj"));
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    text.trim().parse().map_err(|_| Error::parse(&path, "oom_score_adj", text.trim()))
+}
+
+/// Reads processes with one reused buffer, so a full snapshot allocates little.
+pub struct ProcessReader<'a> {
+    root: &'a SysRoot,
+    uptime_ms: u64,
+    buf: String,
+    path: PathBuf,
+}
+
+impl<'a> ProcessReader<'a> {
+    pub fn new(root: &'a SysRoot, uptime_ms: u64) -> Self {
+        ProcessReader { root, uptime_ms, buf: String::with_capacity(4096), path: PathBuf::new() }
+    }
+
+    fn read(&mut self, pid: u32, file: &str) -> Result<()> {
+        self.path.clear();
+        self.path.push(self.root.path("/proc"));
+        self.path.push(pid.to_string());
+        self.path.push(file);
+        let path = std::mem::take(&mut self.path);
+        let r = self.root.read_into(&path, &mut self.buf);
+        self.path = path;
+        r
+    }
+
+    /// One process, or `None` if it has exited or is a kernel thread.
+    pub fn read_process(&mut self, pid: u32) -> Result<Option<ProcessInfo>> {
+        match self.read_process_inner(pid) {
+            Ok(p) => Ok(p),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn read_process_inner(&mut self, pid: u32) -> Result<Option<ProcessInfo>> {
+        self.read(pid, "stat")?;
+        let stat = parse_stat(&self.buf)
+            .ok_or_else(|| Error::parse(&self.path, "stat fields", self.buf.trim()))?;
+        if stat.is_kernel_thread() || stat.state == 'Z' {
+            return Ok(None);
+        }
+        self.read(pid, "status")?;
+        let uid = field(&self.buf, "Uid").unwrap_or(0) as u32;
+        let rss_anon = field_kib(&self.buf, "RssAnon").unwrap_or(0);
+        let rss_file = field_kib(&self.buf, "RssFile").unwrap_or(0);
+        let rss_shmem = field_kib(&self.buf, "RssShmem").unwrap_or(0);
+        let swap = field_kib(&self.buf, "VmSwap").unwrap_or(0);
+        self.read(pid, "oom_score_adj")?;
+        let adj: i32 = self
+            .buf
+            .trim()
+            .parse()
+            .map_err(|_| Error::parse(&self.path, "oom_score_adj", self.buf.trim()))?;
+        // smaps_rollup walks the page tables: the costly read, and one that can be refused.
+        let pss = match self.read(pid, "smaps_rollup") {
+            Ok(()) => field_kib(&self.buf, "Pss"),
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(_) => None,
+        };
+        let ksm = match self.read(pid, "ksm_merging_pages") {
+            Ok(()) => self.buf.trim().parse().ok(),
+            Err(_) => None,
+        };
+        let start_ms = stat.start_ticks * 1000 / self.root.clock_ticks;
+        Ok(Some(ProcessInfo {
+            pid,
+            ppid: stat.ppid,
+            name: stat.name,
+            uid,
+            oom_score_adj: adj,
+            class: Class::from_oom_score_adj(adj),
+            rss_anon_bytes: rss_anon,
+            rss_file_bytes: rss_file,
+            rss_shmem_bytes: rss_shmem,
+            pss_bytes: pss,
+            swap_bytes: swap,
+            ksm_merging_pages: ksm,
+            age_ms: self.uptime_ms.saturating_sub(start_ms),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_name_with_spaces_and_parens() {
+        let text = "42 (a (b) c) S 7 42 1 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 13154 3133440 387 0";
+        let s = parse_stat(text).unwrap();
+        assert_eq!(s.name, "a (b) c");
+        assert_eq!(s.state, 'S');
+        assert_eq!(s.ppid, 7);
+        assert_eq!(s.flags, 4194304);
+        assert_eq!(s.start_ticks, 13154);
+        assert!(!s.is_kernel_thread());
+    }
+
+    #[test]
+    fn kernel_thread_flag() {
+        let text = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0 0";
+        assert!(parse_stat(text).unwrap().is_kernel_thread());
+    }
+
+    #[test]
+    fn truncated_stat_is_none() {
+        assert!(parse_stat("1 (x) S 0").is_none());
+    }
+}

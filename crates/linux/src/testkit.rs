@@ -1,0 +1,48 @@
+//! Helpers for tests that need the kernel's facilities: run, skip with a printed reason, or,
+//! under `MEMORCH_REQUIRE_KERNEL=1` (as CI sets it), fail when a facility is missing.
+
+/// Whether a kernel facility is usable. `Err(reason)` means missing: the test should return
+/// early when this gives `false`; it panics instead when the facility is required.
+pub fn facility(name: &str, check: Result<(), String>) -> bool {
+    match check {
+        Ok(()) => true,
+        Err(reason) => {
+            if std::env::var("MEMORCH_REQUIRE_KERNEL").is_ok_and(|v| v == "1") {
+                panic!("{name} is required (MEMORCH_REQUIRE_KERNEL=1) but missing: {reason}");
+            }
+            eprintln!("SKIP: {name} is not available here: {reason}");
+            false
+        }
+    }
+}
+
+/// Root and cgroups: what every live sandbox test needs.
+pub fn sandbox_facility() -> bool {
+    let check = if unsafe { libc::geteuid() } != 0 {
+        Err("tests that make cgroups run as root".to_string())
+    } else {
+        crate::cgroup::mounts(&crate::SysRoot::live()).map(|_| ()).map_err(|e| e.to_string())
+    };
+    facility("cgroup sandbox", check)
+}
+
+/// A name unique to this test process and call, for sandboxes and files.
+pub fn unique_name(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("{prefix}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Poll `cond` until it holds or `timeout` passes; the condition, not a fixed sleep, decides.
+pub fn wait_for(timeout: std::time::Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

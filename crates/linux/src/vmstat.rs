@@ -1,0 +1,48 @@
+//! `/proc/vmstat`: the machine's reclaim and swap counters, for the `system` domain.
+
+use crate::error::Result;
+use crate::parse::pairs;
+use crate::root::SysRoot;
+use memorch_core::Counters;
+
+pub fn read_system(root: &SysRoot) -> Result<Counters> {
+    let text = root.read("/proc/vmstat")?;
+    Ok(counters_from_vmstat(&text))
+}
+
+/// Counters from vmstat text, in one pass. Scans and steals are summed over their sources
+/// (kswapd, direct, khugepaged, proactive): the engine cares about reclaim work as a whole.
+pub fn counters_from_vmstat(text: &str) -> Counters {
+    let mut c = Counters::default();
+    let add = |slot: &mut Option<u64>, v: u64| *slot = Some(slot.unwrap_or(0) + v);
+    for (key, v) in pairs(text) {
+        match key {
+            "workingset_refault_anon" => c.refault_anon_pages = Some(v),
+            "workingset_refault_file" => c.refault_file_pages = Some(v),
+            "pswpin" => c.swap_in_pages = Some(v),
+            "pswpout" => c.swap_out_pages = Some(v),
+            "pgmajfault" => c.major_faults = Some(v),
+            "oom_kill" => c.oom_kills = Some(v),
+            "pgscan_kswapd" | "pgscan_direct" | "pgscan_khugepaged" | "pgscan_proactive" => add(&mut c.scan_pages, v),
+            "pgsteal_kswapd" | "pgsteal_direct" | "pgsteal_khugepaged" | "pgsteal_proactive" => add(&mut c.steal_pages, v),
+            _ => {}
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_reclaim_sources_and_leaves_missing_counters_none() {
+        let text = "pgscan_kswapd 10\npgscan_direct 5\npgsteal_kswapd 7\npswpin 3\nworkingset_refault_anon 9\n";
+        let c = counters_from_vmstat(text);
+        assert_eq!(c.scan_pages, Some(15));
+        assert_eq!(c.steal_pages, Some(7));
+        assert_eq!(c.swap_in_pages, Some(3));
+        assert_eq!(c.refault_anon_pages, Some(9));
+        assert_eq!(c.oom_kills, None);
+    }
+}
