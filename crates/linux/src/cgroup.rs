@@ -307,6 +307,15 @@ fn collect_pids(dir: &Path, out: &mut BTreeSet<u32>) -> Result<()> {
     Ok(())
 }
 
+/// Move the calling process into the group in every hierarchy where it exists.
+pub fn join_self(dirs: &CgroupDirs) -> Result<()> {
+    for d in dirs.dirs() {
+        let p = d.join("cgroup.procs");
+        std::fs::write(&p, "0").map_err(|e| Error::io(&p, e))?;
+    }
+    Ok(())
+}
+
 /// The memory cgroup path of a process (`/proc/PID/cgroup`): the v1 memory line if there is
 /// one, else the v2 line.
 pub fn process_cgroup_path(root: &SysRoot, pid: &str) -> Result<String> {

@@ -38,3 +38,131 @@ fn read_state(root: &SysRoot) -> Result<KsmState> {
         saved_bytes: pages_sharing * root.page_size,
     })
 }
+
+/// KSM knobs memorch tunes; `None` leaves one as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KsmSettings {
+    pub run: Option<u8>,
+    pub pages_to_scan: Option<u64>,
+    pub sleep_ms: Option<u64>,
+}
+
+impl KsmSettings {
+    fn files(&self) -> [(&'static str, Option<u64>); 3] {
+        [
+            ("pages_to_scan", self.pages_to_scan),
+            ("sleep_millisecs", self.sleep_ms),
+            // run last: scanning starts with the new pace.
+            ("run", self.run.map(u64::from)),
+        ]
+    }
+}
+
+/// Apply `settings`; return the values they replaced, to restore later. Validates all
+/// before writing any, so nothing is half-applied.
+pub fn tune(root: &SysRoot, settings: &KsmSettings) -> Result<KsmSettings> {
+    if !root.path(KSM_DIR).is_dir() {
+        return Err(crate::Error::Refused(format!("KSM is not available: {KSM_DIR} is missing (CONFIG_KSM)")));
+    }
+    if let Some(r) = settings.run {
+        if r > 2 {
+            return Err(crate::Error::Refused(format!("ksm run {r}: use 0 (stop), 1 (run) or 2 (unmerge all)")));
+        }
+    }
+    if settings.pages_to_scan == Some(0) {
+        return Err(crate::Error::Refused("ksm pages-to-scan 0: give at least 1".into()));
+    }
+    let get = |f: &str| root.read_u64(format!("{KSM_DIR}/{f}"));
+    let previous = KsmSettings {
+        run: settings.run.map(|_| get("run").map(|v| v as u8)).transpose()?,
+        pages_to_scan: settings.pages_to_scan.map(|_| get("pages_to_scan")).transpose()?,
+        sleep_ms: settings.sleep_ms.map(|_| get("sleep_millisecs")).transpose()?,
+    };
+    for (file, value) in settings.files() {
+        if let Some(v) = value {
+            let p = root.path(format!("{KSM_DIR}/{file}"));
+            if let Err(e) = std::fs::write(&p, v.to_string()) {
+                // Put back what was written before the failure.
+                let _ = restore(root, &previous);
+                return Err(crate::Error::io(p, e));
+            }
+        }
+    }
+    Ok(previous)
+}
+
+fn restore(root: &SysRoot, previous: &KsmSettings) -> Result<()> {
+    for (file, value) in previous.files() {
+        if let Some(v) = value {
+            let p = root.path(format!("{KSM_DIR}/{file}"));
+            std::fs::write(&p, v.to_string()).map_err(|e| crate::Error::io(p, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// KSM settings restored on drop (tests, the daemon).
+#[derive(Debug)]
+pub struct KsmGuard {
+    previous: KsmSettings,
+    root: SysRoot,
+}
+
+impl KsmGuard {
+    pub fn tune(root: &SysRoot, settings: &KsmSettings) -> Result<KsmGuard> {
+        Ok(KsmGuard { previous: tune(root, settings)?, root: root.clone() })
+    }
+}
+
+impl Drop for KsmGuard {
+    fn drop(&mut self) {
+        if let Err(e) = restore(&self.root, &self.previous) {
+            eprintln!("memorch: ksm: restoring settings failed: {e}");
+        }
+    }
+}
+
+/// Mark the calling process, and what it execs, as mergeable by KSM
+/// (`prctl(PR_SET_MEMORY_MERGE)`, Linux 6.4+). It survives exec, not the other way round:
+/// KSM cannot be switched on for a process memorch did not start.
+pub fn enable_merge_for_self() -> Result<()> {
+    // SAFETY: prctl with integer arguments.
+    let r = unsafe { libc::prctl(libc::PR_SET_MEMORY_MERGE, 1, 0, 0, 0) };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(crate::Error::Other {
+            what: "prctl(PR_SET_MEMORY_MERGE)".into(),
+            detail: format!("{e} (needs Linux 6.4+ with CONFIG_KSM)"),
+        });
+    }
+    Ok(())
+}
+
+/// A process's KSM state (`/proc/PID/ksm_stat`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ProcessKsm {
+    pub pid: u32,
+    pub merging_pages: u64,
+    pub rmap_items: u64,
+    pub zero_pages: u64,
+    pub profit_bytes: i64,
+    /// Every anonymous VMA is mergeable (PR_SET_MEMORY_MERGE).
+    pub merge_any: bool,
+}
+
+pub fn read_process(root: &SysRoot, pid: u32) -> Result<ProcessKsm> {
+    let text = root.read(format!("/proc/{pid}/ksm_stat"))?;
+    let num = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(k).and_then(|r| r.trim().parse::<i64>().ok()))
+            .unwrap_or(0)
+    };
+    Ok(ProcessKsm {
+        pid,
+        merging_pages: num("ksm_merging_pages ") as u64,
+        rmap_items: num("ksm_rmap_items ") as u64,
+        zero_pages: num("ksm_zero_pages ") as u64,
+        profit_bytes: num("ksm_process_profit "),
+        merge_any: text.lines().any(|l| l.trim() == "ksm_merge_any: yes"),
+    })
+}

@@ -3,18 +3,28 @@
 //! reader takes a [`SysRoot`] so tests can point it at recorded files.
 
 pub mod cgroup;
+pub mod compact;
 pub mod domain;
 pub mod error;
+pub mod freeze;
+pub mod kill;
 pub mod ksm;
 pub mod lock;
+pub mod maps;
 pub mod meminfo;
+pub mod pidfd;
 pub mod parse;
 pub mod process;
 pub mod psi;
+pub mod reclaim;
 pub mod root;
 pub mod sandbox;
 pub mod snapshot;
+pub mod state;
+pub mod swapon;
+pub mod swapfile;
 pub mod swaps;
+pub mod target;
 pub mod testkit;
 pub mod vmstat;
 pub mod zram;

@@ -79,6 +79,25 @@ pub fn read_oom_score_adj(root: &SysRoot, pid: u32) -> Result<i32> {
     text.trim().parse().map_err(|_| Error::parse(&path, "oom_score_adj", text.trim()))
 }
 
+/// The real uid of a process.
+pub fn read_uid(root: &SysRoot, pid: u32) -> Result<u32> {
+    let text = root.read(format!("/proc/{pid}/status"))?;
+    Ok(field(&text, "Uid").unwrap_or(0) as u32)
+}
+
+/// Set a process's `oom_score_adj` (its class). Lowering it below the current value needs
+/// CAP_SYS_RESOURCE, which some machines do not give even root.
+pub fn write_oom_score_adj(root: &SysRoot, pid: &str, adj: i32) -> Result<()> {
+    let path = root.path(format!("/proc/{pid}/oom_score_adj"));
+    std::fs::write(&path, adj.to_string()).map_err(|e| match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => Error::Refused(format!(
+            "cannot set oom_score_adj {adj} on {}: lowering it needs CAP_SYS_RESOURCE (pick a class at or above the current one)",
+            path.display()
+        )),
+        _ => Error::io(&path, e),
+    })
+}
+
 /// Reads processes with one reused buffer, so a full snapshot allocates little.
 pub struct ProcessReader<'a> {
     root: &'a SysRoot,

@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 /// Serialises creation and removal of shared parent directories in the v2 hierarchy.
 const PARENTS_LOCK: &str = "/run/lock/memorch-cgroup-parents.lock";
+/// The v2 parent directories memorch created, one a line: sandboxes share them, so the last
+/// one to leave removes them, whichever made them.
+const PARENTS_REGISTRY: &str = "/run/memorch/cgroup-parents";
 
 #[derive(Debug)]
 pub struct Sandbox {
@@ -24,8 +27,6 @@ pub struct Sandbox {
     pub path: String,
     pub v1_memory: Option<PathBuf>,
     pub v2: Option<PathBuf>,
-    /// v2 directories above the sandbox that we had to create, deepest first.
-    created_parents: Vec<PathBuf>,
     children: Vec<Child>,
     destroyed: bool,
 }
@@ -45,7 +46,7 @@ impl Sandbox {
         if v1_mount.is_none() && v2_mount.is_none() {
             return Err(Error::NoCgroupMounts("/proc/self/mountinfo".into()));
         }
-        let mut sb = Sandbox { path: path.clone(), v1_memory: None, v2: None, created_parents: Vec::new(), children: Vec::new(), destroyed: false };
+        let mut sb = Sandbox { path: path.clone(), v1_memory: None, v2: None, children: Vec::new(), destroyed: false };
         // From here on, a failure drops `sb`, which removes what was made.
         if let Some(m) = v1_mount {
             let dir = dir_in(m, &path)?;
@@ -55,7 +56,8 @@ impl Sandbox {
         if let Some(m) = v2_mount {
             let dir = dir_in(m, &path)?;
             let _lock = FileLock::acquire(PARENTS_LOCK)?;
-            sb.created_parents = mkdir_parents(&dir, &m.dir)?;
+            let made = mkdir_parents(&dir, &m.dir)?;
+            register_parents(&made)?;
             mkdir_new(&dir)?;
             sb.v2 = Some(dir);
         }
@@ -159,12 +161,9 @@ impl Sandbox {
                 first_err.get_or_insert(e);
             }
         }
-        if !self.created_parents.is_empty() {
+        if self.v2.is_some() {
             let _lock = FileLock::acquire(PARENTS_LOCK);
-            for p in &self.created_parents {
-                // Another sandbox may live under the same parent: then it stays.
-                let _ = std::fs::remove_dir(p);
-            }
+            remove_registered_parents();
         }
         first_err.map_or(Ok(()), Err)
     }
@@ -225,6 +224,48 @@ fn mkdir_parents(dir: &Path, top: &Path) -> Result<Vec<PathBuf>> {
         std::fs::create_dir(p).map_err(|e| Error::io(p, e))?;
     }
     Ok(missing)
+}
+
+fn read_registry() -> Vec<PathBuf> {
+    std::fs::read_to_string(PARENTS_REGISTRY).unwrap_or_default().lines().filter(|l| !l.is_empty()).map(PathBuf::from).collect()
+}
+
+fn write_registry(dirs: &[PathBuf]) -> Result<()> {
+    let p = Path::new(PARENTS_REGISTRY);
+    if dirs.is_empty() {
+        return match std::fs::remove_file(p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(p, e)),
+            _ => Ok(()),
+        };
+    }
+    let dir = p.parent().expect("registry has a parent");
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let text: String = dirs.iter().map(|d| format!("{}\n", d.display())).collect();
+    std::fs::write(p, text).map_err(|e| Error::io(p, e))
+}
+
+/// Note parents we made (caller holds the parents lock).
+fn register_parents(made: &[PathBuf]) -> Result<()> {
+    if made.is_empty() {
+        return Ok(());
+    }
+    let mut all = read_registry();
+    all.extend(made.iter().cloned());
+    write_registry(&all)
+}
+
+/// Remove every registered parent that is empty now, deepest first (caller holds the
+/// parents lock). One still holding a sandbox stays registered for the last one out.
+fn remove_registered_parents() {
+    let mut all = read_registry();
+    all.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    all.retain(|p| match std::fs::remove_dir(p) {
+        Ok(()) => false,
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    });
+    if let Err(e) = write_registry(&all) {
+        eprintln!("memorch: {e}");
+    }
 }
 
 /// Remove a cgroup directory and its child groups, deepest first.

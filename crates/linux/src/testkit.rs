@@ -46,3 +46,31 @@ pub fn wait_for(timeout: std::time::Duration, mut cond: impl FnMut() -> bool) ->
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// The lock that tests touching machine-wide state (zram, swap, KSM) hold for their whole
+/// run, so parallel test threads and binaries queue. Distinct from the short lock the
+/// actuators take for each change, so a test holding this one never deadlocks with them.
+pub const TEST_LOCK: &str = "/run/lock/memorch-test.lock";
+
+pub fn machine_test_lock() -> crate::lock::FileLock {
+    crate::lock::FileLock::acquire(TEST_LOCK).expect("take the test lock")
+}
+
+/// zram (module loaded, control interface present).
+pub fn zram_facility() -> bool {
+    let root = crate::SysRoot::live();
+    let ok = root.path("/sys/class/zram-control").exists() || !crate::zram::device_names(&root).is_empty();
+    facility("zram", if ok { Ok(()) } else { Err("the zram module is not loaded (modprobe zram)".into()) }) && sandbox_facility()
+}
+
+/// KSM with per-process merging (PR_SET_MEMORY_MERGE, /proc/PID/ksm_stat).
+pub fn ksm_facility() -> bool {
+    let ok = std::path::Path::new(crate::ksm::KSM_DIR).is_dir() && std::path::Path::new("/proc/self/ksm_stat").exists();
+    facility("ksm", if ok { Ok(()) } else { Err("no /sys/kernel/mm/ksm or /proc/self/ksm_stat (CONFIG_KSM, Linux 6.4+)".into()) }) && sandbox_facility()
+}
+
+/// Per-group PSI and freezing: the v2 hierarchy.
+pub fn cgroup_v2_facility() -> bool {
+    let ok = crate::cgroup::mounts(&crate::SysRoot::live()).map(|ms| ms.iter().any(|m| m.is_v2())).unwrap_or(false);
+    facility("cgroup v2", if ok { Ok(()) } else { Err("no cgroup2 mount".into()) }) && sandbox_facility()
+}

@@ -1,9 +1,13 @@
-//! zram: compressed RAM block devices used as swap. Reading their state (`mm_stat`).
+//! zram: compressed RAM block devices used as swap. Reading their state (`mm_stat`), and
+//! setting one up and tearing it down so that the device is left exactly as it was.
 
 use crate::error::{Error, Result};
+use crate::lock::FileLock;
 use crate::root::SysRoot;
+use crate::{swapon, swaps};
 use memorch_core::{Facility, SwapState, ZramDevice, ZramState};
-use std::path::PathBuf;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// Names of all zram devices the kernel has (`zram0`, `zram1`, …), set up or not.
 pub fn device_names(root: &SysRoot) -> Vec<String> {
@@ -95,6 +99,200 @@ pub fn available_algorithms(text: &str) -> Vec<String> {
     text.split_whitespace().map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string()).collect()
 }
 
+/// How big a zram device to make.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ZramSize {
+    Bytes(u64),
+    /// A share of the machine's RAM (the papers use 15–25 %; Tizen 50 %).
+    PercentOfRam(f64),
+}
+
+impl ZramSize {
+    /// `512` (MiB) or `25%`.
+    pub fn parse(s: &str) -> Option<ZramSize> {
+        match s.strip_suffix('%') {
+            Some(p) => p.trim().parse().ok().filter(|p: &f64| *p > 0.0 && *p <= 400.0).map(ZramSize::PercentOfRam),
+            None => s.trim().parse::<u64>().ok().filter(|mb| *mb > 0).map(|mb| ZramSize::Bytes(mb << 20)),
+        }
+    }
+
+    pub fn bytes(self, ram_bytes: u64) -> u64 {
+        match self {
+            ZramSize::Bytes(b) => b,
+            ZramSize::PercentOfRam(p) => (ram_bytes as f64 * p / 100.0) as u64,
+        }
+    }
+}
+
+/// What `setup` did, enough to undo it exactly. Kept in the run directory so that
+/// `memorch zram teardown` in another process can undo it too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZramSetup {
+    pub device: String,
+    /// The device was hot-added for us, and is hot-removed on teardown.
+    pub hot_added: bool,
+    /// The algorithm selected before (a reset returns the device to the kernel's default).
+    pub previous_algorithm: String,
+    pub algorithm: String,
+    pub disksize_bytes: u64,
+    pub priority: i32,
+}
+
+/// Where set-up records live: `/run` is cleared at boot, as zram devices are.
+pub const RECORD_DIR: &str = "/run/memorch/zram";
+
+fn dev_path(name: &str) -> PathBuf {
+    PathBuf::from(format!("/dev/{name}"))
+}
+
+fn write_sys(root: &SysRoot, name: &str, file: &str, value: &str) -> Result<()> {
+    let p = root.path(sys(name, file));
+    std::fs::write(&p, value).map_err(|e| {
+        let hint = match e.raw_os_error() {
+            Some(libc::EBUSY) => " (device busy: it is in use; run 'memorch zram teardown' or swapoff it first)",
+            Some(libc::EINVAL) if file == "comp_algorithm" => " (this kernel's zram does not offer that algorithm)",
+            _ => "",
+        };
+        Error::Other { what: format!("zram: {}", p.display()), detail: format!("{e}{hint}") }
+    })
+}
+
+/// A device with disksize 0 that nobody uses, hot-adding one if all are busy.
+fn free_device(root: &SysRoot) -> Result<(String, bool)> {
+    for name in device_names(root) {
+        if root.read_u64(sys(&name, "disksize")).unwrap_or(1) == 0 {
+            return Ok((name, false));
+        }
+    }
+    let p = root.path("/sys/class/zram-control/hot_add");
+    let id = std::fs::read_to_string(&p).map_err(|e| Error::Other {
+        what: "zram: every device is busy and no new one could be added".into(),
+        detail: format!("{}: {e} (is the zram module loaded? modprobe zram)", p.display()),
+    })?;
+    Ok((format!("zram{}", id.trim()), true))
+}
+
+/// Set up a zram swap device: pick a free one (hot-add if zram0 is busy), set the algorithm
+/// and size, write a swap header, enable it at `priority`. On any failure, what was done is
+/// undone before the error returns.
+pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32) -> Result<ZramSetup> {
+    if !root.path("/sys/class/zram-control").exists() && device_names(root).is_empty() {
+        return Err(Error::Refused("zram is not available: the zram module is not loaded (modprobe zram)".into()));
+    }
+    if size_bytes < 16 * root.page_size {
+        return Err(Error::Refused(format!("zram size {size_bytes} bytes is too small")));
+    }
+    let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
+    let (device, hot_added) = free_device(root)?;
+    let previous_algorithm = current_algorithm(&root.read(sys(&device, "comp_algorithm")).unwrap_or_default());
+    let mut rec = ZramSetup {
+        device: device.clone(),
+        hot_added,
+        previous_algorithm: previous_algorithm.clone(),
+        algorithm: previous_algorithm.clone(),
+        disksize_bytes: size_bytes,
+        priority,
+    };
+    let result = (|| {
+        if let Some(alg) = algorithm {
+            let offered = available_algorithms(&root.read(sys(&device, "comp_algorithm"))?);
+            if !offered.iter().any(|a| a == alg) {
+                return Err(Error::Refused(format!(
+                    "zram algorithm '{alg}' is not offered by this kernel (offered: {})",
+                    offered.join(", ")
+                )));
+            }
+            write_sys(root, &device, "comp_algorithm", alg)?;
+            rec.algorithm = alg.to_string();
+        }
+        write_sys(root, &device, "disksize", &size_bytes.to_string())?;
+        let dev = root.path(dev_path(&device));
+        swapon::write_header(&dev, size_bytes, root.page_size)?;
+        swapon::swapon(&dev, priority)
+    })();
+    match result {
+        Ok(()) => Ok(rec),
+        Err(e) => {
+            let _ = teardown_device(root, &rec);
+            Err(e)
+        }
+    }
+}
+
+/// Undo a setup: swapoff, reset, restore the algorithm, hot-remove what was hot-added.
+pub fn teardown(root: &SysRoot, rec: &ZramSetup) -> Result<()> {
+    let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
+    teardown_device(root, rec)
+}
+
+fn teardown_device(root: &SysRoot, rec: &ZramSetup) -> Result<()> {
+    let dev = dev_path(&rec.device);
+    let active = swaps::read(root)?.devices.iter().any(|d| Path::new(&d.path) == dev);
+    if active {
+        swapon::swapoff(&root.path(&dev))?;
+    }
+    write_sys(root, &rec.device, "reset", "1")?;
+    let now = current_algorithm(&root.read(sys(&rec.device, "comp_algorithm")).unwrap_or_default());
+    if !rec.previous_algorithm.is_empty() && now != rec.previous_algorithm {
+        write_sys(root, &rec.device, "comp_algorithm", &rec.previous_algorithm)?;
+    }
+    if rec.hot_added {
+        let id = rec.device.trim_start_matches("zram");
+        let p = root.path("/sys/class/zram-control/hot_remove");
+        std::fs::write(&p, id).map_err(|e| Error::io(&p, e))?;
+    }
+    Ok(())
+}
+
+/// Records of devices memorch set up and has not torn down.
+pub fn records() -> Result<Vec<ZramSetup>> {
+    let mut out = Vec::new();
+    let dir = Path::new(RECORD_DIR);
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(out) };
+    for e in entries.flatten() {
+        let p = e.path();
+        let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
+        let rec: ZramSetup = serde_json::from_str(&text)
+            .map_err(|e| Error::parse(&p, "a zram set-up record", format!("{e}; remove the file if the device was reset by hand")))?;
+        out.push(rec);
+    }
+    out.sort_by(|a, b| a.device.cmp(&b.device));
+    Ok(out)
+}
+
+pub fn save_record(rec: &ZramSetup) -> Result<()> {
+    crate::state::write_json_atomic(&Path::new(RECORD_DIR).join(format!("{}.json", rec.device)), rec)
+}
+
+pub fn forget_record(rec: &ZramSetup) -> Result<()> {
+    let p = Path::new(RECORD_DIR).join(format!("{}.json", rec.device));
+    match std::fs::remove_file(&p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&p, e)),
+        _ => Ok(()),
+    }
+}
+
+/// A zram set-up undone on drop (tests, the daemon).
+#[derive(Debug)]
+pub struct ZramGuard {
+    pub setup: ZramSetup,
+    root: SysRoot,
+}
+
+impl ZramGuard {
+    pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32) -> Result<ZramGuard> {
+        Ok(ZramGuard { setup: setup(root, size_bytes, algorithm, priority)?, root: root.clone() })
+    }
+}
+
+impl Drop for ZramGuard {
+    fn drop(&mut self) {
+        if let Err(e) = teardown(&self.root, &self.setup) {
+            eprintln!("memorch: zram {}: teardown failed: {e}", self.setup.device);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +302,14 @@ mod tests {
         assert_eq!(current_algorithm("[lzo-rle] lzo lz4 \n"), "lzo-rle");
         assert_eq!(current_algorithm("lzo [lz4]"), "lz4");
         assert_eq!(available_algorithms("[lzo-rle] lzo lz4"), vec!["lzo-rle", "lzo", "lz4"]);
+    }
+
+    #[test]
+    fn sizes_in_mib_or_percent() {
+        assert_eq!(ZramSize::parse("512"), Some(ZramSize::Bytes(512 << 20)));
+        assert_eq!(ZramSize::parse("25%").unwrap().bytes(1000), 250);
+        assert_eq!(ZramSize::parse("0"), None);
+        assert_eq!(ZramSize::parse("-5%"), None);
+        assert_eq!(ZramSize::parse("lots"), None);
     }
 }

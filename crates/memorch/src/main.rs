@@ -18,6 +18,23 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Status(cmd::status::Args),
+    /// Set up, show and tear down zram swap.
+    #[command(subcommand)]
+    Zram(cmd::zram::Command),
+    /// Add, list and remove storage swap files.
+    #[command(subcommand)]
+    Swapfile(cmd::swapfile::Command),
+    Compact(cmd::compact::Args),
+    /// KSM status and tuning.
+    #[command(subcommand)]
+    Ksm(cmd::ksm::Command),
+    Spawn(cmd::spawn::Args),
+    Kill(cmd::kill::Args),
+    Reclaim(cmd::reclaim::Args),
+    /// Freeze a cgroup (v2 cgroup.freeze): its processes stop, their memory stays.
+    Freeze(cmd::freeze::Args),
+    /// Thaw a frozen cgroup.
+    Thaw(cmd::freeze::Args),
     App(cmd::app::Args),
 }
 
@@ -25,6 +42,15 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Status(a) => cmd::status::run(a),
+        Command::Zram(c) => cmd::zram::run(c),
+        Command::Swapfile(c) => cmd::swapfile::run(c),
+        Command::Compact(a) => cmd::compact::run(a),
+        Command::Ksm(c) => cmd::ksm::run(c),
+        Command::Spawn(a) => cmd::spawn::run(a),
+        Command::Kill(a) => cmd::kill::run(a),
+        Command::Reclaim(a) => cmd::reclaim::run(a),
+        Command::Freeze(a) => cmd::freeze::run(a, true),
+        Command::Thaw(a) => cmd::freeze::run(a, false),
         Command::App(a) => cmd::app::run(a),
     };
     if let Err(e) = result {

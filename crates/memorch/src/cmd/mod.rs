@@ -1,4 +1,45 @@
-//! One file per subcommand.
+//! One file per subcommand, and the few helpers they share.
 
 pub mod app;
+pub mod compact;
+pub mod freeze;
+pub mod kill;
+pub mod ksm;
+pub mod reclaim;
+pub mod spawn;
 pub mod status;
+pub mod swapfile;
+pub mod zram;
+
+use anyhow::{Context, Result};
+use memorch_linux::{Domain, DomainSpec, SysRoot};
+use serde::Serialize;
+
+/// Parse and find a `--domain` value.
+pub fn open_domain(root: &SysRoot, text: &str) -> Result<Domain> {
+    let spec: DomainSpec = text.parse()?;
+    Domain::open(root, &spec).with_context(|| format!("domain {spec}"))
+}
+
+/// Print a value as pretty JSON.
+pub fn print_json<T: Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+/// `1.5 s`, `12.3 ms`, `80 µs`.
+pub fn micros(us: u64) -> String {
+    match us {
+        0..=999 => format!("{us} µs"),
+        1_000..=999_999 => format!("{:.1} ms", us as f64 / 1e3),
+        _ => format!("{:.2} s", us as f64 / 1e6),
+    }
+}
+
+/// MB/s (10^6 bytes a second), as storage and compression figures are quoted.
+pub fn rate(bytes: u64, us: u64) -> String {
+    if us == 0 {
+        return "-".into();
+    }
+    format!("{:.0} MB/s", bytes as f64 / us as f64)
+}

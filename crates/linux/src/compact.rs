@@ -1,0 +1,253 @@
+//! Per-process compaction with `process_madvise` (Android's app compaction, the thesis's
+//! per-process comp-cache, SWAM's OOM cleaner).
+//!
+//! `MADV_PAGEOUT` reclaims the pages now: anonymous pages go to swap (zram), clean file pages
+//! are dropped. `MADV_COLD` only moves them to the inactive list, to go first when the kernel
+//! needs memory: the gentler choice for file pages while memory is not yet short. The kernel
+//! skips pages another process also maps, so shared code stays.
+
+use crate::error::{Error, Result};
+use crate::maps::{self, Vma, VmaKind};
+use crate::parse::field_kib;
+use crate::root::SysRoot;
+use crate::target::Target;
+use serde::Serialize;
+use std::os::unix::fs::FileExt;
+use std::time::Instant;
+
+/// Which pages to compact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Private anonymous memory (to swap).
+    Anon,
+    /// Private file mappings, shared objects included (dropped; reread on use).
+    File,
+    /// Shared-object mappings no other process maps (SWAM's OOM cleaner).
+    SharedObjects,
+    /// Anon and file.
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Advice {
+    /// Reclaim now.
+    Pageout,
+    /// Deactivate: reclaim these first when the kernel needs memory.
+    Cold,
+}
+
+impl Advice {
+    fn code(self) -> i32 {
+        match self {
+            Advice::Pageout => libc::MADV_PAGEOUT,
+            Advice::Cold => libc::MADV_COLD,
+        }
+    }
+}
+
+/// An address range in the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    pub start: u64,
+    pub len: u64,
+}
+
+/// Memory of a process as `/proc/PID/status` gives it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Resident {
+    pub anon_bytes: u64,
+    pub file_bytes: u64,
+    pub shmem_bytes: u64,
+    pub swap_bytes: u64,
+}
+
+impl Resident {
+    pub fn rss_bytes(&self) -> u64 {
+        self.anon_bytes + self.file_bytes + self.shmem_bytes
+    }
+
+    pub fn read(root: &SysRoot, pid: u32) -> Result<Resident> {
+        let text = root.read(format!("/proc/{pid}/status"))?;
+        Ok(Resident {
+            anon_bytes: field_kib(&text, "RssAnon").unwrap_or(0),
+            file_bytes: field_kib(&text, "RssFile").unwrap_or(0),
+            shmem_bytes: field_kib(&text, "RssShmem").unwrap_or(0),
+            swap_bytes: field_kib(&text, "VmSwap").unwrap_or(0),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompactReport {
+    pub pid: u32,
+    pub name: String,
+    pub scope: Scope,
+    pub advice: Advice,
+    pub dry_run: bool,
+    pub vmas: usize,
+    pub ranges: usize,
+    pub calls: usize,
+    /// Bytes of address space the kernel was asked to advise.
+    pub advised_bytes: u64,
+    pub before: Resident,
+    /// `None` on a dry run, or when the process exited mid-way.
+    pub after: Option<Resident>,
+    /// Resident bytes that left the process (before − after RSS).
+    pub moved_bytes: u64,
+    pub elapsed_us: u64,
+    /// The process exited while we worked: we stopped cleanly.
+    pub exited: bool,
+}
+
+/// Most iovecs one `process_madvise` call takes (UIO_MAXIOV).
+const MAX_IOV: usize = 1024;
+/// Bytes per call: the kernel stops at MAX_RW_COUNT (~2 GiB); stay well below.
+const MAX_CALL_BYTES: u64 = 1 << 30;
+
+/// The ranges to advise for `scope`; with `max_pages`, only resident pages, at most that many.
+pub fn plan(root: &SysRoot, pid: u32, scope: Scope, max_pages: Option<u64>) -> Result<(usize, Vec<Range>)> {
+    let vmas: Vec<Vma> = match scope {
+        Scope::SharedObjects => maps::read_smaps(root, pid)?
+            .into_iter()
+            .filter(|s| s.vma.kind() == VmaKind::SharedObject && s.rss_bytes > 0 && s.shared_bytes == 0)
+            .map(|s| s.vma)
+            .collect(),
+        _ => maps::read(root, pid)?
+            .into_iter()
+            .filter(|v| match (scope, v.kind()) {
+                (Scope::Anon | Scope::All, VmaKind::Anon) => true,
+                (Scope::File | Scope::All, VmaKind::File | VmaKind::SharedObject) => true,
+                _ => false,
+            })
+            .collect(),
+    };
+    let ranges = match max_pages {
+        None => vmas.iter().map(|v| Range { start: v.start, len: v.len() }).collect(),
+        Some(n) => resident_runs(root, pid, &vmas, n)?,
+    };
+    Ok((vmas.len(), ranges))
+}
+
+/// Runs of resident pages in `vmas`, at most `max_pages` pages in all (`/proc/PID/pagemap`,
+/// bit 63 = present). Small steps must move resident pages, or they move nothing.
+fn resident_runs(root: &SysRoot, pid: u32, vmas: &[Vma], max_pages: u64) -> Result<Vec<Range>> {
+    const PRESENT: u64 = 1 << 63;
+    let page = root.page_size;
+    let path = root.path(format!("/proc/{pid}/pagemap"));
+    let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+    let mut out: Vec<Range> = Vec::new();
+    let mut left = max_pages;
+    let mut buf = vec![0u8; 512 * 8];
+    'vmas: for v in vmas {
+        let mut addr = v.start;
+        while addr < v.end {
+            let n = ((v.end - addr) / page).min(512) as usize;
+            let got = f.read_at(&mut buf[..n * 8], addr / page * 8).map_err(|e| Error::io(&path, e))?;
+            if got == 0 {
+                break;
+            }
+            for (i, e) in buf[..got].chunks_exact(8).enumerate() {
+                if left == 0 {
+                    break 'vmas;
+                }
+                if u64::from_le_bytes(e.try_into().expect("8 bytes")) & PRESENT == 0 {
+                    continue;
+                }
+                let a = addr + i as u64 * page;
+                match out.last_mut() {
+                    Some(r) if r.start + r.len == a => r.len += page,
+                    _ => out.push(Range { start: a, len: page }),
+                }
+                left -= 1;
+            }
+            addr += (got / 8) as u64 * page;
+        }
+    }
+    Ok(out)
+}
+
+/// Compact `target`. Stops cleanly if the process exits mid-way.
+pub fn compact(root: &SysRoot, target: &Target, scope: Scope, advice: Advice, max_pages: Option<u64>, dry_run: bool) -> Result<CompactReport> {
+    let pid = target.pid;
+    let t0 = Instant::now();
+    let before = Resident::read(root, pid)?;
+    let (vmas, ranges) = plan(root, pid, scope, max_pages)?;
+    let mut report = CompactReport {
+        pid,
+        name: target.name.clone(),
+        scope,
+        advice,
+        dry_run,
+        vmas,
+        ranges: ranges.len(),
+        calls: 0,
+        advised_bytes: 0,
+        before,
+        after: None,
+        moved_bytes: 0,
+        elapsed_us: 0,
+        exited: false,
+    };
+    if dry_run {
+        report.advised_bytes = ranges.iter().map(|r| r.len).sum();
+        return Ok(report);
+    }
+    let mut i = 0; // first range not yet advised
+    let mut skip = 0u64; // bytes of ranges[i] already advised
+    let mut iov: Vec<libc::iovec> = Vec::with_capacity(MAX_IOV);
+    while i < ranges.len() {
+        iov.clear();
+        let mut bytes = 0u64;
+        for (k, r) in ranges[i..].iter().enumerate() {
+            if iov.len() == MAX_IOV || bytes >= MAX_CALL_BYTES {
+                break;
+            }
+            let off = if k == 0 { skip } else { 0 };
+            let len = (r.len - off).min(MAX_CALL_BYTES - bytes);
+            iov.push(libc::iovec { iov_base: (r.start + off) as *mut libc::c_void, iov_len: len as usize });
+            bytes += len;
+        }
+        report.calls += 1;
+        match target.pidfd.madvise(&iov, advice.code()) {
+            Ok(n) if n > 0 => {
+                report.advised_bytes += n as u64;
+                // Advance past what the kernel did.
+                let mut n = n as u64 + skip;
+                while i < ranges.len() && n >= ranges[i].len {
+                    n -= ranges[i].len;
+                    i += 1;
+                }
+                skip = n;
+            }
+            Ok(_) => (i, skip) = (i + 1, 0),
+            Err(e) => match e.raw_os_error() {
+                Some(libc::ESRCH) => {
+                    report.exited = true;
+                    break;
+                }
+                // The range was unmapped, or cannot be advised (locked, PFN-mapped), since we
+                // read the maps; or the process is exiting. Skip the range unless it is gone.
+                Some(libc::ENOMEM) | Some(libc::EINVAL) => {
+                    if target.pidfd.wait_exit(std::time::Duration::ZERO) {
+                        report.exited = true;
+                        break;
+                    }
+                    (i, skip) = (i + 1, 0);
+                }
+                _ => return Err(Error::io(format!("/proc/{pid} (process_madvise)"), e)),
+            },
+        }
+    }
+    report.elapsed_us = t0.elapsed().as_micros() as u64;
+    match Resident::read(root, pid) {
+        Ok(after) => {
+            report.moved_bytes = before.rss_bytes().saturating_sub(after.rss_bytes());
+            report.after = Some(after);
+        }
+        Err(e) if e.is_not_found() => report.exited = true,
+        Err(e) => return Err(e),
+    }
+    Ok(report)
+}

@@ -1,0 +1,148 @@
+//! Asking the kernel to reclaim N bytes from a domain now (MOS phase 1, Tizen's squeeze):
+//! - v2: `memory.reclaim`;
+//! - v1: a brief lowering of `memory.limit_in_bytes` to usage − N. The kernel reclaims inside
+//!   that write and sets the new limit only once usage fits under it, so no process is
+//!   OOM-killed by it; the old limit is restored at once, also on error or panic (a guard);
+//! - `system`: file-page compaction of cached apps, least important first.
+
+use crate::cgroup::MemorySource;
+use crate::compact::{self, Advice, Scope};
+use crate::domain::Domain;
+use crate::error::{Error, Result};
+use crate::root::SysRoot;
+use crate::{snapshot, target};
+use memorch_core::Class;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// v2 `memory.reclaim`.
+    MemoryReclaim,
+    /// v1: lower the limit briefly, then restore it.
+    V1Limit,
+    /// `system`: file pages of cached apps with process_madvise.
+    CachedAppFiles,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReclaimReport {
+    pub domain: String,
+    pub method: Method,
+    pub requested_bytes: u64,
+    /// Fall in the domain's used memory.
+    pub reclaimed_bytes: u64,
+    pub used_before_bytes: u64,
+    pub used_after_bytes: u64,
+    pub elapsed_us: u64,
+    pub dry_run: bool,
+    /// Why less than asked came back, if it did.
+    pub note: Option<String>,
+}
+
+/// A v1 memory limit, restored on drop.
+struct LimitGuard {
+    file: PathBuf,
+    old: String,
+}
+
+impl LimitGuard {
+    fn lower(file: &Path, to: u64) -> Result<(LimitGuard, std::io::Result<()>)> {
+        let old = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?.trim().to_string();
+        let guard = LimitGuard { file: file.to_path_buf(), old };
+        let r = std::fs::write(file, to.to_string());
+        Ok((guard, r))
+    }
+}
+
+impl Drop for LimitGuard {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::write(&self.file, &self.old) {
+            eprintln!("memorch: restoring {} to {} failed: {e}", self.file.display(), self.old);
+        }
+    }
+}
+
+pub fn reclaim(root: &SysRoot, domain: &Domain, bytes: u64, dry_run: bool) -> Result<ReclaimReport> {
+    if bytes == 0 {
+        return Err(Error::Refused("reclaim --bytes 0: give how much to reclaim".into()));
+    }
+    let before = snapshot::cheap(root, domain)?.memory.used_bytes;
+    let method = match domain.cgroup.as_ref().map(|d| d.memory_source()) {
+        None => Method::CachedAppFiles,
+        Some(Some(MemorySource::V2(_))) => Method::MemoryReclaim,
+        Some(Some(MemorySource::V1(_))) => Method::V1Limit,
+        Some(None) => {
+            return Err(Error::Refused(format!("domain {} has no memory accounting to reclaim from", domain.spec)))
+        }
+    };
+    let mut report = ReclaimReport {
+        domain: domain.spec.to_string(),
+        method,
+        requested_bytes: bytes,
+        reclaimed_bytes: 0,
+        used_before_bytes: before,
+        used_after_bytes: before,
+        elapsed_us: 0,
+        dry_run,
+        note: None,
+    };
+    if dry_run {
+        return Ok(report);
+    }
+    let t0 = Instant::now();
+    match (method, domain.cgroup.as_ref().and_then(|d| d.memory_source())) {
+        (Method::MemoryReclaim, Some(MemorySource::V2(dir))) => {
+            let f = dir.join("memory.reclaim");
+            if let Err(e) = std::fs::write(&f, bytes.to_string()) {
+                if e.raw_os_error() == Some(libc::EAGAIN) {
+                    report.note = Some("the kernel could not reclaim it all (memory.reclaim: EAGAIN)".into());
+                } else {
+                    return Err(Error::io(f, e));
+                }
+            }
+        }
+        (Method::V1Limit, Some(MemorySource::V1(dir))) => {
+            let to = before.saturating_sub(bytes).max(root.page_size * 256);
+            let (guard, r) = LimitGuard::lower(&dir.join("memory.limit_in_bytes"), to)?;
+            drop(guard);
+            if let Err(e) = r {
+                match e.raw_os_error() {
+                    Some(libc::EBUSY) => {
+                        report.note = Some("the kernel could not get usage under the lowered limit (nothing more reclaimable: no swap, or pages in use)".into())
+                    }
+                    _ => return Err(Error::io(dir.join("memory.limit_in_bytes"), e)),
+                }
+            }
+        }
+        _ => report.note = compact_cached_files(root, domain, bytes)?,
+    }
+    report.elapsed_us = t0.elapsed().as_micros() as u64;
+    report.used_after_bytes = snapshot::cheap(root, domain)?.memory.used_bytes;
+    report.reclaimed_bytes = before.saturating_sub(report.used_after_bytes);
+    Ok(report)
+}
+
+/// Page out file pages of cached and empty apps, least important first, until `bytes`.
+fn compact_cached_files(root: &SysRoot, domain: &Domain, bytes: u64) -> Result<Option<String>> {
+    let snap = snapshot::full(root, domain)?;
+    let mut got = 0;
+    let mut victims = 0;
+    for p in snap.processes.unwrap_or_default().iter().filter(|p| p.class >= Class::Cached) {
+        if got >= bytes {
+            break;
+        }
+        let Ok(t) = target::check(root, p.pid, domain) else { continue };
+        if let Ok(r) = compact::compact(root, &t, Scope::File, Advice::Pageout, None, false) {
+            got += r.moved_bytes;
+            victims += 1;
+        }
+    }
+    Ok(match victims {
+        0 => Some("no cached or empty app to compact (classes come from oom_score_adj ≥ 900)".into()),
+        _ if got < bytes => Some(format!("{victims} cached apps gave {} MiB of file pages; no more to take", got >> 20)),
+        _ => None,
+    })
+}

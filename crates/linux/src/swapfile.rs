@@ -1,0 +1,180 @@
+//! Storage swap files, added and removed on demand (SWAM's adaptive swap, slow path). memorch
+//! only ever touches files it made: their names are `memorch-swap-N.swap`.
+
+use crate::error::{Error, Result};
+use crate::lock::FileLock;
+use crate::root::SysRoot;
+use crate::{swapon, swaps};
+use serde::Serialize;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+pub const DEFAULT_DIR: &str = "/var/lib/memorch/swap";
+/// Below zram's default (100), so zram fills first.
+pub const DEFAULT_PRIORITY: i32 = 10;
+
+/// Whether a path names a swap file memorch made.
+pub fn is_ours(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("memorch-swap-"))
+        .and_then(|n| n.strip_suffix(".swap"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SwapFile {
+    pub path: PathBuf,
+    pub size_bytes: u64,
+    pub used_bytes: u64,
+    pub priority: Option<i32>,
+    /// Enabled as swap now.
+    pub active: bool,
+}
+
+/// memorch's swap files: the active ones from `/proc/swaps`, and inactive leftovers in `dir`.
+pub fn list(root: &SysRoot, dir: &Path) -> Result<Vec<SwapFile>> {
+    let mut out: Vec<SwapFile> = swaps::read(root)?
+        .devices
+        .into_iter()
+        .filter(|d| is_ours(Path::new(&d.path)))
+        .map(|d| SwapFile { path: d.path.into(), size_bytes: d.size_bytes, used_bytes: d.used_bytes, priority: Some(d.priority), active: true })
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if is_ours(&p) && !out.iter().any(|s| s.path == p) {
+                let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+                out.push(SwapFile { path: p, size_bytes: size, used_bytes: 0, priority: None, active: false });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Create, fill, format and enable a swap file of `size_bytes` in `dir`. A full disk or a
+/// filesystem that cannot hold swap gives a clear error and leaves nothing behind.
+pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result<PathBuf> {
+    let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let path = (0..10_000)
+        .map(|n| dir.join(format!("memorch-swap-{n}.swap")))
+        .find(|p| !p.exists())
+        .ok_or_else(|| Error::Refused(format!("{}: 10000 swap files already; remove some", dir.display())))?;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    let result = (|| {
+        allocate(&f, &path, dir, size_bytes)?;
+        drop(f);
+        swapon::write_header(&path, size_bytes, root.page_size)?;
+        swapon::swapon(&path, priority)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&path);
+        return Err(e);
+    }
+    Ok(path)
+}
+
+/// Give the file real blocks (swap cannot have holes): fallocate, else write zeros.
+fn allocate(f: &std::fs::File, path: &Path, dir: &Path, size_bytes: u64) -> Result<()> {
+    // SAFETY: fallocate on an fd we own.
+    let r = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, size_bytes as libc::off_t) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => Err(no_space(dir, size_bytes)),
+        Some(libc::EOPNOTSUPP) => {
+            use std::io::Write;
+            let mut w = std::io::BufWriter::new(f);
+            let zeros = vec![0u8; 1 << 20];
+            let mut left = size_bytes;
+            while left > 0 {
+                let n = left.min(zeros.len() as u64) as usize;
+                w.write_all(&zeros[..n]).map_err(|e| if e.raw_os_error() == Some(libc::ENOSPC) { no_space(dir, size_bytes) } else { Error::io(path, e) })?;
+                left -= n as u64;
+            }
+            w.flush().map_err(|e| Error::io(path, e))
+        }
+        _ => Err(Error::io(path, e)),
+    }
+}
+
+fn no_space(dir: &Path, size_bytes: u64) -> Error {
+    let free = statvfs_free(dir).map(|b| format!("{} MiB free", b >> 20)).unwrap_or_else(|| "free space unknown".into());
+    Error::Refused(format!(
+        "no space on {} for a {} MiB swap file ({free}): give a smaller --size or another --dir",
+        dir.display(),
+        size_bytes >> 20
+    ))
+}
+
+fn statvfs_free(dir: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid path and out-struct.
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0).then(|| st.f_bavail * st.f_frsize)
+}
+
+/// Disable (if active) and delete one of memorch's swap files.
+pub fn remove(root: &SysRoot, path: &Path) -> Result<()> {
+    if !is_ours(path) {
+        return Err(Error::Refused(format!(
+            "{} was not made by memorch (its files are named memorch-swap-N.swap); remove it with swapoff and rm",
+            path.display()
+        )));
+    }
+    let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
+    let active = swaps::read(root)?.devices.iter().any(|d| Path::new(&d.path) == path);
+    if active {
+        swapon::swapoff(path)?;
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && active => Ok(()),
+        Err(e) => Err(Error::io(path, e)),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// A swap file removed on drop (tests, the daemon).
+#[derive(Debug)]
+pub struct SwapFileGuard {
+    pub path: PathBuf,
+    root: SysRoot,
+}
+
+impl SwapFileGuard {
+    pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result<SwapFileGuard> {
+        Ok(SwapFileGuard { path: add(root, dir, size_bytes, priority)?, root: root.clone() })
+    }
+}
+
+impl Drop for SwapFileGuard {
+    fn drop(&mut self) {
+        if let Err(e) = remove(&self.root, &self.path) {
+            eprintln!("memorch: swap file {}: removal failed: {e}", self.path.display());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_names() {
+        assert!(is_ours(Path::new("/var/lib/memorch/swap/memorch-swap-0.swap")));
+        assert!(is_ours(Path::new("memorch-swap-12.swap")));
+        assert!(!is_ours(Path::new("/swapfile")));
+        assert!(!is_ours(Path::new("/x/memorch-swap-.swap")));
+        assert!(!is_ours(Path::new("/x/memorch-swap-1.swap.bak")));
+    }
+}

@@ -1,0 +1,95 @@
+//! Actuator figures on the live kernel: compaction throughput into zram (lz4 and lzo-rle,
+//! a 512 MiB child) and kill-to-memory-regained latency (512 MiB), each repeated.
+//!
+//!     sudo cargo bench -p memorch --bench actuators
+//!
+//! Prints medians and ranges. Needs root, cgroups and zram; restores everything it changes.
+
+use memorch_linux::compact::{self, Advice, Scope};
+use memorch_linux::{sandbox::Sandbox, snapshot, target, testkit, zram::ZramGuard, Domain, DomainSpec, SysRoot};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1 << 20;
+const APP_MB: u64 = 512;
+const REPEAT: usize = 3;
+
+/// A sandbox with one 512 MiB text app in it, ready.
+fn app_in_sandbox(root: &SysRoot) -> (Sandbox, Domain, u32) {
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-bench-act"), Some(2 << 30)).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memorch"));
+    cmd.args(["app", "--anon-mb", &APP_MB.to_string(), "--content", "text"]).stdout(Stdio::piped()).stdin(Stdio::null());
+    let child = sb.spawn(&mut cmd).unwrap();
+    let pid = child.id();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.starts_with("ready"), "{line}");
+    let domain = Domain::open(root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    (sb, domain, pid)
+}
+
+fn summary(mut v: Vec<f64>) -> String {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    format!("median {:>7.1}  (min {:.1}, max {:.1}, n={})", v[v.len() / 2], v[0], v[v.len() - 1], v.len())
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo bench -- --list`
+    }
+    if !testkit::zram_facility() {
+        return;
+    }
+    let root = SysRoot::live();
+    let _lock = testkit::machine_test_lock();
+    println!("memorch actuator bench: {APP_MB} MiB text-heap child, {REPEAT} runs each\n");
+
+    for alg in ["lz4", "lzo-rle"] {
+        let zram = ZramGuard::setup(&root, 2 << 30, Some(alg), 100).unwrap();
+        let mut rates = Vec::new();
+        let mut ratio = Vec::new();
+        for _ in 0..REPEAT {
+            let (sb, domain, pid) = app_in_sandbox(&root);
+            let t = target::check(&root, pid, &domain).unwrap();
+            let r = compact::compact(&root, &t, Scope::Anon, Advice::Pageout, None, false).unwrap();
+            rates.push(r.moved_bytes as f64 / r.elapsed_us as f64);
+            let z = snapshot::cheap(&root, &domain).unwrap();
+            if let Some(d) = z.zram.get().and_then(|z| z.devices.iter().find(|d| d.name == zram.setup.device)) {
+                ratio.push(d.compression_ratio.unwrap_or(0.0));
+            }
+            sb.destroy().unwrap();
+        }
+        println!("compact --anon into zram ({alg:<7}) MB/s on one core: {}", summary(rates));
+        println!("  compression ratio (orig/compr)            : {}", summary(ratio));
+        drop(zram);
+    }
+
+    println!();
+    for mrelease in [true, false] {
+        let mut regained = Vec::new();
+        let mut exit = Vec::new();
+        for _ in 0..REPEAT {
+            let (sb, domain, pid) = app_in_sandbox(&root);
+            let t = target::check(&root, pid, &domain).unwrap();
+            let used = snapshot::cheap(&root, &domain).unwrap().memory.used_bytes;
+            let t0 = Instant::now();
+            t.pidfd.send_signal(libc::SIGKILL).unwrap();
+            if mrelease {
+                t.pidfd.mrelease();
+            }
+            // Regained: the domain's usage fell by 90 % of the app.
+            let target_used = used - APP_MB * MIB * 9 / 10;
+            let ok = testkit::wait_for(Duration::from_secs(5), || snapshot::cheap(&root, &domain).unwrap().memory.used_bytes <= target_used);
+            let t_regained = t0.elapsed();
+            assert!(ok, "memory did not come back");
+            t.pidfd.wait_exit(Duration::from_secs(5));
+            exit.push(t0.elapsed().as_secs_f64() * 1e3);
+            regained.push(t_regained.as_secs_f64() * 1e3);
+            sb.destroy().unwrap();
+        }
+        let how = if mrelease { "with process_mrelease" } else { "SIGKILL only        " };
+        println!("kill → 90 % of {APP_MB} MiB regained, ms ({how}): {}", summary(regained));
+        println!("kill → exit seen on the pidfd, ms ({how}): {}", summary(exit));
+    }
+}

@@ -1,0 +1,52 @@
+//! `memorch kill PID`: kill so the memory comes back at once.
+
+use super::{micros, open_domain, print_json};
+use crate::human::bytes;
+use anyhow::Result;
+use memorch_linux::{kill, target, SysRoot};
+
+/// Kill a process with pidfd_send_signal(SIGKILL) and process_mrelease, wait for it to exit,
+/// and report the memory that came back and how long it took. The log line has lmkd's form.
+///
+/// Refuses PID 1, kernel threads, memorch and its ancestors, system processes
+/// (oom_score_adj < 0) and anything outside --domain.
+#[derive(clap::Args)]
+pub struct Args {
+    pid: u32,
+    /// Why, for the log line.
+    #[arg(long, default_value = "by hand")]
+    reason: String,
+    /// Refuse a PID outside this domain.
+    #[arg(long, default_value = "system")]
+    domain: String,
+    /// Say what would be killed; kill nothing.
+    #[arg(long)]
+    dry_run: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let root = SysRoot::live();
+    let domain = open_domain(&root, &a.domain)?;
+    let t = target::check(&root, a.pid, &domain)?;
+    if a.dry_run {
+        println!("would kill '{}' (pid {}, {}, oom_score_adj {}): {}", t.name, t.pid, t.class, t.oom_score_adj, a.reason);
+        return Ok(());
+    }
+    let r = kill::kill(&root, &domain, &t, &a.reason)?;
+    if a.json {
+        return print_json(&r);
+    }
+    // lmkd: "Kill 'name' (pid), uid U, oom_score_adj A to free N kB rss, M kB swap; reason: …"
+    println!(
+        "Kill '{}' ({}), uid {}, class {}, oom_score_adj {} to free {} rss, {} swap; reason: {}",
+        r.name, r.pid, r.uid, r.class, t.oom_score_adj, bytes(r.rss_bytes), bytes(r.swap_bytes), r.reason
+    );
+    if r.exited {
+        println!("  exited after {}; domain regained {}{}", micros(r.elapsed_us), bytes(r.regained_bytes), if r.mreleased { " (reaped with process_mrelease)" } else { "" });
+    } else {
+        anyhow::bail!("pid {} did not exit within {:?} of SIGKILL (stuck in the kernel?)", r.pid, kill::EXIT_TIMEOUT);
+    }
+    Ok(())
+}

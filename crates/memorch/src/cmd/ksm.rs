@@ -1,0 +1,85 @@
+//! `memorch ksm status|tune`.
+
+use super::{open_domain, print_json};
+use crate::human::bytes;
+use anyhow::Result;
+use memorch_core::Facility;
+use memorch_linux::ksm::{self, KsmSettings};
+use memorch_linux::SysRoot;
+
+/// KSM, the kernel's same-page merging: see what it saves and tune its pace. Processes opt in
+/// from their start: see `memorch spawn --ksm`.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Global counters, and each process of the domain that KSM scans.
+    Status {
+        #[arg(long, default_value = "system")]
+        domain: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change KSM's knobs (machine-wide). Prints the old values to restore them.
+    Tune {
+        /// 0 stop, 1 run, 2 unmerge everything.
+        #[arg(long)]
+        run: Option<u8>,
+        /// Pages ksmd scans per wake-up.
+        #[arg(long)]
+        pages_to_scan: Option<u64>,
+        /// Sleep between wake-ups.
+        #[arg(long)]
+        sleep_ms: Option<u64>,
+    },
+}
+
+pub fn run(c: Command) -> Result<()> {
+    let root = SysRoot::live();
+    match c {
+        Command::Status { domain, json } => {
+            let domain = open_domain(&root, &domain)?;
+            let global = ksm::read(&root);
+            let procs: Vec<_> = domain
+                .pids(&root)?
+                .into_iter()
+                .filter_map(|pid| ksm::read_process(&root, pid).ok())
+                .filter(|p| p.merge_any || p.merging_pages > 0 || p.rmap_items > 0)
+                .collect();
+            if json {
+                return print_json(&serde_json::json!({ "ksm": global, "processes": procs }));
+            }
+            match &global {
+                Facility::Unavailable { reason } => println!("ksm: not available ({reason})"),
+                Facility::Available(k) => println!(
+                    "ksm: {} (pages_to_scan {}, sleep {} ms); sharing {} pages in {} shared, saves {}; unshared {}, volatile {}; full scans {}; profit {}",
+                    ["stopped", "running", "unmerging"].get(k.run as usize).unwrap_or(&"?"),
+                    k.pages_to_scan,
+                    k.sleep_ms,
+                    k.pages_sharing,
+                    k.pages_shared,
+                    bytes(k.saved_bytes),
+                    k.pages_unshared,
+                    k.pages_volatile,
+                    k.full_scans,
+                    k.general_profit_bytes.map_or("-".into(), |p| p.to_string() + " B")
+                ),
+            }
+            if procs.is_empty() {
+                println!("no process of {} is mergeable (start them with 'memorch spawn --ksm')", domain.spec);
+            }
+            for p in procs {
+                println!("  pid {:>7}: merging {} pages, rmap items {}, profit {} B{}", p.pid, p.merging_pages, p.rmap_items, p.profit_bytes, if p.merge_any { ", whole process mergeable" } else { "" });
+            }
+        }
+        Command::Tune { run, pages_to_scan, sleep_ms } => {
+            let s = KsmSettings { run, pages_to_scan, sleep_ms };
+            anyhow::ensure!(s != KsmSettings::default(), "nothing to tune: give --run, --pages-to-scan or --sleep-ms");
+            let old = ksm::tune(&root, &s)?;
+            let mut restore = String::from("memorch ksm tune");
+            if let Some(v) = old.run { restore += &format!(" --run {v}"); }
+            if let Some(v) = old.pages_to_scan { restore += &format!(" --pages-to-scan {v}"); }
+            if let Some(v) = old.sleep_ms { restore += &format!(" --sleep-ms {v}"); }
+            println!("ksm tuned; to restore: {restore}");
+        }
+    }
+    Ok(())
+}

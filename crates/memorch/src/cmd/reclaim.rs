@@ -1,0 +1,82 @@
+//! `memorch reclaim --domain D --bytes N`.
+
+use super::{micros, open_domain, print_json};
+use crate::human::bytes;
+use anyhow::Result;
+use memorch_linux::{reclaim, SysRoot};
+
+/// Ask the kernel to reclaim N bytes from a domain now (MOS phase 1, Tizen's squeeze):
+/// v2 memory.reclaim; on v1 a brief lowering of the limit that is always restored; for
+/// `system`, file pages of cached apps (oom_score_adj ≥ 900).
+///
+/// Examples:
+///   memorch reclaim --domain cgroup:/a/phone --bytes 64M
+///   memorch reclaim --bytes 100M --dry-run
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    #[arg(long, default_value = "system")]
+    domain: String,
+    /// How much: bytes, or with a K, M or G suffix (binary units).
+    #[arg(long, value_parser = parse_size)]
+    bytes: u64,
+    #[arg(long)]
+    dry_run: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+/// `4096`, `64K`, `100M`, `2G`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let (num, shift) = match s.trim().chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 10),
+        Some('M' | 'm') => (&s[..s.len() - 1], 20),
+        Some('G' | 'g') => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("'{s}' is not a size: give bytes, or a number with K, M or G"))
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let root = SysRoot::live();
+    let domain = open_domain(&root, &a.domain)?;
+    let r = reclaim::reclaim(&root, &domain, a.bytes, a.dry_run)?;
+    if a.json {
+        return print_json(&r);
+    }
+    if r.dry_run {
+        println!("would reclaim {} from {} with {:?} (used now {})", bytes(r.requested_bytes), r.domain, r.method, bytes(r.used_before_bytes));
+        return Ok(());
+    }
+    println!(
+        "reclaimed {} of {} asked from {} with {:?} in {}: used {} → {}",
+        bytes(r.reclaimed_bytes),
+        bytes(r.requested_bytes),
+        r.domain,
+        r.method,
+        micros(r.elapsed_us),
+        bytes(r.used_before_bytes),
+        bytes(r.used_after_bytes)
+    );
+    if let Some(n) = r.note {
+        println!("  note: {n}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes() {
+        assert_eq!(super::parse_size("4096"), Ok(4096));
+        assert_eq!(super::parse_size("64K"), Ok(64 << 10));
+        assert_eq!(super::parse_size("100M"), Ok(100 << 20));
+        assert_eq!(super::parse_size("2g"), Ok(2 << 30));
+        assert!(super::parse_size("lots").is_err());
+        assert!(super::parse_size("99999999999999G").is_err());
+    }
+}

@@ -1,0 +1,96 @@
+//! `memorch swapfile add|list|remove`.
+
+use super::print_json;
+use crate::human::bytes;
+use anyhow::Result;
+use memorch_linux::swapfile::{self, DEFAULT_DIR, DEFAULT_PRIORITY};
+use memorch_linux::SysRoot;
+use std::path::PathBuf;
+
+/// Storage swap files, added when zram is full and removed when idle (SWAM's adaptive swap).
+/// memorch only touches its own files, named memorch-swap-N.swap.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Create, format and enable a swap file.
+    Add {
+        /// Size in MiB.
+        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
+        size: u64,
+        /// Directory on a filesystem that can hold swap (ext4, xfs).
+        #[arg(long, default_value = DEFAULT_DIR)]
+        dir: PathBuf,
+        /// Swap priority: below zram's (100) so zram fills first.
+        #[arg(long, default_value_t = DEFAULT_PRIORITY, value_parser = clap::value_parser!(i32).range(0..=32767))]
+        priority: i32,
+    },
+    /// memorch's swap files, active and left over.
+    List {
+        #[arg(long, default_value = DEFAULT_DIR)]
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Disable and delete swap files.
+    Remove {
+        /// One file.
+        #[arg(required_unless_present_any = ["idle", "all"], conflicts_with_all = ["idle", "all"])]
+        path: Option<PathBuf>,
+        /// Every active memorch swap file that holds nothing (SWAM's eraser).
+        #[arg(long, conflicts_with = "all")]
+        idle: bool,
+        /// Every memorch swap file.
+        #[arg(long)]
+        all: bool,
+        #[arg(long, default_value = DEFAULT_DIR)]
+        dir: PathBuf,
+    },
+}
+
+pub fn run(c: Command) -> Result<()> {
+    let root = SysRoot::live();
+    match c {
+        Command::Add { size, dir, priority } => {
+            let p = swapfile::add(&root, &dir, size << 20, priority)?;
+            println!("swap file {} added: {} MiB, priority {priority}", p.display(), size);
+        }
+        Command::List { dir, json } => {
+            let files = swapfile::list(&root, &dir)?;
+            if json {
+                return print_json(&files);
+            }
+            if files.is_empty() {
+                println!("no memorch swap files");
+            }
+            for f in files {
+                println!(
+                    "{} {} used {} {}",
+                    f.path.display(),
+                    bytes(f.size_bytes),
+                    bytes(f.used_bytes),
+                    match f.priority {
+                        Some(p) => format!("priority {p}"),
+                        None => "inactive (left over)".into(),
+                    }
+                );
+            }
+        }
+        Command::Remove { path, idle, all, dir } => {
+            let paths: Vec<PathBuf> = match path {
+                Some(p) => vec![p],
+                None => swapfile::list(&root, &dir)?
+                    .into_iter()
+                    .filter(|f| all || (f.active && f.used_bytes == 0) || (!f.active && idle))
+                    .map(|f| f.path)
+                    .collect(),
+            };
+            if paths.is_empty() {
+                println!("no {}memorch swap file to remove", if idle { "idle " } else { "" });
+            }
+            for p in paths {
+                swapfile::remove(&root, &p)?;
+                println!("removed {}", p.display());
+            }
+        }
+    }
+    Ok(())
+}

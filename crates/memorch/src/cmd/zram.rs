@@ -1,0 +1,104 @@
+//! `memorch zram setup|status|teardown`.
+
+use super::print_json;
+use crate::human::bytes;
+use anyhow::{Context, Result};
+use memorch_linux::zram::{self, ZramSize};
+use memorch_linux::{meminfo, swaps, SysRoot};
+
+/// Set up, show and tear down zram swap. memorch records what it changed
+/// (/run/memorch/zram/) so that teardown puts the device back exactly as it was.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Make a zram swap device: uses a free device, hot-adding one if zram0 is busy.
+    Setup {
+        /// Size: MiB, or a share of RAM like 25% (the papers use 15–25 %).
+        #[arg(long, default_value = "25%", value_parser = parse_size)]
+        size: ZramSize,
+        /// Compression algorithm (lz4 is fastest; lzo-rle the kernel's default).
+        #[arg(long)]
+        algorithm: Option<String>,
+        /// Swap priority: higher is used first. Keep it above storage swap files.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i32).range(0..=32767))]
+        priority: i32,
+    },
+    /// Every zram device: size, algorithm, what is stored and how well it compresses.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo what `zram setup` did, on every device memorch set up (or one).
+    Teardown {
+        /// Only this device (e.g. zram1).
+        #[arg(long)]
+        device: Option<String>,
+    },
+}
+
+fn parse_size(s: &str) -> Result<ZramSize, String> {
+    ZramSize::parse(s).ok_or_else(|| format!("'{s}' is not a size: give MiB (512) or a share of RAM (25%)"))
+}
+
+pub fn run(c: Command) -> Result<()> {
+    let root = SysRoot::live();
+    match c {
+        Command::Setup { size, algorithm, priority } => {
+            let ram = meminfo::mem_total_bytes(&root)?;
+            let rec = zram::setup(&root, size.bytes(ram), algorithm.as_deref(), priority)?;
+            zram::save_record(&rec).context("recording the zram set-up (teardown needs it)")?;
+            println!(
+                "zram: {} set up as swap: {} {}, priority {}{}; undo with 'memorch zram teardown'",
+                rec.device,
+                bytes(rec.disksize_bytes),
+                rec.algorithm,
+                rec.priority,
+                if rec.hot_added { " (hot-added)" } else { "" }
+            );
+        }
+        Command::Status { json } => {
+            let swap = swaps::read(&root)?;
+            let state = zram::read(&root, &swap);
+            let records = zram::records()?;
+            if json {
+                return print_json(&serde_json::json!({ "zram": state, "set_up_by_memorch": records }));
+            }
+            match state.get() {
+                None => println!("zram: {}", match &state { memorch_core::Facility::Unavailable { reason } => reason.as_str(), _ => "" }),
+                Some(z) => {
+                    for d in &z.devices {
+                        let ours = records.iter().any(|r| r.device == d.name);
+                        println!(
+                            "{}: {} {}{}{} — stores {} in {} (ratio {}), same pages {}, huge pages {}",
+                            d.name,
+                            bytes(d.disksize_bytes),
+                            d.algorithm,
+                            if d.is_swap { ", swap" } else { "" },
+                            if ours { ", set up by memorch" } else { "" },
+                            bytes(d.orig_data_bytes),
+                            bytes(d.mem_used_bytes),
+                            d.compression_ratio.map_or("-".into(), |r| format!("{r:.2}")),
+                            d.same_pages,
+                            d.huge_pages
+                        );
+                    }
+                }
+            }
+        }
+        Command::Teardown { device } => {
+            let records: Vec<_> = zram::records()?.into_iter().filter(|r| device.as_ref().is_none_or(|d| *d == r.device)).collect();
+            if records.is_empty() {
+                println!(
+                    "zram: nothing to tear down: memorch set up no {} (it only undoes its own set-ups)",
+                    device.as_deref().unwrap_or("device")
+                );
+                return Ok(());
+            }
+            for rec in records {
+                zram::teardown(&root, &rec).with_context(|| format!("tearing down {}", rec.device))?;
+                zram::forget_record(&rec)?;
+                println!("zram: {} torn down (algorithm back to {}{})", rec.device, rec.previous_algorithm, if rec.hot_added { ", hot-removed" } else { "" });
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! `memorch compact` on the live kernel: anonymous pages into real zram, file pages dropped,
+//! small steps bounded, refusals.
+
+mod common;
+use common::*;
+use memorch_linux::zram::ZramGuard;
+use memorch_linux::{sandbox::Sandbox, testkit, SysRoot};
+
+fn zram_swap() -> ZramGuard {
+    ZramGuard::setup(&SysRoot::live(), 1 << 30, Some("lz4"), 100).expect("zram swap for the test")
+}
+
+#[test]
+fn anon_compaction_puts_nearly_all_of_a_text_heap_into_zram() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let _zram = zram_swap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-compact-anon"), Some(1 << 30)).unwrap();
+    let pid = start_app(&mut sb, &["--anon-mb", "200", "--content", "text"]).id();
+    let domain = format!("cgroup:{}", sb.path);
+    let r = json(&["compact", &pid.to_string(), "--anon", "--domain", &domain, "--json"]);
+    let heap = 200 * MIB;
+    let swap = status_kib(pid, "VmSwap");
+    assert!(swap as f64 >= 0.9 * heap as f64, "only {swap} of {heap} bytes went to zram: {r}");
+    assert!(r["moved_bytes"].as_u64().unwrap() as f64 >= 0.9 * heap as f64, "{r}");
+    assert_eq!(r["exited"], false);
+    let stat = std::fs::read_to_string(format!("/sys/block/{}/mm_stat", _zram.setup.device)).unwrap();
+    let orig: u64 = stat.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(orig as f64 >= 0.85 * heap as f64, "zram holds {orig} bytes");
+}
+
+#[test]
+fn max_pages_moves_at_most_that_many_pages() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let _zram = zram_swap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-compact-step"), Some(1 << 30)).unwrap();
+    let pid = start_app(&mut sb, &["--anon-mb", "32", "--content", "text"]).id();
+    let swap_before = status_kib(pid, "VmSwap");
+    let anon_before = status_kib(pid, "RssAnon");
+    ok(&["compact", &pid.to_string(), "--max-pages", "32"]);
+    let moved_to_swap = status_kib(pid, "VmSwap") - swap_before;
+    let left_rss = anon_before.saturating_sub(status_kib(pid, "RssAnon"));
+    assert!(moved_to_swap <= 32 * 4096, "moved {moved_to_swap} bytes for 32 pages");
+    assert!(moved_to_swap >= 4096, "a step must move resident pages, moved {moved_to_swap}");
+    assert!(left_rss <= 32 * 4096, "RSS fell by {left_rss}");
+    // A second step moves other pages: the step picks resident ones.
+    ok(&["compact", &pid.to_string(), "--max-pages", "32"]);
+    assert!(status_kib(pid, "VmSwap") - swap_before > moved_to_swap);
+}
+
+#[test]
+fn file_compaction_drops_file_backed_rss() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let dir = tempdir();
+    let file = dir.join("app-code.bin");
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-compact-file"), Some(1 << 30)).unwrap();
+    let pid = start_app(&mut sb, &["--anon-mb", "4", "--file", file.to_str().unwrap(), "--file-mb", "64"]).id();
+    let before = status_kib(pid, "RssFile");
+    assert!(before >= 64 * MIB, "the app mapped 64 MiB of its file, RssFile {before}");
+    // Dry run first: nothing moves.
+    let out = ok(&["compact", &pid.to_string(), "--file", "--dry-run"]);
+    assert!(out.contains("would compact"), "{out}");
+    assert!(status_kib(pid, "RssFile") >= before - MIB, "a dry run changed RSS");
+    ok(&["compact", &pid.to_string(), "--file"]);
+    let after = status_kib(pid, "RssFile");
+    assert!(after + 60 * MIB <= before, "RssFile {before} → {after}");
+    drop(sb);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn refuses_processes_outside_the_domain_and_protected_ones() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let mut a = Sandbox::create(&testkit::unique_name("memorch-compact-a"), Some(256 * MIB)).unwrap();
+    let b = Sandbox::create(&testkit::unique_name("memorch-compact-b"), Some(256 * MIB)).unwrap();
+    let pid = start_app(&mut a, &["--anon-mb", "8"]).id();
+    let rss = status_kib(pid, "VmRSS");
+    let err = fails(&["compact", &pid.to_string(), "--domain", &format!("cgroup:{}", b.path)]);
+    assert!(err.contains(&format!("refusing pid {pid}")) && err.contains("not in domain"), "{err}");
+    assert!(status_kib(pid, "VmRSS") >= rss - MIB, "a refused compaction moved pages");
+    let err = fails(&["compact", "1"]);
+    assert!(err.contains("init"), "{err}");
+    let err = fails(&["compact", &std::process::id().to_string()]);
+    assert!(err.contains("ancestors"), "{err}");
+    let err = fails(&["compact", "4000000"]);
+    assert!(err.contains("no process 4000000"), "{err}");
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(testkit::unique_name("memorch-test"));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
