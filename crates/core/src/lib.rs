@@ -6,6 +6,7 @@
 //! tested, and the same engine run live, on a recorded trace or on a fake.
 
 pub mod class;
+pub mod engine;
 pub mod snapshot;
 
 pub use class::Class;

@@ -35,10 +35,15 @@ enum Command {
     Freeze(cmd::freeze::Args),
     /// Thaw a frozen cgroup.
     Thaw(cmd::freeze::Args),
+    Presets(cmd::presets::Args),
     App(cmd::app::Args),
 }
 
 fn main() {
+    // Rust ignores SIGPIPE, so `memorch status | head` would panic on the closed pipe; a
+    // command-line tool should end quietly instead, as other tools do.
+    // SAFETY: setting a signal disposition before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Status(a) => cmd::status::run(a),
@@ -51,6 +56,7 @@ fn main() {
         Command::Reclaim(a) => cmd::reclaim::run(a),
         Command::Freeze(a) => cmd::freeze::run(a, true),
         Command::Thaw(a) => cmd::freeze::run(a, false),
+        Command::Presets(a) => cmd::presets::run(a),
         Command::App(a) => cmd::app::run(a),
     };
     if let Err(e) = result {

@@ -4,6 +4,7 @@ pub mod app;
 pub mod compact;
 pub mod freeze;
 pub mod kill;
+pub mod presets;
 pub mod ksm;
 pub mod reclaim;
 pub mod spawn;

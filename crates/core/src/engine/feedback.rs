@@ -1,0 +1,87 @@
+//! What the engine learns from each input before it decides: app states, launch costs and
+//! peaks, pages that came back after a compaction (refault feedback), PSI (aggression), and
+//! whether pending kills are done.
+
+use super::model::{Event, PAGE};
+use super::preset::{Detection, Preset};
+use super::stats::REFAULT_WINDOW_MS;
+use super::{Input, State};
+
+pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
+    for e in input.events {
+        match e {
+            Event::Screen { on } => state.screen_on = *on,
+            Event::Launched { app, ms, cold, .. } => state.stats.entry(app).observe_launch(*ms, *cold),
+            Event::LaunchIntent { app, expected_bytes: Some(b) } => state.stats.entry(app).observe_size(*b),
+            _ => {}
+        }
+    }
+    for a in input.apps {
+        let size = a.pss_bytes.unwrap_or(a.rss_bytes());
+        // get_mut first: no allocation for apps already known (the common case, every tick).
+        match state.stats.apps.get_mut(&a.name) {
+            Some(s) => s.observe_size(size),
+            None => state.stats.entry(&a.name).observe_size(size),
+        }
+    }
+    let mut live: Vec<u32> = input.apps.iter().map(|a| a.pid).collect();
+    live.sort_unstable();
+    let alive = |pid: &u32| live.binary_search(pid).is_ok();
+    // Pending kills end when the victims are gone.
+    if let Some((pids, _)) = &state.pending_kill {
+        if !pids.iter().any(alive) {
+            state.pending_kill = None;
+        }
+    }
+    // Forget marks of apps that are gone.
+    state.whole.retain(|pid, _| alive(pid));
+    state.so_done.retain(alive);
+    watch_refaults(state, preset, input);
+    if let (Detection::Bands(b), Some(psi)) = (&preset.detection, input.snapshot.psi.get()) {
+        // Senpai/TMO: back off when compaction costs more stall than the target, push on when
+        // it costs nothing.
+        let some = psi.some.avg10;
+        state.aggression = if some > b.psi_some_target_pct {
+            (state.aggression * 0.5).max(0.25)
+        } else if some < b.psi_some_target_pct / 2.0 {
+            (state.aggression * 1.25).min(4.0)
+        } else {
+            state.aggression
+        };
+    }
+}
+
+/// Pages of a compacted app that come back (its swap falls) within the window shrink its
+/// step and move it down the compaction order; a window with little coming back grows it.
+fn watch_refaults(state: &mut State, preset: &Preset, input: &Input) {
+    let target = match &preset.detection {
+        Detection::Bands(b) => b.refault_target,
+        _ => 0.2,
+    };
+    let (min_step, max_step) = preset.compaction.as_ref().map_or((32, 32), |c| (c.min_step_pages, c.max_step_pages));
+    let mut done = Vec::new();
+    for (pid, c) in state.compacted.iter_mut() {
+        let Some(app) = input.apps.iter().find(|a| a.pid == *pid) else {
+            done.push(*pid);
+            continue;
+        };
+        c.swap_peak = c.swap_peak.max(app.swap_bytes);
+        c.came_back = c.came_back.max(c.swap_peak - app.swap_bytes);
+        let moved = c.swap_peak.saturating_sub(c.swap_before);
+        let soon_back = moved > 0 && c.came_back as f64 > target * moved as f64;
+        let expired = input.now_ms.saturating_sub(c.at_ms) >= REFAULT_WINDOW_MS;
+        if soon_back || expired {
+            state.stats.entry(&c.app).observe_refault(moved, c.came_back.min(moved));
+            let step = state.step_pages.entry(c.app.clone()).or_insert(preset.compaction.as_ref().map_or(32, |c| c.step_pages));
+            if soon_back {
+                *step = (*step / 2).max(min_step);
+            } else if moved >= *step * PAGE / 2 {
+                *step = (*step * 2).min(max_step);
+            }
+            done.push(*pid);
+        }
+    }
+    for pid in done {
+        state.compacted.remove(&pid);
+    }
+}

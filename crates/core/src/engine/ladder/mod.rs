@@ -1,0 +1,232 @@
+//! The ladder (DESIGN.md §4): cheapest and least harmful steps first, one file a step. Each
+//! step looks at the [`Ctx`] (what is seen, what earlier steps already decided) and adds
+//! actions with their reasons. The preset decides which steps act and how.
+
+mod adaptive_swap;
+mod before_launch;
+mod home;
+mod kill;
+mod lmk;
+mod lmkd;
+mod prepare_idle;
+mod under_pressure;
+
+use super::model::{mib, Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, PAGE};
+use super::preset::Preset;
+use super::victims::{self, Candidate};
+use super::{Compacted, Input, State};
+use crate::Class;
+use std::collections::BTreeSet;
+
+/// The zram compression ratio assumed before zram has data (ChromeOS's typical 2.6×,
+/// measured here 2.2–2.6× on realistic pages).
+pub const DEFAULT_ZRAM_RATIO: f64 = 2.5;
+
+pub struct Ctx<'a> {
+    pub input: &'a Input<'a>,
+    pub preset: &'a Preset,
+    pub state: &'a mut State,
+    /// The actions so far, each with the bytes it is expected to give back.
+    actions: Vec<(Action, u64)>,
+    /// Pids already in an action of this decision.
+    touched: BTreeSet<u32>,
+    /// Pids chosen as kill victims in this decision.
+    killed: BTreeSet<u32>,
+    /// Bytes the actions so far are expected to give back.
+    projected_bytes: u64,
+    /// Why nothing was done, if nothing is.
+    quiet: Option<Reason>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a mut State) -> Ctx<'a> {
+        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, quiet: None }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.input.snapshot.memory.total_bytes
+    }
+
+    /// Free memory, with what this decision's actions are expected to free.
+    pub fn free(&self) -> u64 {
+        (self.input.snapshot.memory.free_bytes + self.projected_bytes).min(self.total())
+    }
+
+    /// Available memory, with what this decision's actions are expected to free.
+    pub fn available(&self) -> u64 {
+        (self.input.snapshot.memory.available_bytes + self.projected_bytes).min(self.total())
+    }
+
+    pub fn file_bytes(&self) -> u64 {
+        let m = &self.input.snapshot.memory;
+        m.file_active_bytes + m.file_inactive_bytes
+    }
+
+    pub fn frac(&self, f: f64) -> u64 {
+        (self.total() as f64 * f) as u64
+    }
+
+    pub fn has_event(&self, f: impl Fn(&Event) -> bool) -> bool {
+        self.input.events.iter().any(f)
+    }
+
+    pub fn pressure_event(&self) -> Option<PressureLevel> {
+        self.input.events.iter().filter_map(|e| match e {
+            Event::Pressure { level } => Some(*level),
+            _ => None,
+        }).max()
+    }
+
+    pub fn psi_some_avg10(&self) -> f64 {
+        self.input.snapshot.psi.get().map_or(0.0, |p| p.some.avg10)
+    }
+
+    pub fn psi_full_avg10(&self) -> f64 {
+        self.input.snapshot.psi.get().map_or(0.0, |p| p.full.avg10)
+    }
+
+    /// The zram compression ratio now (orig / compr), or the default before it has data.
+    pub fn zram_ratio(&self) -> f64 {
+        let z = self.input.snapshot.zram.get();
+        let (orig, compr) = z.map_or((0, 0), |z| z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, c), d| (o + d.orig_data_bytes, c + d.compr_data_bytes)));
+        if orig > 16 * PAGE && compr > 0 { orig as f64 / compr as f64 } else { DEFAULT_ZRAM_RATIO }
+    }
+
+    /// Swap room left: what compaction can still push out.
+    pub fn swap_room(&self) -> u64 {
+        let s = &self.input.snapshot.swap;
+        s.total_bytes.saturating_sub(s.used_bytes)
+    }
+
+    /// Apps memorch may act on and no action of this decision touches yet.
+    pub fn free_apps(&self) -> impl Iterator<Item = &'a App> + '_ {
+        self.input.apps.iter().filter(|a| a.actionable() && !self.touched.contains(&a.pid))
+    }
+
+    /// Kill candidates of at least `min_class`, in the preset's victim order. Apps compacted
+    /// in this decision stay candidates: a kill outranks a compaction.
+    pub fn candidates(&self, min_class: Class) -> Vec<Candidate<'a>> {
+        let ratio = self.zram_ratio();
+        let mut c: Vec<Candidate> = self
+            .input
+            .apps
+            .iter()
+            .filter(|a| a.actionable() && a.class >= min_class && !self.killed.contains(&a.pid))
+            .map(|a| Candidate::new(a, &self.state.stats, ratio))
+            .collect();
+        victims::order(&mut c, self.preset.kill.order);
+        c
+    }
+
+    /// Whether an action of this decision already names this pid.
+    pub fn is_touched(&self, pid: u32) -> bool {
+        self.touched.contains(&pid)
+    }
+
+    /// A kill is on its way: wait for it (one kill, then wait).
+    pub fn kill_pending(&self, timeout_ms: u64) -> bool {
+        self.state.pending_kill.as_ref().is_some_and(|(_, at)| self.input.now_ms.saturating_sub(*at) < timeout_ms)
+    }
+
+    pub fn push(&mut self, kind: ActionKind, reason: Reason, expected_bytes: u64) {
+        let a = Action { kind, reason };
+        self.touched.extend(a.pids());
+        self.projected_bytes += expected_bytes;
+        self.actions.push((a, expected_bytes));
+    }
+
+    /// Compact an app; remember it so pages that come back can be seen.
+    pub fn compact(&mut self, app: &App, scope: CompactScope, max_pages: Option<u64>, reason: Reason) {
+        let ratio = self.zram_ratio();
+        let anon_moved = match (scope, max_pages) {
+            (CompactScope::File | CompactScope::SharedObjects, _) => 0,
+            (_, Some(p)) => (p * PAGE).min(app.anon_bytes),
+            (_, None) => app.anon_bytes,
+        };
+        let file_freed = match scope {
+            CompactScope::File | CompactScope::All => max_pages.map_or(app.file_bytes, |p| (p * PAGE).min(app.file_bytes)),
+            CompactScope::SharedObjects => app.so_unshared_bytes.unwrap_or(0),
+            CompactScope::Anon => 0,
+        };
+        let expected = (anon_moved as f64 * (1.0 - 1.0 / ratio)) as u64 + file_freed;
+        if anon_moved > 0 {
+            let now = self.input.now_ms;
+            self.state.compacted.entry(app.pid).or_insert(Compacted {
+                app: app.name.clone(),
+                at_ms: now,
+                swap_before: app.swap_bytes,
+                swap_peak: app.swap_bytes,
+                came_back: 0,
+            });
+        }
+        if max_pages.is_none() {
+            self.state.whole.insert(app.pid, self.input.now_ms);
+        }
+        self.push(ActionKind::Compact { pid: app.pid, app: app.name.clone(), scope, max_pages }, reason, expected);
+    }
+
+    /// Kill a batch (or one), and wait for it before the next.
+    pub fn kill(&mut self, victims: Vec<Candidate>, target_bytes: u64, min_class: Class, reason: Reason) {
+        if victims.is_empty() {
+            return;
+        }
+        let freed: u64 = victims.iter().map(|v| v.freeable_bytes).sum();
+        let pids: Vec<u32> = victims.iter().map(|v| v.pid).collect();
+        // Compacting a process about to die is wasted work: drop those compactions.
+        let mut dropped = 0;
+        self.actions.retain(|(a, expected)| {
+            let doomed = matches!(a.kind, ActionKind::Compact { pid, .. } if pids.contains(&pid));
+            if doomed {
+                dropped += expected;
+            }
+            !doomed
+        });
+        self.projected_bytes -= dropped;
+        self.killed.extend(pids.iter().copied());
+        self.state.pending_kill = Some((pids, self.input.now_ms));
+        let reason = reason.with("target_bytes", target_bytes as f64).with("victims", victims.len() as f64);
+        self.push(
+            ActionKind::Kill { victims: victims.iter().map(Candidate::victim).collect(), target_bytes, min_class },
+            reason,
+            freed,
+        );
+    }
+
+    /// Note why a step did nothing (shown if the whole decision does nothing).
+    pub fn quiet(&mut self, reason: Reason) {
+        if self.quiet.is_none() {
+            self.quiet = Some(reason);
+        }
+    }
+
+    /// A reason with the memory figures every reason carries.
+    pub fn reason(&self, step: Step, text: impl Into<String>) -> Reason {
+        Reason::new(step, text)
+            .with("free_bytes", self.free() as f64)
+            .with("available_bytes", self.available() as f64)
+            .with("total_bytes", self.total() as f64)
+            .with("psi_some_avg10", self.psi_some_avg10())
+            .with("psi_full_avg10", self.psi_full_avg10())
+    }
+
+    pub fn finish(self) -> Vec<Action> {
+        if !self.actions.is_empty() {
+            return self.actions.into_iter().map(|(a, _)| a).collect();
+        }
+        let default = format!("{}: nothing to do ({} free, {} available)", self.preset.name, mib(self.free()), mib(self.available()));
+        let reason = self.quiet.unwrap_or_else(|| Reason::new(Step::Idle, default));
+        vec![Action { kind: ActionKind::Nothing, reason }]
+    }
+}
+
+/// Run the ladder, cheapest first.
+pub fn run(ctx: &mut Ctx) {
+    prepare_idle::run(ctx);
+    home::run(ctx);
+    before_launch::run(ctx);
+    under_pressure::run(ctx);
+    adaptive_swap::run(ctx);
+    lmk::run(ctx);
+    lmkd::run(ctx);
+    kill::run(ctx);
+}

@@ -1,0 +1,78 @@
+//! Step 1, prepare while idle (screen off): compress whole cached and empty apps into zram,
+//! emptiest and oldest first (thesis §3.3, CachedAppOptimizer); run KSM only now and only when
+//! background apps that opted in share an ancestor (thesis optimisations 1 and 2); bring free
+//! memory to the launch threshold (MOS phase 1); remove swap files that hold nothing (SWAM's
+//! ISOP eraser). With the screen on, stop the KSM this step started.
+
+use super::{home, mib, ActionKind, Ctx, Step};
+use crate::engine::model::App;
+use std::collections::BTreeMap;
+
+pub fn run(ctx: &mut Ctx) {
+    let Some(ksm) = ctx.preset.ksm.clone() else {
+        return idle_work(ctx);
+    };
+    if ctx.state.screen_on {
+        if ksm.idle_targeted && ctx.state.ksm_running {
+            ctx.state.ksm_running = false;
+            let r = ctx.reason(Step::PrepareIdle, "screen on: KSM runs only while idle (thesis §3.3: its CPU cost is not worth it in use)");
+            ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+        }
+        return;
+    }
+    idle_work(ctx);
+    if ksm.idle_targeted && !ctx.state.ksm_running {
+        // Background apps that opted in, grouped by parent: siblings (zygote children) share pages.
+        let mut by_parent: BTreeMap<u32, usize> = BTreeMap::new();
+        for a in ctx.input.apps.iter().filter(|a| a.actionable() && a.is_background() && a.ksm_mergeable) {
+            *by_parent.entry(a.ppid).or_default() += 1;
+        }
+        let siblings: usize = by_parent.values().filter(|&&n| n >= 2).sum();
+        if siblings >= 2 {
+            ctx.state.ksm_running = true;
+            let r = ctx
+                .reason(Step::PrepareIdle, format!("idle: {siblings} mergeable background apps share an ancestor: run KSM over them"))
+                .with("apps", siblings as f64);
+            ctx.push(ActionKind::Ksm { run: true, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+        }
+    }
+}
+
+fn idle_work(ctx: &mut Ctx) {
+    if ctx.state.screen_on {
+        return;
+    }
+    compress_whole(ctx);
+    if ctx.preset.ahead.as_ref().is_some_and(|a| a.home) && matches!(ctx.preset.detection, crate::engine::preset::Detection::Bands(_)) {
+        home::phase1(ctx, Step::PrepareIdle);
+    }
+    if ctx.preset.swap.swap_files && ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0) {
+        let r = ctx.reason(Step::PrepareIdle, "idle: a storage swap file holds nothing: remove it (SWAM ISOP eraser)");
+        ctx.push(ActionKind::SwapShrink, r, 0);
+    }
+}
+
+/// Whole cached apps into zram, emptiest/oldest first, as far as swap room allows.
+fn compress_whole(ctx: &mut Ctx) {
+    let Some(c) = ctx.preset.compaction.clone() else { return };
+    let Some(min_class) = c.idle_min_class else { return };
+    let now = ctx.input.now_ms;
+    let mut apps: Vec<&App> = ctx
+        .free_apps()
+        .filter(|a| a.class >= min_class && a.anon_bytes >= c.min_anon_bytes.max(1))
+        .filter(|a| ctx.state.whole.get(&a.pid).is_none_or(|&at| now.saturating_sub(at) >= c.recompact_after_ms.max(1) && a.anon_bytes > 2 * c.min_anon_bytes.max(1 << 20)))
+        .collect();
+    apps.sort_by(|a, b| b.class.cmp(&a.class).then(b.age_ms.cmp(&a.age_ms)).then(a.pid.cmp(&b.pid)));
+    let mut room = ctx.swap_room();
+    for a in apps.into_iter().take(c.max_apps_per_decision.max(1)) {
+        if room < a.anon_bytes {
+            ctx.quiet(ctx.reason(Step::PrepareIdle, format!("idle: swap has {} left, not enough for '{}'", mib(room), a.name)));
+            break;
+        }
+        room -= a.anon_bytes;
+        let r = ctx
+            .reason(Step::PrepareIdle, format!("idle: compress {} app '{}' whole ({} anonymous) while nobody waits", a.class, a.name, mib(a.anon_bytes)))
+            .with("anon_bytes", a.anon_bytes as f64);
+        ctx.compact(a, c.idle_scope, None, r);
+    }
+}

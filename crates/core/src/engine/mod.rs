@@ -1,0 +1,122 @@
+//! The engine: given what memorch sees, what should it do now, and why.
+//!
+//! Pure: a [`Snapshot`], the [`App`]s, the [`Event`]s since last time and the time come in;
+//! [`Action`]s with their reasons go out. The engine keeps what it learns (app statistics,
+//! feedback, what it did last) in its own [`State`], so the same state and input always give
+//! the same actions.
+
+pub mod feedback;
+pub mod ladder;
+pub mod model;
+pub mod preset;
+pub mod stats;
+pub mod victims;
+
+pub use model::{Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, Victim};
+pub use preset::Preset;
+pub use stats::{AppStats, Stats};
+
+use crate::Snapshot;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What one decision reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    /// Milliseconds on a monotonic clock (the daemon's; a trace's; a test's).
+    pub now_ms: u64,
+    pub snapshot: &'a Snapshot,
+    pub apps: &'a [App],
+    pub events: &'a [Event],
+}
+
+/// A compaction memorch did, watched for pages that come back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compacted {
+    pub app: String,
+    pub at_ms: u64,
+    pub swap_before: u64,
+    /// Highest swap seen since: what went out.
+    pub swap_peak: u64,
+    /// Largest fall from the peak since: what came back.
+    pub came_back: u64,
+}
+
+/// lmkd's thrashing bookkeeping.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LmkdState {
+    pub window_start_ms: u64,
+    pub window_start_refaults: u64,
+    /// The current limit, decayed after each thrashing kill; `None` = the base limit.
+    pub limit_pct: Option<f64>,
+}
+
+/// What the engine remembers between decisions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub stats: Stats,
+    pub screen_on: bool,
+    /// Compactions under watch, by pid.
+    pub compacted: BTreeMap<u32, Compacted>,
+    /// Pids compacted whole (idle, home, launch) and when.
+    pub whole: BTreeMap<u32, u64>,
+    /// Step size per app (memorch's feedback), pages.
+    pub step_pages: BTreeMap<String, u64>,
+    /// Multiplier of every step, from PSI (Senpai-like).
+    pub aggression: f64,
+    /// Victims sent a kill and not yet gone, and when.
+    pub pending_kill: Option<(Vec<u32>, u64)>,
+    pub lmkd: LmkdState,
+    /// MOS phase-1 reclaim size (doubles while the need remains).
+    pub mos_reclaim_pages: Option<u64>,
+    pub ksm_running: bool,
+    pub last_swap_grow_ms: Option<u64>,
+    /// Apps whose unshared shared objects were already compacted.
+    pub so_done: BTreeSet<u32>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            stats: Stats::default(),
+            screen_on: true,
+            compacted: BTreeMap::new(),
+            whole: BTreeMap::new(),
+            step_pages: BTreeMap::new(),
+            aggression: 1.0,
+            pending_kill: None,
+            lmkd: LmkdState::default(),
+            mos_reclaim_pages: None,
+            ksm_running: false,
+            last_swap_grow_ms: None,
+            so_done: BTreeSet::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Engine {
+    pub preset: Preset,
+    pub state: State,
+}
+
+impl Engine {
+    pub fn new(preset: Preset) -> Engine {
+        Engine { preset, state: State::default() }
+    }
+
+    /// With statistics learned before (from the state file).
+    pub fn with_stats(preset: Preset, stats: Stats) -> Engine {
+        Engine { preset, state: State { stats, ..State::default() } }
+    }
+
+    /// Decide what to do now. Never empty: "nothing" comes with its reason.
+    pub fn decide(&mut self, input: &Input) -> Vec<Action> {
+        feedback::observe(&mut self.state, &self.preset, input);
+        let mut ctx = ladder::Ctx::new(input, &self.preset, &mut self.state);
+        ladder::run(&mut ctx);
+        let actions = ctx.finish();
+        debug_assert!(actions.iter().flat_map(Action::pids).all(|p| input.apps.iter().any(|a| a.pid == p && a.actionable())));
+        actions
+    }
+}

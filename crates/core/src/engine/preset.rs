@@ -1,0 +1,515 @@
+//! The presets: each paper's system as the same engine with different steps switched on and
+//! different parameters (DESIGN.md §5). Every value and where it comes from is listed by
+//! `memorch presets show NAME` and in docs/presets.md.
+
+use super::model::MIB;
+use super::victims::VictimOrder;
+use crate::Class;
+use serde::{Deserialize, Serialize};
+
+/// How the preset notices that memory is short.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Detection {
+    /// Never: the kernel alone (memcg reclaim, OOM killer).
+    None,
+    /// Android's in-kernel LMK: free memory and file cache against a minfree table.
+    Minfree(Minfree),
+    /// Android lmkd's PSI strategy.
+    Psi(Lmkd),
+    /// memorch: available-memory bands, PSI and refaults, with feedback.
+    Bands(Bands),
+}
+
+/// The LMK minfree table (thesis fig. 2-19), in pages for a 1 GiB phone, scaled to the
+/// domain's memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Minfree {
+    /// (least important class that may be killed at this level, minfree pages at 1 GiB),
+    /// from the most important class to the least.
+    pub levels: Vec<(Class, u64)>,
+    pub reference_bytes: u64,
+    /// Kill only when the file cache is also below the level (`other_file < minfree`).
+    pub require_file_below: bool,
+    /// Wait for a victim to die before the next kill (lowmem_deathpending).
+    pub death_pending_ms: u64,
+}
+
+impl Minfree {
+    /// Thesis fig. 2-18/2-19: foreground, visible, secondary server, hidden, content
+    /// provider, empty → 2048, 3072, 4096, 6144, 7168, 8192 pages.
+    pub fn thesis() -> Minfree {
+        Minfree {
+            levels: vec![
+                (Class::Foreground, 2048),
+                (Class::Visible, 3072),
+                (Class::Perceptible, 4096),
+                (Class::Previous, 6144),
+                (Class::Cached, 7168),
+                (Class::Empty, 8192),
+            ],
+            reference_bytes: 1 << 30,
+            require_file_below: true,
+            death_pending_ms: 1000,
+        }
+    }
+
+    /// The levels in bytes for a domain of `total_bytes`.
+    pub fn scaled(&self, total_bytes: u64) -> Vec<(Class, u64)> {
+        self.levels
+            .iter()
+            .map(|&(c, pages)| (c, (pages as f64 * 4096.0 * total_bytes as f64 / self.reference_bytes as f64) as u64))
+            .collect()
+    }
+
+    /// The least important class that may die at this free memory, if any level is crossed.
+    /// `lowmem_shrink` takes the first (smallest) level both free and file are under.
+    pub fn min_class(&self, total_bytes: u64, free_bytes: u64, file_bytes: u64) -> Option<(Class, u64)> {
+        self.scaled(total_bytes)
+            .into_iter()
+            .find(|&(_, minfree)| free_bytes < minfree && (!self.require_file_below || file_bytes < minfree))
+    }
+}
+
+/// Android lmkd's PSI-driven strategy (AOSP lmkd, `mp_event_psi`), as anchors.md records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lmkd {
+    /// PSI triggers: stall µs per window µs (some 70 ms / full 700 ms per 1 s).
+    pub psi_partial_stall_us: u64,
+    pub psi_complete_stall_us: u64,
+    pub psi_window_us: u64,
+    /// Swap is "low" below this share free.
+    pub swap_free_low_pct: f64,
+    /// Thrashing = file refaults since the window began, as % of the file LRU.
+    pub thrashing_limit_pct: f64,
+    /// Low-RAM devices use a lower limit.
+    pub thrashing_limit_low_ram_pct: f64,
+    pub low_ram_bytes: u64,
+    /// Cut the limit by this much after each thrashing kill; reset when a window ends.
+    pub thrashing_decay_pct: f64,
+    pub thrashing_window_ms: u64,
+    /// Watermarks as a share of the domain (zone min/low/high).
+    pub wmark_min_frac: f64,
+    pub wmark_low_frac: f64,
+    pub wmark_high_frac: f64,
+    /// Least important class each reason may kill: plain low memory: cached only (> 700);
+    /// thrashing or low swap: above perceptible (> 200); critical: anything.
+    pub min_class_low_memory: Class,
+    pub min_class_thrashing: Class,
+    pub min_class_critical: Class,
+    /// One victim, then wait for it to die (kill timeout).
+    pub kill_timeout_ms: u64,
+}
+
+/// memorch's bands, feedback targets and ladder knobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bands {
+    /// Compress under pressure below this share of the domain available.
+    pub low_available_frac: f64,
+    /// Kill below this share available (ChromeOS resourced's critical margin is 5.2 %).
+    pub critical_available_frac: f64,
+    /// After a kill, aim for this share available.
+    pub kill_target_frac: f64,
+    /// Below this share, background is not enough: more important classes may die, the
+    /// foreground last of all.
+    pub extreme_available_frac: f64,
+    /// Senpai/TMO-style target: PSI some avg10 (%) memorch lets compression cause.
+    pub psi_some_target_pct: f64,
+    /// PSI full avg10 (%) that means kill now.
+    pub psi_full_kill_pct: f64,
+    /// Pages that come back within the refault window above this share shrink the step.
+    pub refault_target: f64,
+}
+
+/// Per-app compaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// At idle (screen off), compress whole apps of at least this class; `None` = never.
+    pub idle_min_class: Option<Class>,
+    /// What idle compaction takes (anon; or all = anon and file).
+    pub idle_scope: super::model::CompactScope,
+    /// Under pressure, compress apps of at least this class in small steps; `None` = never.
+    pub pressure_min_class: Option<Class>,
+    /// Pages a step (thesis §3.3: 32).
+    pub step_pages: u64,
+    pub min_step_pages: u64,
+    pub max_step_pages: u64,
+    /// Grow/shrink steps by refault feedback and PSI (memorch).
+    pub feedback: bool,
+    /// Under pressure, for thesis-style detection: "slight shortage" = free below this many
+    /// pages at 1 GiB (scaled), above the LMK's empty level.
+    pub slight_pressure_pages_at_1gib: u64,
+    /// Unshared shared-object pages first (SWAM's OOM cleaner).
+    pub shared_objects_first: bool,
+    /// Skip apps with less anonymous memory than this (CachedAppOptimizer: 12 MB).
+    pub min_anon_bytes: u64,
+    /// Do not compact the same app whole again within this time (CachedAppOptimizer: 5–10 s).
+    pub recompact_after_ms: u64,
+    /// Apps compacted in one decision.
+    pub max_apps_per_decision: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KsmPolicy {
+    /// Run ksmd only while idle, and only when background apps that opted in share an
+    /// ancestor (thesis §3.3, optimisations 1 and 2).
+    pub idle_targeted: bool,
+    pub pages_to_scan: u64,
+    pub sleep_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SwapPolicy {
+    /// zram the daemon sets up when the domain has no swap, as a share of its memory.
+    pub zram_pct: Option<f64>,
+    pub zram_algorithm: String,
+    /// Storage swap files on demand (SWAM adaptive swap, slow path).
+    pub swap_files: bool,
+    /// Add a file when zram is this full (share of its disksize)…
+    pub grow_at_zram_used_frac: f64,
+    /// …or when it compresses worse than this.
+    pub grow_below_ratio: f64,
+    /// Each file's size as a share of the domain's memory.
+    pub file_frac: f64,
+    pub max_files: u32,
+    /// Not again within this time.
+    pub grow_interval_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KillMode {
+    Never,
+    /// One victim per trigger (the LMK, the OOM killer).
+    OnePerTrigger,
+    /// As many victims at once as the target needs.
+    Batch,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KillPolicy {
+    pub mode: KillMode,
+    pub order: VictimOrder,
+}
+
+/// Reclaim ahead of time (MOS).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ahead {
+    /// Phase 1: at home, bring free memory up to the LMK threshold.
+    pub home: bool,
+    /// Phase 2: before a launch whose peak exceeds the threshold, secure it at once.
+    pub launch: bool,
+    /// The LMK threshold tLmk as a share of the domain (MOS: 120 MB of 2 GB).
+    pub threshold_frac: f64,
+    /// Page cache kept when reclaiming it (tPageCache), as a share of the domain.
+    pub page_cache_floor_frac: f64,
+    /// Phase 1 reclaims in steps that double while the need remains (MOS Alg. 1 line 15).
+    pub doubling_start_pages: Option<u64>,
+    /// Phase 1 may kill cached apps for what page cache cannot give (MOS); memorch
+    /// compresses them instead.
+    pub home_kills: bool,
+    /// Compress before killing ahead of a launch, within this time budget (memorch).
+    pub compress_budget_ms: Option<u64>,
+    /// Assumed compaction speed for that budget (measured: ~350 MB/s a core).
+    pub compress_bytes_per_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Preset {
+    pub name: String,
+    pub summary: String,
+    pub detection: Detection,
+    pub compaction: Option<Compaction>,
+    pub ksm: Option<KsmPolicy>,
+    pub swap: SwapPolicy,
+    pub kill: KillPolicy,
+    pub ahead: Option<Ahead>,
+}
+
+pub const NAMES: [&str; 8] = ["kernel", "lmk-classic", "compcache", "thesis", "lmkd", "mos", "swam", "memorch"];
+
+fn no_swap() -> SwapPolicy {
+    SwapPolicy {
+        zram_pct: None,
+        zram_algorithm: "lzo-rle".into(),
+        swap_files: false,
+        grow_at_zram_used_frac: 0.8,
+        grow_below_ratio: 1.5,
+        file_frac: 0.125,
+        max_files: 0,
+        grow_interval_ms: 30_000,
+    }
+}
+
+fn zram(pct: f64, alg: &str) -> SwapPolicy {
+    SwapPolicy { zram_pct: Some(pct), zram_algorithm: alg.into(), ..no_swap() }
+}
+
+fn thesis_compaction() -> Compaction {
+    Compaction {
+        idle_min_class: Some(Class::Empty),
+        idle_scope: super::model::CompactScope::Anon,
+        pressure_min_class: Some(Class::Empty),
+        step_pages: 32,
+        min_step_pages: 32,
+        max_step_pages: 32,
+        feedback: false,
+        slight_pressure_pages_at_1gib: 12288,
+        shared_objects_first: false,
+        min_anon_bytes: 0,
+        recompact_after_ms: 0,
+        max_apps_per_decision: 1,
+    }
+}
+
+fn lmk_kill() -> KillPolicy {
+    KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize }
+}
+
+impl Preset {
+    pub fn by_name(name: &str) -> Option<Preset> {
+        Some(match name {
+            "kernel" => Preset {
+                name: "kernel".into(),
+                summary: "no manager: the kernel's LRU pushes pages to zram, the memcg/kernel OOM killer kills".into(),
+                detection: Detection::None,
+                compaction: None,
+                ksm: None,
+                swap: zram(25.0, "lzo-rle"),
+                kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize },
+                ahead: None,
+            },
+            "lmk-classic" => Preset {
+                name: "lmk-classic".into(),
+                summary: "Android's in-kernel LMK: minfree table per class, one victim per trigger, no swap (thesis §2.6)".into(),
+                detection: Detection::Minfree(Minfree::thesis()),
+                compaction: None,
+                ksm: None,
+                swap: no_swap(),
+                kill: lmk_kill(),
+                ahead: None,
+            },
+            "compcache" => Preset {
+                name: "compcache".into(),
+                summary: "lmk-classic over zram of 25 % of RAM, the kernel LRU choosing pages (thesis §2.4, MeeGo compcache)".into(),
+                detection: Detection::Minfree(Minfree::thesis()),
+                compaction: None,
+                ksm: None,
+                swap: zram(25.0, "lzo-rle"),
+                kill: lmk_kill(),
+                ahead: None,
+            },
+            "thesis" => Preset {
+                name: "thesis".into(),
+                summary: "empty apps compressed whole at idle, 32 pages a step under slight pressure, then the LMK; KSM at idle over background same-ancestor apps (thesis §3)".into(),
+                detection: Detection::Minfree(Minfree::thesis()),
+                compaction: Some(thesis_compaction()),
+                ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 100, sleep_ms: 20 }),
+                swap: zram(25.0, "lzo-rle"),
+                kill: lmk_kill(),
+                ahead: None,
+            },
+            "lmkd" => Preset {
+                name: "lmkd".into(),
+                summary: "Android lmkd's PSI strategy: partial/complete stall triggers, thrashing limit with decay, low swap; one kill then wait".into(),
+                detection: Detection::Psi(Lmkd {
+                    psi_partial_stall_us: 70_000,
+                    psi_complete_stall_us: 700_000,
+                    psi_window_us: 1_000_000,
+                    swap_free_low_pct: 10.0,
+                    thrashing_limit_pct: 100.0,
+                    thrashing_limit_low_ram_pct: 30.0,
+                    low_ram_bytes: 2 << 30,
+                    thrashing_decay_pct: 10.0,
+                    thrashing_window_ms: 1000,
+                    wmark_min_frac: 0.005,
+                    wmark_low_frac: 0.01,
+                    wmark_high_frac: 0.015,
+                    min_class_low_memory: Class::Cached,
+                    min_class_thrashing: Class::Service,
+                    min_class_critical: Class::Foreground,
+                    kill_timeout_ms: 100,
+                }),
+                compaction: None,
+                ksm: None,
+                swap: zram(50.0, "lz4"),
+                kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
+                ahead: None,
+            },
+            "mos" => Preset {
+                name: "mos".into(),
+                summary: "MOS: at home reclaim page cache then app cache to the LMK threshold; before a big launch kill cached apps at once to fit (MOS §IV)".into(),
+                detection: Detection::Minfree(Minfree::thesis()),
+                compaction: None,
+                ksm: None,
+                swap: zram(25.0, "lzo-rle"),
+                kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
+                ahead: Some(Ahead {
+                    home: true,
+                    launch: true,
+                    threshold_frac: 120.0 / 2048.0,
+                    page_cache_floor_frac: 0.02,
+                    doubling_start_pages: Some(32),
+                    home_kills: true,
+                    compress_budget_ms: None,
+                    compress_bytes_per_ms: 350_000,
+                }),
+            },
+            "swam" => Preset {
+                name: "swam".into(),
+                summary: "SWAM: zram plus storage swap files added and removed between watermarks; unshared shared-object pages first; victims by class then launch cost (SWAM §4)".into(),
+                detection: Detection::Psi(Lmkd {
+                    min_class_low_memory: Class::Service,
+                    ..match Preset::by_name("lmkd")?.detection {
+                        Detection::Psi(l) => l,
+                        _ => unreachable!("lmkd is PSI"),
+                    }
+                }),
+                compaction: Some(Compaction {
+                    idle_min_class: None,
+                    idle_scope: super::model::CompactScope::Anon,
+                    pressure_min_class: Some(Class::Service),
+                    step_pages: 1024,
+                    min_step_pages: 1024,
+                    max_step_pages: 1024,
+                    feedback: false,
+                    slight_pressure_pages_at_1gib: 0,
+                    shared_objects_first: true,
+                    min_anon_bytes: 0,
+                    recompact_after_ms: 10_000,
+                    max_apps_per_decision: 2,
+                }),
+                ksm: None,
+                swap: SwapPolicy {
+                    zram_pct: Some(12.5),
+                    zram_algorithm: "lz4".into(),
+                    swap_files: true,
+                    grow_at_zram_used_frac: 0.8,
+                    grow_below_ratio: 0.0,
+                    file_frac: 0.125,
+                    max_files: 4,
+                    grow_interval_ms: 30_000,
+                },
+                kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenRelaunchCost },
+                ahead: None,
+            },
+            "memorch" => Preset {
+                name: "memorch".into(),
+                summary: "the whole ladder: idle preparation, reclaim ahead of launches, feedback-sized compaction, swap files on demand, batch kills by relaunch cost per MB".into(),
+                detection: Detection::Bands(Bands {
+                    low_available_frac: 0.20,
+                    critical_available_frac: 0.05,
+                    kill_target_frac: 0.10,
+                    extreme_available_frac: 0.02,
+                    psi_some_target_pct: 1.0,
+                    psi_full_kill_pct: 10.0,
+                    refault_target: 0.2,
+                }),
+                compaction: Some(Compaction {
+                    idle_min_class: Some(Class::Cached),
+                    idle_scope: super::model::CompactScope::All,
+                    pressure_min_class: Some(Class::Service),
+                    step_pages: 32,
+                    min_step_pages: 8,
+                    max_step_pages: 8192,
+                    feedback: true,
+                    slight_pressure_pages_at_1gib: 0,
+                    shared_objects_first: true,
+                    min_anon_bytes: 4 * MIB,
+                    recompact_after_ms: 10_000,
+                    max_apps_per_decision: 4,
+                }),
+                ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20 }),
+                swap: SwapPolicy {
+                    zram_pct: Some(50.0),
+                    zram_algorithm: "lz4".into(),
+                    swap_files: true,
+                    grow_at_zram_used_frac: 0.8,
+                    grow_below_ratio: 1.5,
+                    file_frac: 0.125,
+                    max_files: 4,
+                    grow_interval_ms: 30_000,
+                },
+                kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::ClassThenCostPerMb },
+                ahead: Some(Ahead {
+                    home: true,
+                    launch: true,
+                    threshold_frac: 120.0 / 2048.0,
+                    page_cache_floor_frac: 0.02,
+                    doubling_start_pages: None,
+                    home_kills: false,
+                    compress_budget_ms: Some(300),
+                    compress_bytes_per_ms: 350_000,
+                }),
+            },
+            _ => return None,
+        })
+    }
+
+    pub fn all() -> Vec<Preset> {
+        NAMES.iter().map(|n| Preset::by_name(n).expect("every listed preset exists")).collect()
+    }
+
+    /// Where a parameter (a dotted key of its JSON form) comes from, for `presets show`.
+    pub fn source(&self, key: &str) -> &'static str {
+        let k = key;
+        match self.name.as_str() {
+            _ if k == "detection.kind" => "DESIGN.md §5 table (detection column)",
+            _ if k.starts_with("detection.levels") || k.starts_with("detection.reference_bytes") => "thesis fig. 2-18, 2-19 (minfree 2048…8192 pages on a 1 GiB phone), scaled to the domain",
+            _ if k.starts_with("detection.require_file_below") => "thesis §2.6.4 lowmem_shrink: other_free and other_file below minfree",
+            _ if k.starts_with("detection.death_pending_ms") => "lowmemorykiller.c lowmem_deathpending_timeout (1 s)",
+            _ if k.starts_with("detection.psi_") => "lmkd: PSI some 70 ms / full 700 ms per 1 s (anchors.md); windows are rounded to 2 s multiples where the kernel refuses 1 s",
+            _ if k.starts_with("detection.swap_free_low_pct") => "lmkd swap_free_low_percentage 10 (anchors.md)",
+            _ if k.starts_with("detection.thrashing") => "lmkd thrashing_limit 100 % (30 % low-RAM), decay after each kill (anchors.md)",
+            _ if k.starts_with("detection.low_ram_bytes") => "lmkd low-RAM devices (ro.config.low_ram); memorch: domains up to 2 GiB",
+            _ if k.starts_with("detection.wmark") => "lmkd zone watermarks min/low/high; memorch: shares of the domain",
+            _ if k.starts_with("detection.min_class") => "lmkd: low memory kills cached (> 700), thrashing/low swap > 200, critical anything (anchors.md)",
+            _ if k.starts_with("detection.kill_timeout_ms") => "lmkd kill timeout 100 ms: one kill, then wait for it to die",
+            _ if k.starts_with("detection.critical_available_frac") => "ChromeOS resourced critical margin 5.2 % (anchors.md)",
+            _ if k.starts_with("detection.psi_some_target_pct") => "Senpai/TMO: aim for a small bounded pressure (anchors.md)",
+            _ if k.starts_with("detection.refault_target") => "refault study (paper 003): re-fault 20–37 % is the cost to avoid",
+            _ if k.starts_with("detection.") => "memorch (DESIGN.md §4): bands chosen here, documented in docs/presets.md",
+            "thesis" if k.starts_with("compaction.") => "thesis §3.3: empty apps first, whole at idle, 32 pages a step under slight shortage",
+            "thesis" if k.starts_with("ksm.") => "thesis §3.3 optimisations 1 and 2; ksmd defaults 100 pages / 20 ms",
+            "swam" if k.starts_with("compaction.") => "SWAM §4.2 OOM cleaner (SO eraser first); dynamic unmap unit 4 MiB = 1024 pages (§4.1)",
+            "swam" if k.starts_with("swap.") => "SWAM §5.1: zram 1 GB of 8 GB (12.5 %) lz4; swam files grown on demand, removed when idle (ISOP eraser)",
+            "mos" | "memorch" if k.starts_with("ahead.threshold_frac") => "MOS §IV: LMK threshold 120 MB on a 2 GB Nexus 5",
+            "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
+            "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md)",
+            "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
+            "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files",
+            "kernel" | "compcache" | "thesis" | "mos" if k.starts_with("swap.") => "thesis and MeeGo compcache: zram 25 % of RAM, lzo (papers 000, 002)",
+            "lmkd" if k.starts_with("swap.") => "Android: zram (half of RAM, lz4 on recent devices)",
+            _ if k.starts_with("kill.") => "DESIGN.md §5 table",
+            _ => "DESIGN.md §5",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_has_a_preset() {
+        for n in NAMES {
+            assert_eq!(Preset::by_name(n).unwrap().name, n);
+        }
+        assert!(Preset::by_name("nope").is_none());
+    }
+
+    #[test]
+    fn minfree_scales_and_picks_the_most_severe_level() {
+        let m = Minfree::thesis();
+        // 1 GiB: empty at 32 MiB, foreground at 8 MiB (thesis §2.6.2).
+        let levels = m.scaled(1 << 30);
+        assert_eq!(levels[5], (Class::Empty, 32 * MIB));
+        assert_eq!(levels[0], (Class::Foreground, 8 * MIB));
+        assert_eq!(m.scaled(512 << 20)[5].1, 16 * MIB);
+        assert_eq!(m.min_class(1 << 30, 30 * MIB, 10 * MIB), Some((Class::Empty, 32 * MIB)));
+        assert_eq!(m.min_class(1 << 30, 20 * MIB, 10 * MIB), Some((Class::Previous, 24 * MIB)));
+        assert_eq!(m.min_class(1 << 30, 7 * MIB, 0), Some((Class::Foreground, 8 * MIB)));
+        assert_eq!(m.min_class(1 << 30, 40 * MIB, 0), None);
+        assert_eq!(m.min_class(1 << 30, 20 * MIB, 100 * MIB), None, "plenty of file cache: no kill");
+    }
+}

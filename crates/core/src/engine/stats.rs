@@ -1,0 +1,119 @@
+//! What memorch learns about each app, kept across restarts (docs/presets.md "Learned app
+//! statistics" writes the rules down).
+//!
+//! - `peak_bytes`: the largest PSS (RSS where PSS is unknown) seen, plus the largest size
+//!   announced in a launch intent. Never decays: a launch must fit the app's worst case.
+//! - `cold_launch_ms`, `warm_launch_ms`: exponentially weighted moving averages (weight
+//!   `EWMA_WEIGHT` for the new sample) of launch reports.
+//! - `refault_ratio`: of the bytes memorch compacted out of the app, the share that came back
+//!   (its swap fell) within `REFAULT_WINDOW_MS`; an EWMA per compaction episode.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const EWMA_WEIGHT: f64 = 0.3;
+pub const REFAULT_WINDOW_MS: u64 = 60_000;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AppStats {
+    pub peak_bytes: u64,
+    pub cold_launch_ms: Option<f64>,
+    pub warm_launch_ms: Option<f64>,
+    pub launches: u64,
+    pub refault_ratio: Option<f64>,
+}
+
+fn ewma(old: Option<f64>, sample: f64) -> f64 {
+    match old {
+        None => sample,
+        Some(o) => o + EWMA_WEIGHT * (sample - o),
+    }
+}
+
+impl AppStats {
+    pub fn observe_size(&mut self, bytes: u64) {
+        self.peak_bytes = self.peak_bytes.max(bytes);
+    }
+
+    pub fn observe_launch(&mut self, ms: u64, cold: bool) {
+        let slot = if cold { &mut self.cold_launch_ms } else { &mut self.warm_launch_ms };
+        *slot = Some(ewma(*slot, ms as f64));
+        self.launches += 1;
+    }
+
+    /// After a compaction episode: `moved` bytes went out, `came_back` of them returned soon.
+    pub fn observe_refault(&mut self, moved: u64, came_back: u64) {
+        if moved == 0 {
+            return;
+        }
+        let r = (came_back as f64 / moved as f64).min(1.0);
+        self.refault_ratio = Some(ewma(self.refault_ratio, r));
+    }
+
+    /// The cost of a cold relaunch: learned, else estimated from size (about 1 ms a MiB over
+    /// a 300 ms base, the shape of the thesis's and SWAM's launch figures).
+    pub fn relaunch_ms(&self, size_bytes: u64) -> f64 {
+        self.cold_launch_ms.unwrap_or(300.0 + size_bytes as f64 / (1 << 20) as f64)
+    }
+}
+
+/// Statistics of every app, by name. A BTreeMap: iteration order is deterministic.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub apps: BTreeMap<String, AppStats>,
+}
+
+impl Stats {
+    pub fn get(&self, app: &str) -> Option<&AppStats> {
+        self.apps.get(app)
+    }
+
+    pub fn entry(&mut self, app: &str) -> &mut AppStats {
+        self.apps.entry(app.to_string()).or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_costs_are_moving_averages() {
+        let mut s = AppStats::default();
+        s.observe_launch(1000, true);
+        assert_eq!(s.cold_launch_ms, Some(1000.0));
+        s.observe_launch(2000, true);
+        assert_eq!(s.cold_launch_ms, Some(1300.0));
+        s.observe_launch(100, false);
+        assert_eq!(s.warm_launch_ms, Some(100.0));
+        assert_eq!(s.launches, 3);
+    }
+
+    #[test]
+    fn peak_only_grows() {
+        let mut s = AppStats::default();
+        s.observe_size(100);
+        s.observe_size(50);
+        assert_eq!(s.peak_bytes, 100);
+    }
+
+    #[test]
+    fn refault_ratio_tracks_what_came_back() {
+        let mut s = AppStats::default();
+        s.observe_refault(100, 50);
+        assert_eq!(s.refault_ratio, Some(0.5));
+        s.observe_refault(100, 0);
+        assert!((s.refault_ratio.unwrap() - 0.35).abs() < 1e-9);
+        s.observe_refault(0, 0);
+        assert!((s.refault_ratio.unwrap() - 0.35).abs() < 1e-9);
+    }
+
+    #[test]
+    fn relaunch_cost_learned_or_estimated() {
+        let s = AppStats::default();
+        assert_eq!(s.relaunch_ms(100 << 20), 400.0);
+        let mut t = AppStats::default();
+        t.observe_launch(2000, true);
+        assert_eq!(t.relaunch_ms(1), 2000.0);
+    }
+}

@@ -1,0 +1,74 @@
+//! Building inputs for engine tests.
+#![allow(dead_code)]
+
+use memorch_core::engine::{App, Engine, Event, Input, Preset};
+use memorch_core::{Class, Counters, Facility, MemoryState, Psi, PsiLine, Snapshot, SwapDevice, SwapState};
+
+pub const MIB: u64 = 1 << 20;
+
+/// A domain of `total_mb` with `free_mb` free and `file_mb` of page cache, and a zram swap of
+/// a quarter of it, empty.
+pub fn snap(total_mb: u64, free_mb: u64, file_mb: u64) -> Snapshot {
+    let swap = SwapState {
+        devices: vec![SwapDevice { path: "/dev/zram0".into(), kind: "partition".into(), size_bytes: total_mb * MIB / 4, used_bytes: 0, priority: 100 }],
+        total_bytes: total_mb * MIB / 4,
+        used_bytes: 0,
+    };
+    Snapshot {
+        domain: "cgroup:/test".into(),
+        uptime_ms: 0,
+        memory: MemoryState {
+            total_bytes: total_mb * MIB,
+            limited: true,
+            used_bytes: (total_mb - free_mb) * MIB,
+            free_bytes: free_mb * MIB,
+            available_bytes: (free_mb + file_mb) * MIB,
+            file_active_bytes: file_mb * MIB / 2,
+            file_inactive_bytes: file_mb * MIB - file_mb * MIB / 2,
+            anon_bytes: 0,
+            shmem_bytes: 0,
+            swap_used_bytes: 0,
+        },
+        swap,
+        zram: Facility::unavailable("not in this test"),
+        ksm: Facility::unavailable("not in this test"),
+        psi: Facility::Available(Psi { source: "test".into(), some: PsiLine::default(), full: PsiLine::default() }),
+        counters: Counters::default(),
+        processes: None,
+    }
+}
+
+pub fn with_psi(mut s: Snapshot, some_avg10: f64, full_avg10: f64) -> Snapshot {
+    s.psi = Facility::Available(Psi {
+        source: "test".into(),
+        some: PsiLine { avg10: some_avg10, ..Default::default() },
+        full: PsiLine { avg10: full_avg10, ..Default::default() },
+    });
+    s
+}
+
+pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
+    App {
+        pid,
+        name: name.into(),
+        class,
+        ppid: 1,
+        anon_bytes: anon_mb * MIB,
+        file_bytes: 0,
+        shmem_bytes: 0,
+        swap_bytes: 0,
+        pss_bytes: Some(anon_mb * MIB),
+        so_unshared_bytes: None,
+        ksm_mergeable: false,
+        age_ms: 1000 * pid as u64,
+        protected: false,
+    }
+}
+
+pub fn engine(name: &str) -> Engine {
+    Engine::new(Preset::by_name(name).unwrap())
+}
+
+pub fn decide(e: &mut Engine, now_ms: u64, s: &Snapshot, apps: &[App], events: &[Event]) -> Vec<memorch_core::engine::Action> {
+    e.decide(&Input { now_ms, snapshot: s, apps, events })
+}

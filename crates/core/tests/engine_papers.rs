@@ -1,0 +1,282 @@
+//! The papers' worked examples, replayed on the presets (table-driven where a table fits).
+
+mod common;
+use common::*;
+use memorch_core::engine::{ActionKind, CompactScope, Event, PressureLevel, Step};
+use memorch_core::Class;
+
+fn kills(actions: &[memorch_core::engine::Action]) -> Vec<Vec<u32>> {
+    actions
+        .iter()
+        .filter_map(|a| match &a.kind {
+            ActionKind::Kill { victims, .. } => Some(victims.iter().map(|v| v.pid).collect()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn compactions(actions: &[memorch_core::engine::Action]) -> Vec<(u32, CompactScope, Option<u64>)> {
+    actions
+        .iter()
+        .filter_map(|a| match &a.kind {
+            ActionKind::Compact { pid, scope, max_pages, .. } => Some((*pid, *scope, *max_pages)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// MOS §II/§IV: "if an application requires 100 MB and current free memory is 50 MB but LMK
+/// selects a victim application that uses 30 MB, LMK must be called repeatedly". MOS phase 2
+/// kills as many as needed at once.
+#[test]
+fn mos_kills_two_cached_apps_at_once_where_lmk_needs_repeated_triggers() {
+    let apps = vec![app(11, "a", Class::Cached, 30), app(12, "b", Class::Cached, 30), app(13, "c", Class::Cached, 30), app(2, "fg", Class::Foreground, 100)];
+    let s = snap(1024, 50, 10);
+    let launch = [Event::LaunchIntent { app: "game".into(), expected_bytes: Some(100 * MIB) }];
+    let mut mos = engine("mos");
+    let k = kills(&decide(&mut mos, 1000, &s, &apps, &launch));
+    assert_eq!(k.len(), 1, "one decision, one batch");
+    assert_eq!(k[0].len(), 2, "two 30 MB apps for the 50 MB shortfall: {k:?}");
+
+    // The classic LMK sees only free memory falling as the launch allocates: one victim a
+    // trigger, and the next only after it is gone.
+    let mut lmk = engine("lmk-classic");
+    let low = snap(1024, 20, 10);
+    let first = kills(&decide(&mut lmk, 1000, &low, &apps, &[]));
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].len(), 1, "lowmem_shrink kills one");
+    let still_dying = kills(&decide(&mut lmk, 1100, &low, &apps, &[]));
+    assert!(still_dying.is_empty(), "deathpending: no kill while the victim lives");
+    let rest: Vec<_> = apps.iter().filter(|a| a.pid != first[0][0]).cloned().collect();
+    let second = kills(&decide(&mut lmk, 1200, &low, &rest, &[]));
+    assert_eq!(second.len(), 1, "a second trigger, a second victim");
+}
+
+/// MOS phase 1: at home, page cache first (in doubling steps), then cached apps.
+#[test]
+fn mos_phase1_reclaims_page_cache_in_doubling_steps_then_app_cache() {
+    let apps = vec![app(11, "a", Class::Cached, 30), app(12, "b", Class::Cached, 40)];
+    // 2 GiB: threshold 120 MB; free 20 MB: 100 MB to find; 60 MB of cache over a 41 MB floor.
+    let s = snap(2048, 20, 60);
+    let mut mos = engine("mos");
+    let acts = decide(&mut mos, 0, &s, &apps, &[Event::Home]);
+    let reclaims: Vec<u64> = acts.iter().filter_map(|a| if let ActionKind::Reclaim { bytes } = a.kind { Some(bytes) } else { None }).collect();
+    assert!(reclaims.len() >= 3, "{reclaims:?}");
+    assert!(reclaims.windows(2).take(reclaims.len() - 2).all(|w| w[1] == 2 * w[0]), "sizes double: {reclaims:?}");
+    assert_eq!(kills(&acts).len(), 1, "the rest from app cache");
+    assert!(acts.iter().all(|a| a.reason.step == Step::Home));
+}
+
+/// Thesis §3.3 / fig. 3-11: under slight shortage the optimised comp-cache compresses 32 pages
+/// of an empty app; if free memory is still low, the LMK kills. The classic LMK only kills.
+#[test]
+fn thesis_compresses_empty_apps_before_it_kills() {
+    let apps = vec![app(11, "empty", Class::Empty, 60), app(12, "cached", Class::Cached, 60), app(2, "fg", Class::Foreground, 100)];
+    // 1 GiB: LMK empty level 32 MB, slight shortage below 48 MB.
+    let cases: [(u64, &str, usize, bool); 4] = [
+        (40, "thesis", 1, false),
+        (40, "lmk-classic", 0, false),
+        // Below the empty level the LMK kills the empty app itself: its 32-page step is
+        // dropped, as compacting a process about to die is wasted.
+        (20, "thesis", 0, true),
+        (20, "lmk-classic", 0, true),
+    ];
+    for (free, preset, n_compact, kill) in cases {
+        let mut e = engine(preset);
+        let acts = decide(&mut e, 0, &snap(1024, free, 5), &apps, &[]);
+        let c = compactions(&acts);
+        assert_eq!(c.len(), n_compact, "{preset} at {free} MB: {acts:?}");
+        if n_compact > 0 {
+            assert_eq!(c[0], (11, CompactScope::Anon, Some(32)), "the empty app, 32 pages");
+        }
+        assert_eq!(!kills(&acts).is_empty(), kill, "{preset} at {free} MB");
+        if kill && n_compact > 0 {
+            let ci = acts.iter().position(|a| matches!(a.kind, ActionKind::Compact { .. })).unwrap();
+            let ki = acts.iter().position(|a| matches!(a.kind, ActionKind::Kill { .. })).unwrap();
+            assert!(ci < ki, "compression comes first");
+        }
+    }
+}
+
+/// Thesis fig. 4-7: at idle (screen off) empty apps are compressed whole; comp-cache leaves it
+/// to the kernel.
+#[test]
+fn thesis_compresses_empty_apps_whole_at_idle() {
+    let apps = vec![app(11, "empty", Class::Empty, 100), app(12, "cached", Class::Cached, 100), app(2, "fg", Class::Foreground, 100)];
+    let s = snap(1024, 300, 100);
+    let mut t = engine("thesis");
+    let acts = decide(&mut t, 0, &s, &apps, &[Event::Screen { on: false }]);
+    assert_eq!(compactions(&acts), vec![(11, CompactScope::Anon, None)]);
+    let mut c = engine("compcache");
+    assert!(compactions(&decide(&mut c, 0, &s, &apps, &[Event::Screen { on: false }])).is_empty());
+}
+
+/// Thesis §3.3 optimisations 1 and 2: KSM only at idle and only over background apps with a
+/// common ancestor; stopped when the screen comes on.
+#[test]
+fn thesis_runs_ksm_at_idle_over_sibling_background_apps_only() {
+    let mut a = app(11, "a", Class::Cached, 50);
+    let mut b = app(12, "b", Class::Cached, 50);
+    (a.ksm_mergeable, b.ksm_mergeable, a.ppid, b.ppid) = (true, true, 7, 7);
+    let lone = { let mut l = app(13, "l", Class::Cached, 50); l.ksm_mergeable = true; l.ppid = 9; l };
+    let s = snap(1024, 500, 100);
+    let ksm_on = |acts: &[memorch_core::engine::Action]| acts.iter().find_map(|x| if let ActionKind::Ksm { run, .. } = x.kind { Some(run) } else { None });
+    let mut t = engine("thesis");
+    assert_eq!(ksm_on(&decide(&mut t, 0, &s, &[a.clone(), b.clone()], &[])), None, "screen on: no KSM");
+    assert_eq!(ksm_on(&decide(&mut t, 1, &s, &[lone.clone(), a.clone()], &[Event::Screen { on: false }])), None, "no siblings: no KSM");
+    assert_eq!(ksm_on(&decide(&mut t, 2, &s, &[a.clone(), b.clone()], &[])), Some(true));
+    assert_eq!(ksm_on(&decide(&mut t, 3, &s, &[a, b], &[Event::Screen { on: true }])), Some(false));
+}
+
+/// Thesis fig. 2-18 and §2.6.4: LMK kills in class order, the largest first within a class.
+#[test]
+fn lmk_kill_order_is_class_then_rss() {
+    let mut apps = vec![
+        app(1, "fg", Class::Foreground, 200),
+        app(2, "visible", Class::Visible, 150),
+        app(3, "hidden-small", Class::Previous, 20),
+        app(4, "hidden-big", Class::Previous, 90),
+        app(5, "provider", Class::Cached, 40),
+        app(6, "empty", Class::Empty, 10),
+    ];
+    let mut e = engine("lmk-classic");
+    let s = snap(1024, 5, 0); // below even the foreground level
+    let mut order = Vec::new();
+    for t in 0..6 {
+        let k = kills(&decide(&mut e, t * 2000, &s, &apps, &[]));
+        assert_eq!(k.len(), 1);
+        order.push(k[0][0]);
+        apps.retain(|a| a.pid != k[0][0]);
+    }
+    assert_eq!(order, vec![6, 5, 4, 3, 2, 1]);
+}
+
+/// SWAM §4.3 (EOOM killer): of two equal cached apps, the one cheaper to relaunch dies.
+#[test]
+fn eoom_kills_the_app_cheaper_to_relaunch() {
+    let apps = vec![app(11, "expensive", Class::Cached, 100), app(12, "cheap", Class::Cached, 100)];
+    let mut swam = engine("swam");
+    decide(&mut swam, 0, &snap(1024, 500, 100), &apps, &[
+        Event::Launched { app: "expensive".into(), pid: 11, ms: 2500, cold: true },
+        Event::Launched { app: "cheap".into(), pid: 12, ms: 600, cold: true },
+    ]);
+    let acts = decide(&mut swam, 10, &snap(1024, 2, 1), &apps, &[Event::Pressure { level: PressureLevel::Complete }]);
+    assert_eq!(kills(&acts), vec![vec![12]]);
+    // The classic order takes the larger, or the first at equal size: not cost-aware.
+    let mut lmkd = engine("lmkd");
+    let acts = decide(&mut lmkd, 10, &snap(1024, 2, 1), &apps, &[Event::Pressure { level: PressureLevel::Complete }]);
+    assert_eq!(kills(&acts), vec![vec![11]]);
+}
+
+/// Refault study (paper 003) + DESIGN.md §4 step 4: when pages come back soon after a step,
+/// the step shrinks and the app moves down the compaction list.
+#[test]
+fn refault_feedback_shrinks_the_step_and_moves_the_app_down() {
+    let mut a = app(11, "hot", Class::Cached, 200);
+    a.age_ms = 50_000; // older than 'cold': first at the start
+    let b = app(12, "cold", Class::Cached, 200);
+    let mut m = engine("memorch");
+    // Available under the low band (20 % of 1 GiB).
+    let s = snap(1024, 50, 50);
+    let first = compactions(&decide(&mut m, 0, &s, &[a.clone(), b.clone()], &[]));
+    let first_step = first.iter().find(|c| c.0 == 11).and_then(|c| c.2).unwrap();
+    assert_eq!(first[0].0, 11, "older first at the start: {first:?}");
+    // Pages went out (swap rose) …
+    let (mut a2, mut b2) = (a.clone(), b.clone());
+    a2.swap_bytes = first_step * 4096;
+    b2.swap_bytes = first_step * 4096;
+    decide(&mut m, 1000, &snap(1024, 400, 50), &[a2.clone(), b2.clone()], &[]);
+    // … and 'hot' got most of them back within the window; 'cold' kept them out.
+    let mut a3 = a2.clone();
+    a3.swap_bytes = a2.swap_bytes / 4;
+    let acts = decide(&mut m, 5000, &s, &[a3.clone(), b2.clone()], &[]);
+    let again = compactions(&acts);
+    let step_hot = again.iter().find(|c| c.0 == 11).and_then(|c| c.2).unwrap();
+    assert!(step_hot < first_step, "step {first_step} → {step_hot}");
+    assert_eq!(again[0].0, 12, "'cold' now goes first: {again:?}");
+    let ratio = m.state.stats.get("hot").unwrap().refault_ratio.unwrap();
+    assert!(ratio > 0.5, "{ratio}");
+}
+
+/// Android lmkd: one victim, then wait for it to die; a complete stall may take anything but
+/// only after less important apps.
+#[test]
+fn lmkd_kills_one_then_waits() {
+    let apps = vec![app(11, "c1", Class::Cached, 50), app(12, "c2", Class::Cached, 60), app(2, "fg", Class::Foreground, 300)];
+    let mut e = engine("lmkd");
+    let low = snap(1024, 3, 5);
+    let k1 = kills(&decide(&mut e, 0, &low, &apps, &[Event::Pressure { level: PressureLevel::Partial }]));
+    assert_eq!(k1, vec![vec![12]], "low memory: cached only, heaviest");
+    let k2 = kills(&decide(&mut e, 50, &low, &apps, &[Event::Pressure { level: PressureLevel::Partial }]));
+    assert!(k2.is_empty(), "waits for the victim (kill timeout 100 ms)");
+    let rest = vec![app(11, "c1", Class::Cached, 50), app(2, "fg", Class::Foreground, 300)];
+    let k3 = kills(&decide(&mut e, 60, &low, &rest, &[Event::Pressure { level: PressureLevel::Complete }]));
+    assert_eq!(k3, vec![vec![11]], "critical, but the cached app before the foreground");
+    // Plenty of free memory: a partial stall alone does not kill.
+    let k4 = kills(&decide(&mut e, 500, &snap(1024, 500, 100), &rest, &[Event::Pressure { level: PressureLevel::Partial }]));
+    assert!(k4.is_empty());
+}
+
+/// DESIGN.md §4 step 3: a launch larger than available is met before it starts, in one
+/// decision: compress within the budget, then kill at once what is still short; the
+/// foreground is never touched.
+#[test]
+fn memorch_secures_a_launch_in_one_decision() {
+    let apps = vec![
+        app(11, "c1", Class::Cached, 60),
+        app(12, "c2", Class::Cached, 80),
+        app(13, "c3", Class::Cached, 40),
+        app(15, "c4", Class::Cached, 50),
+        app(14, "svc", Class::Service, 30),
+        app(2, "fg", Class::Foreground, 200),
+    ];
+    let mut m = engine("memorch");
+    let s = snap(1024, 40, 20);
+    let launch = [Event::LaunchIntent { app: "game".into(), expected_bytes: Some(200 * MIB) }];
+    let acts = decide(&mut m, 0, &s, &apps, &launch);
+    let c = compactions(&acts);
+    assert!(!c.is_empty(), "compress first: {acts:?}");
+    let k = kills(&acts);
+    assert_eq!(k.len(), 1, "one batch: {acts:?}");
+    assert!(!k[0].contains(&2), "never the foreground");
+    assert!(k[0].iter().all(|p| !c.iter().any(|x| x.0 == *p)), "no app both compressed and killed");
+    // Compressing first costs fewer apps than MOS's kills alone for the same launch.
+    let mut mos = engine("mos");
+    let mos_kills = kills(&decide(&mut mos, 0, &s, &apps, &launch));
+    assert!(k[0].len() < mos_kills[0].len(), "memorch kills {:?}, MOS {:?}", k[0], mos_kills[0]);
+    let ci = acts.iter().position(|a| matches!(a.kind, ActionKind::Compact { .. })).unwrap();
+    let ki = acts.iter().position(|a| matches!(a.kind, ActionKind::Kill { .. })).unwrap();
+    assert!(ci < ki);
+    // A launch that fits does nothing.
+    let mut m2 = engine("memorch");
+    let acts = decide(&mut m2, 0, &snap(1024, 600, 100), &apps, &[Event::LaunchIntent { app: "calc".into(), expected_bytes: Some(30 * MIB) }]);
+    assert!(matches!(acts[0].kind, ActionKind::Nothing), "{acts:?}");
+}
+
+/// The `kernel` preset never acts, whatever happens.
+#[test]
+fn kernel_preset_never_acts() {
+    let apps = vec![app(11, "c1", Class::Cached, 60), app(2, "fg", Class::Foreground, 300)];
+    let mut k = engine("kernel");
+    let acts = decide(&mut k, 0, &with_psi(snap(1024, 1, 0), 90.0, 80.0), &apps, &[
+        Event::Pressure { level: PressureLevel::Complete },
+        Event::Home,
+        Event::Screen { on: false },
+        Event::LaunchIntent { app: "x".into(), expected_bytes: Some(500 * MIB) },
+    ]);
+    assert_eq!(acts.len(), 1);
+    assert!(matches!(acts[0].kind, ActionKind::Nothing));
+}
+
+/// memorch under growing pressure: compress first, kill cached before any foreground.
+#[test]
+fn memorch_compresses_then_kills_cached_never_the_foreground() {
+    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let mut m = engine("memorch");
+    let mild = decide(&mut m, 0, &snap(1024, 100, 50), &apps, &[]);
+    assert!(!compactions(&mild).is_empty() && kills(&mild).is_empty(), "low band: compress only: {mild:?}");
+    let critical = decide(&mut m, 1000, &snap(1024, 20, 10), &apps, &[]);
+    let k = kills(&critical);
+    assert_eq!(k.len(), 1, "{critical:?}");
+    assert!(k[0].iter().all(|&p| p != 2), "cached first: {k:?}");
+}
