@@ -81,18 +81,49 @@ impl Domain {
         }
     }
 
-    /// Whether a process belongs to the domain now.
+    /// Whether a process belongs to the domain now: its `/proc/PID/cgroup` puts it in the
+    /// group or below, in the memory hierarchy or the v2 one (one small read, not a walk of
+    /// the group's subtree).
     pub fn contains(&self, root: &SysRoot, pid: u32) -> Result<bool> {
         match &self.cgroup {
             None => Ok(root.path(format!("/proc/{pid}")).exists()),
-            Some(_) => Ok(self.pids(root)?.binary_search(&pid).is_ok()),
+            Some(dirs) => {
+                let text = match root.read(format!("/proc/{pid}/cgroup")) {
+                    Ok(t) => t,
+                    Err(e) if e.is_not_found() => return Ok(false),
+                    Err(e) => return Err(e),
+                };
+                Ok(cgroup_lines_within(&text, &dirs.path))
+            }
         }
     }
+}
+
+/// Whether a `/proc/PID/cgroup` text puts the process at `path` or below, in the memory
+/// hierarchy or in v2.
+fn cgroup_lines_within(text: &str, path: &str) -> bool {
+    text.lines().any(|line| {
+        let mut it = line.splitn(3, ':');
+        let (_, ctrls, p) = (it.next(), it.next().unwrap_or("-"), it.next().unwrap_or(""));
+        let relevant = ctrls.is_empty() || ctrls.split(',').any(|c| c == "memory");
+        relevant && (p == path || path == "/" || p.strip_prefix(path).is_some_and(|rest| rest.starts_with('/')))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cgroup_membership_from_proc_cgroup() {
+        let text = "4:memory:/a/phone/app1\n1:cpu:/\n0::/\n";
+        assert!(cgroup_lines_within(text, "/a/phone"));
+        assert!(cgroup_lines_within(text, "/a/phone/app1"));
+        assert!(!cgroup_lines_within(text, "/a/ph"), "a prefix of a name is not a parent");
+        assert!(!cgroup_lines_within(text, "/b"));
+        assert!(cgroup_lines_within("0::/x/y\n", "/x"), "v2 line");
+        assert!(!cgroup_lines_within("3:cpu:/x/y\n", "/x"), "other controllers do not count");
+    }
 
     #[test]
     fn parses_domain_specs() {

@@ -104,11 +104,14 @@ pub struct ProcessReader<'a> {
     uptime_ms: u64,
     buf: String,
     path: PathBuf,
+    /// Read `smaps_rollup` (PSS) and KSM counts. Without, a process is four small reads that
+    /// never wait on its address-space lock: what a decision under pressure needs.
+    pub detailed: bool,
 }
 
 impl<'a> ProcessReader<'a> {
     pub fn new(root: &'a SysRoot, uptime_ms: u64) -> Self {
-        ProcessReader { root, uptime_ms, buf: String::with_capacity(4096), path: PathBuf::new() }
+        ProcessReader { root, uptime_ms, buf: String::with_capacity(4096), path: PathBuf::new(), detailed: true }
     }
 
     fn read(&mut self, pid: u32, file: &str) -> Result<()> {
@@ -150,15 +153,20 @@ impl<'a> ProcessReader<'a> {
             .trim()
             .parse()
             .map_err(|_| Error::parse(&self.path, "oom_score_adj", self.buf.trim()))?;
-        // smaps_rollup walks the page tables: the costly read, and one that can be refused.
-        let pss = match self.read(pid, "smaps_rollup") {
-            Ok(()) => field_kib(&self.buf, "Pss"),
-            Err(e) if e.is_not_found() => return Ok(None),
-            Err(_) => None,
+        // smaps_rollup walks the page tables under the mm lock: the costly read, one that
+        // waits behind reclaim when memory is short, and one that can be refused.
+        let pss = if !self.detailed {
+            None
+        } else {
+            match self.read(pid, "smaps_rollup") {
+                Ok(()) => field_kib(&self.buf, "Pss"),
+                Err(e) if e.is_not_found() => return Ok(None),
+                Err(_) => None,
+            }
         };
-        let ksm = match self.read(pid, "ksm_merging_pages") {
-            Ok(()) => self.buf.trim().parse().ok(),
-            Err(_) => None,
+        let ksm = match self.detailed.then(|| self.read(pid, "ksm_merging_pages")) {
+            Some(Ok(())) => self.buf.trim().parse().ok(),
+            _ => None,
         };
         let start_ms = stat.start_ticks * 1000 / self.root.clock_ticks;
         Ok(Some(ProcessInfo {

@@ -39,9 +39,20 @@ pub fn cheap(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
 
 /// The cheap snapshot plus every process of the domain, in kill order.
 pub fn full(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
+    full_with(root, domain, true)
+}
+
+/// A full snapshot without PSS and KSM counts (no `smaps_rollup`): for decisions under
+/// pressure, where the page-table walk would wait behind reclaim.
+pub fn full_fast(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
+    full_with(root, domain, false)
+}
+
+fn full_with(root: &SysRoot, domain: &Domain, detailed: bool) -> Result<Snapshot> {
     let mut snap = cheap(root, domain)?;
     let pids = domain.pids(root)?;
     let mut reader = ProcessReader::new(root, snap.uptime_ms);
+    reader.detailed = detailed;
     let mut procs = Vec::with_capacity(pids.len());
     for pid in pids {
         if let Some(p) = reader.read_process(pid)? {

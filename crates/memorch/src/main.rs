@@ -17,6 +17,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    Run(cmd::run::Args),
+    Ctl(cmd::ctl::Args),
     Status(cmd::status::Args),
     /// Set up, show and tear down zram swap.
     #[command(subcommand)]
@@ -36,6 +38,7 @@ enum Command {
     /// Thaw a frozen cgroup.
     Thaw(cmd::freeze::Args),
     Presets(cmd::presets::Args),
+    Config(cmd::config::Args),
     App(cmd::app::Args),
 }
 
@@ -46,6 +49,8 @@ fn main() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(a) => cmd::run::run(a),
+        Command::Ctl(a) => cmd::ctl::run(a),
         Command::Status(a) => cmd::status::run(a),
         Command::Zram(c) => cmd::zram::run(c),
         Command::Swapfile(c) => cmd::swapfile::run(c),
@@ -57,6 +62,7 @@ fn main() {
         Command::Freeze(a) => cmd::freeze::run(a, true),
         Command::Thaw(a) => cmd::freeze::run(a, false),
         Command::Presets(a) => cmd::presets::run(a),
+        Command::Config(a) => cmd::config::run(a),
         Command::App(a) => cmd::app::run(a),
     };
     if let Err(e) = result {

@@ -2,11 +2,14 @@
 
 pub mod app;
 pub mod compact;
+pub mod config;
+pub mod ctl;
 pub mod freeze;
 pub mod kill;
 pub mod presets;
 pub mod ksm;
 pub mod reclaim;
+pub mod run;
 pub mod spawn;
 pub mod status;
 pub mod swapfile;

@@ -74,3 +74,107 @@ pub fn alive(pid: u32) -> bool {
         .and_then(|s| memorch_linux::process::parse_stat(&s))
         .is_some_and(|s| s.state != 'Z' && s.state != 'X')
 }
+
+/// A `memorch run` for a test: started with args, stopped (SIGTERM, then SIGKILL) on drop.
+pub struct DaemonGuard {
+    pub child: Child,
+    pub socket: std::path::PathBuf,
+    pub state_dir: std::path::PathBuf,
+    pub stderr_path: std::path::PathBuf,
+}
+
+impl DaemonGuard {
+    pub fn start(args: &[&str]) -> DaemonGuard {
+        let name = memorch_linux::testkit::unique_name("memorch-daemon");
+        let dir = std::env::temp_dir().join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let socket = dir.join("ctl.sock");
+        let state_dir = dir.join("state");
+        let stderr_path = dir.join("daemon.log");
+        let child = memorch()
+            .arg("run")
+            .args(["--socket", socket.to_str().unwrap(), "--state-dir", state_dir.to_str().unwrap()])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr_path).unwrap())
+            .spawn()
+            .expect("memorch run starts");
+        let mut d = DaemonGuard { child, socket, state_dir, stderr_path };
+        let up = memorch_linux::testkit::wait_for(std::time::Duration::from_secs(20), || {
+            std::os::unix::net::UnixStream::connect(&d.socket).is_ok() || d.child.try_wait().unwrap().is_some()
+        });
+        assert!(up && d.child.try_wait().unwrap().is_none(), "daemon did not come up: {}", d.log());
+        d
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// One request, one answer.
+    pub fn request(&self, req: &str) -> serde_json::Value {
+        use std::io::Write;
+        let mut s = std::os::unix::net::UnixStream::connect(&self.socket).expect("connect");
+        s.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+        writeln!(s, "{req}").unwrap();
+        let mut line = String::new();
+        BufReader::new(s).read_line(&mut line).expect("an answer");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad answer {line:?}: {e}"))
+    }
+
+    /// Follow the events stream: lines arrive on the returned channel.
+    pub fn events(&self) -> std::sync::mpsc::Receiver<serde_json::Value> {
+        use std::io::Write;
+        let mut s = std::os::unix::net::UnixStream::connect(&self.socket).expect("connect");
+        writeln!(s, "{{\"cmd\":\"events\"}}").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(s).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                    if tx.send(v).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        rx
+    }
+
+    /// SIGTERM, and how long it took to exit.
+    pub fn stop(&mut self) -> std::time::Duration {
+        let t0 = std::time::Instant::now();
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+        t0.elapsed()
+    }
+}
+
+impl Drop for DaemonGuard {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+            let done = memorch_linux::testkit::wait_for(std::time::Duration::from_secs(10), || self.child.try_wait().ok().flatten().is_some());
+            if !done {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
+        }
+        if let Some(d) = self.socket.parent() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// Actions from an events stream, gathered until `until` holds or the timeout passes.
+pub fn collect_events(rx: &std::sync::mpsc::Receiver<serde_json::Value>, timeout: std::time::Duration, mut until: impl FnMut(&[serde_json::Value]) -> bool) -> Vec<serde_json::Value> {
+    let deadline = std::time::Instant::now() + timeout;
+    let mut out = Vec::new();
+    while std::time::Instant::now() < deadline && !until(&out) {
+        if let Ok(v) = rx.recv_timeout(std::time::Duration::from_millis(100)) {
+            out.push(v);
+        }
+    }
+    out
+}

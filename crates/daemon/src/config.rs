@@ -1,0 +1,311 @@
+//! The daemon's configuration: one TOML file, every key optional with a documented default
+//! (`DEFAULTS` is the complete default file, printed by `memorch config --defaults`). An
+//! unknown key, a wrong type or a value out of range is an error naming the key and the line;
+//! nothing of a bad file is applied.
+
+use memorch_core::engine::preset::{Preset, NAMES};
+use memorch_core::Class;
+use memorch_linux::DomainSpec;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// The complete default configuration, with every key and what it means.
+pub const DEFAULTS: &str = r#"# memorch configuration. Every key is optional; the values shown are the defaults.
+
+# Which system to run: kernel, lmk-classic, compcache, thesis, lmkd, mos, swam, memorch
+# (`memorch presets` describes them).
+preset = "memorch"
+# What to manage: "system" (the whole machine) or "cgroup:PATH" (a cgroup path as
+# /proc/PID/cgroup writes it).
+domain = "system"
+# Log every action it would take, and take none.
+dry_run = false
+# The control socket (`memorch ctl`).
+socket = "/run/memorch/memorch.sock"
+# Where learned app statistics are kept.
+state_dir = "/var/lib/memorch"
+# "text" or "json".
+log_format = "text"
+
+[loop]
+# A cheap snapshot (memory, PSI, swap, zram, KSM) this often, in ms (100..=60000).
+tick_ms = 1000
+# A full snapshot (every process) and a decision at least this often, in ms
+# (tick_ms..=600000); sooner on pressure, on a request, or when memory runs low.
+full_snapshot_ms = 10000
+# PSI triggers: a partial stall (some) or a complete stall (full) of this many ms per window
+# wakes the daemon at once. Android lmkd uses 70 and 700 ms per 1000 ms. Where the kernel
+# accepts only 2 s multiples (no CAP_SYS_RESOURCE) the window is rounded up and the stall
+# scaled with it.
+psi_some_stall_ms = 70
+psi_full_stall_ms = 700
+psi_window_ms = 1000
+# Lock the daemon's memory so it never waits on a page fault when memory is short.
+lock_memory = true
+# The daemon's own nice value (-20..=19): when memory is short the CPUs are busy reclaiming
+# and compressing, and a kill must not wait its turn (Android runs lmkd at high priority).
+nice = -10
+
+[manage]
+# Set up zram as the preset asks when the domain has no swap; remove it on exit.
+zram = true
+# Let the preset run and tune ksmd; put KSM's settings back on exit.
+ksm = true
+# Let the preset add and remove storage swap files.
+swap_files = true
+swap_file_dir = "/var/lib/memorch/swap"
+
+[apps]
+# Process names memorch never acts on.
+protected = []
+# Classes by process name, over what oom_score_adj says, e.g.
+# [[apps.rules]]
+# name = "launcher"
+# class = "home"
+
+[control]
+# Besides root, the uids that may send launch, home and screen events (a launcher or
+# session manager). Anyone may describe their own processes and read status.
+uids = []
+"#;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub preset: String,
+    pub domain: String,
+    pub dry_run: bool,
+    pub socket: PathBuf,
+    pub state_dir: PathBuf,
+    pub log_format: String,
+    #[serde(rename = "loop")]
+    pub loop_: LoopConfig,
+    pub manage: Manage,
+    pub apps: Apps,
+    pub control: Control,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoopConfig {
+    pub tick_ms: u64,
+    pub full_snapshot_ms: u64,
+    pub psi_some_stall_ms: u64,
+    pub psi_full_stall_ms: u64,
+    pub psi_window_ms: u64,
+    pub lock_memory: bool,
+    pub nice: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Manage {
+    pub zram: bool,
+    pub ksm: bool,
+    pub swap_files: bool,
+    pub swap_file_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Apps {
+    pub protected: Vec<String>,
+    pub rules: Vec<Rule>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub name: String,
+    pub class: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Control {
+    pub uids: Vec<u32>,
+}
+
+impl Default for Config {
+    /// Must agree with `DEFAULTS` (a test checks).
+    fn default() -> Self {
+        Config {
+            preset: "memorch".into(),
+            domain: "system".into(),
+            dry_run: false,
+            socket: "/run/memorch/memorch.sock".into(),
+            state_dir: "/var/lib/memorch".into(),
+            log_format: "text".into(),
+            loop_: LoopConfig::default(),
+            manage: Manage::default(),
+            apps: Apps::default(),
+            control: Control::default(),
+        }
+    }
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig { tick_ms: 1000, full_snapshot_ms: 10_000, psi_some_stall_ms: 70, psi_full_stall_ms: 700, psi_window_ms: 1000, lock_memory: true, nice: -10 }
+    }
+}
+
+impl Default for Manage {
+    fn default() -> Self {
+        Manage { zram: true, ksm: true, swap_files: true, swap_file_dir: "/var/lib/memorch/swap".into() }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct ConfigError {
+    pub file: String,
+    pub message: String,
+}
+
+impl Config {
+    /// Parse and validate a whole file; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError { file: file.into(), message: one_line(&e.to_string()) })?;
+        cfg.validate(text).map_err(|message| ConfigError { file: file.into(), message })?;
+        Ok(cfg)
+    }
+
+    pub fn load(path: &std::path::Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError { file: path.display().to_string(), message: e.to_string() })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// Validate values set after parsing (command-line overrides).
+    pub fn check(&self) -> Result<(), String> {
+        self.validate("")
+    }
+
+    pub fn preset(&self) -> Preset {
+        Preset::by_name(&self.preset).expect("validated")
+    }
+
+    pub fn domain_spec(&self) -> DomainSpec {
+        self.domain.parse().expect("validated")
+    }
+
+    /// The class a rule gives a process name.
+    pub fn rule_class(&self, name: &str) -> Option<Class> {
+        self.apps.rules.iter().find(|r| r.name == name).and_then(|r| Class::from_name(&r.class))
+    }
+
+    fn validate(&self, text: &str) -> Result<(), String> {
+        let at = |section: Option<&str>, key: &str| match line_of(text, section, key) {
+            Some(l) => format!("line {l}: "),
+            None => String::new(),
+        };
+        if Preset::by_name(&self.preset).is_none() {
+            return Err(format!("{}preset = \"{}\": choose one of {}", at(None, "preset"), self.preset, NAMES.join(", ")));
+        }
+        if let Err(e) = self.domain.parse::<DomainSpec>() {
+            return Err(format!("{}domain: {e}", at(None, "domain")));
+        }
+        if !matches!(self.log_format.as_str(), "text" | "json") {
+            return Err(format!("{}log_format = \"{}\": use \"text\" or \"json\"", at(None, "log_format"), self.log_format));
+        }
+        let l = &self.loop_;
+        let range = |key: &str, v: u64, lo: u64, hi: u64| {
+            if v < lo || v > hi {
+                Err(format!("{}loop.{key} = {v}: must be within {lo}..={hi}", at(Some("loop"), key)))
+            } else {
+                Ok(())
+            }
+        };
+        range("tick_ms", l.tick_ms, 100, 60_000)?;
+        range("full_snapshot_ms", l.full_snapshot_ms, l.tick_ms, 600_000)?;
+        range("psi_window_ms", l.psi_window_ms, 500, 10_000)?;
+        range("psi_some_stall_ms", l.psi_some_stall_ms, 1, l.psi_window_ms)?;
+        range("psi_full_stall_ms", l.psi_full_stall_ms, 1, l.psi_window_ms)?;
+        if !(-20..=19).contains(&l.nice) {
+            return Err(format!("{}loop.nice = {}: must be within -20..=19", at(Some("loop"), "nice"), l.nice));
+        }
+        for r in &self.apps.rules {
+            if Class::from_name(&r.class).is_none_or(|c| c.is_protected()) {
+                return Err(format!(
+                    "{}apps.rules: class \"{}\" for \"{}\": use foreground, visible, perceptible, service, home, previous, cached or empty",
+                    at(Some("apps.rules"), "class"),
+                    r.class,
+                    r.name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// toml errors span several lines with a source excerpt: keep them to one line.
+fn one_line(s: &str) -> String {
+    s.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with('^')).collect::<Vec<_>>().join(": ").replace("::", ":")
+}
+
+/// The line (1-based) where `key = …` is set, inside `[section]` if given.
+pub fn line_of(text: &str, section: Option<&str>, key: &str) -> Option<usize> {
+    let mut current: Option<String> = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix('[') {
+            current = Some(h.trim_start_matches('[').trim_end_matches(']').trim().to_string());
+            continue;
+        }
+        let in_section = match section {
+            None => current.is_none(),
+            Some(s) => current.as_deref() == Some(s),
+        };
+        if in_section && t.split('=').next().is_some_and(|k| k.trim() == key) && t.contains('=') {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_parse_and_match_the_struct_defaults() {
+        let c = Config::parse(DEFAULTS, "defaults").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.preset, "memorch");
+        assert_eq!(c.loop_.tick_ms, 1000);
+        assert_eq!(c.loop_, LoopConfig::default());
+        assert_eq!(c.manage, Manage::default());
+        assert_eq!(Config::parse("", "empty").unwrap(), c, "every key optional");
+    }
+
+    #[test]
+    fn unknown_key_is_named_with_its_line() {
+        let e = Config::parse("preset = \"lmkd\"\n\n[loop]\ntick_msec = 5\n", "m.toml").unwrap_err().to_string();
+        assert!(e.contains("m.toml") && e.contains("line 4") && e.contains("tick_msec"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_is_named_with_its_line() {
+        let e = Config::parse("dry_run = \"yes\"\n", "m.toml").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("dry_run"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_is_named_with_its_line() {
+        let e = Config::parse("[loop]\n# comment\ntick_ms = 5\n", "m.toml").unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("loop.tick_ms = 5") && e.contains("100..=60000"), "{e}");
+        let e = Config::parse("preset = \"fancy\"\n", "m.toml").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("lmk-classic"), "{e}");
+        let e = Config::parse("domain = \"cgroup:nope\"\n", "m.toml").unwrap_err().to_string();
+        assert!(e.contains("domain") && e.contains("must start with '/'"), "{e}");
+        let e = Config::parse("[[apps.rules]]\nname = \"x\"\nclass = \"vip\"\n", "m.toml").unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("\"vip\""), "{e}");
+    }
+
+    #[test]
+    fn rules_give_classes() {
+        let c = Config::parse("[[apps.rules]]\nname = \"launcher\"\nclass = \"home\"\n", "m").unwrap();
+        assert_eq!(c.rule_class("launcher"), Some(Class::Home));
+        assert_eq!(c.rule_class("other"), None);
+    }
+}

@@ -1,0 +1,96 @@
+//! Counters the daemon keeps, and their Prometheus text form.
+
+use memorch_core::Snapshot;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Counters {
+    pub decisions: u64,
+    pub full_snapshots: u64,
+    pub cheap_snapshots: u64,
+    pub pressure_events: u64,
+    /// Actions done (not dry-run), by kind.
+    pub actions: BTreeMap<String, u64>,
+    /// Kills by the victim's class.
+    pub kills: BTreeMap<String, u64>,
+    pub compacted_bytes: u64,
+    pub reclaimed_bytes: u64,
+    pub regained_bytes: u64,
+    pub requests: u64,
+    pub bad_requests: u64,
+}
+
+/// The daemon's own CPU time (user + system) and RSS.
+pub fn self_usage() -> (f64, u64) {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage into a zeroed struct.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let cpu = ru.ru_utime.tv_sec as f64 + ru.ru_utime.tv_usec as f64 / 1e6 + ru.ru_stime.tv_sec as f64 + ru.ru_stime.tv_usec as f64 / 1e6;
+    let rss = std::fs::read_to_string("/proc/self/status").ok().and_then(|t| memorch_linux::parse::field_kib(&t, "VmRSS")).unwrap_or(0);
+    (cpu, rss)
+}
+
+pub fn prometheus(c: &Counters, snap: Option<&Snapshot>, preset: &str) -> String {
+    let mut o = String::new();
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
+        let _ = writeln!(o, "# HELP memorch_{name} {help}\n# TYPE memorch_{name} {kind}");
+        for (labels, v) in samples {
+            let _ = writeln!(o, "memorch_{name}{labels} {v}");
+        }
+    };
+    let one = |v: f64| vec![(String::new(), v)];
+    metric("info", "gauge", "The preset in use.", &[(format!("{{preset=\"{preset}\"}}"), 1.0)]);
+    metric("decisions_total", "counter", "Engine decisions.", &one(c.decisions as f64));
+    metric("pressure_events_total", "counter", "PSI triggers that fired.", &one(c.pressure_events as f64));
+    let by = |m: &BTreeMap<String, u64>, label: &str| m.iter().map(|(k, v)| (format!("{{{label}=\"{k}\"}}"), *v as f64)).collect::<Vec<_>>();
+    metric("actions_total", "counter", "Actions carried out, by kind.", &by(&c.actions, "kind"));
+    metric("kills_total", "counter", "Processes killed, by class.", &by(&c.kills, "class"));
+    metric("compacted_bytes_total", "counter", "Bytes moved out of processes by compaction.", &one(c.compacted_bytes as f64));
+    metric("reclaimed_bytes_total", "counter", "Bytes reclaimed from the domain.", &one(c.reclaimed_bytes as f64));
+    metric("regained_bytes_total", "counter", "Bytes the domain regained from kills.", &one(c.regained_bytes as f64));
+    metric("requests_total", "counter", "Control requests, and those refused.", &[("{result=\"ok\"}".into(), (c.requests - c.bad_requests) as f64), ("{result=\"error\"}".into(), c.bad_requests as f64)]);
+    if let Some(s) = snap {
+        let m = &s.memory;
+        metric("memory_bytes", "gauge", "The domain's memory.", &[
+            ("{kind=\"total\"}".into(), m.total_bytes as f64),
+            ("{kind=\"used\"}".into(), m.used_bytes as f64),
+            ("{kind=\"free\"}".into(), m.free_bytes as f64),
+            ("{kind=\"available\"}".into(), m.available_bytes as f64),
+            ("{kind=\"swap_used\"}".into(), m.swap_used_bytes as f64),
+        ]);
+        if let Some(p) = s.psi.get() {
+            metric("psi_avg10_percent", "gauge", "Memory pressure stall, last 10 s.", &[("{kind=\"some\"}".into(), p.some.avg10), ("{kind=\"full\"}".into(), p.full.avg10)]);
+            metric("psi_stall_seconds_total", "counter", "Memory pressure stall time.", &[("{kind=\"some\"}".into(), p.some.total_us as f64 / 1e6), ("{kind=\"full\"}".into(), p.full.total_us as f64 / 1e6)]);
+        }
+        if let Some(z) = s.zram.get() {
+            let (o_, c_) = z.devices.iter().fold((0, 0), |(o, c), d| (o + d.orig_data_bytes, c + d.mem_used_bytes));
+            metric("zram_bytes", "gauge", "zram: stored and pool size.", &[("{kind=\"stored\"}".into(), o_ as f64), ("{kind=\"pool\"}".into(), c_ as f64)]);
+        }
+    }
+    let (cpu, rss) = self_usage();
+    metric("cpu_seconds_total", "counter", "The daemon's CPU time.", &one(cpu));
+    metric("rss_bytes", "gauge", "The daemon's resident memory.", &one(rss as f64));
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prometheus_text_has_help_type_and_labels() {
+        let mut c = Counters { decisions: 3, requests: 5, bad_requests: 2, ..Default::default() };
+        c.kills.insert("cached".into(), 2);
+        let t = prometheus(&c, None, "memorch");
+        assert!(t.contains("# TYPE memorch_decisions_total counter\nmemorch_decisions_total 3\n"), "{t}");
+        assert!(t.contains("memorch_kills_total{class=\"cached\"} 2"));
+        assert!(t.contains("memorch_requests_total{result=\"error\"} 2"));
+        assert!(t.contains("memorch_info{preset=\"memorch\"} 1"));
+        for line in t.lines().filter(|l| !l.starts_with('#')) {
+            let value = line.rsplit(' ').next().unwrap();
+            assert!(value.parse::<f64>().is_ok(), "{line}");
+        }
+    }
+}

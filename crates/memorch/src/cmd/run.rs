@@ -1,0 +1,82 @@
+//! `memorch run`: the daemon.
+
+use anyhow::{Context, Result};
+use memorch_daemon::config::Config;
+use memorch_daemon::daemon::Daemon;
+use std::path::PathBuf;
+
+/// Run memorch: watch a domain, decide with a preset, act through the kernel.
+///
+/// Settings come from --config (TOML; `memorch config --defaults` prints every key), then
+/// the options here. SIGHUP reloads the config file (keeping the old one if the new one is
+/// bad); SIGTERM or SIGINT stop it and put back what it changed (zram, swap files, KSM).
+///
+/// Examples:
+///   memorch run                                       the whole machine, preset memorch
+///   memorch run --domain cgroup:/a/phone --preset lmkd --dry-run
+///   memorch run --config /etc/memorch.toml --log-format json
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// kernel, lmk-classic, compcache, thesis, lmkd, mos, swam or memorch.
+    #[arg(long)]
+    preset: Option<String>,
+    /// system or cgroup:PATH.
+    #[arg(long)]
+    domain: Option<String>,
+    /// Log every action it would take; take none (and set nothing up).
+    #[arg(long)]
+    dry_run: bool,
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+    /// text or json.
+    #[arg(long)]
+    log_format: Option<String>,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let mut cfg = match &a.config {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    if let Some(v) = a.preset {
+        cfg.preset = v;
+    }
+    if let Some(v) = a.domain {
+        cfg.domain = v;
+    }
+    if a.dry_run {
+        cfg.dry_run = true;
+    }
+    if let Some(v) = a.socket {
+        cfg.socket = v;
+    }
+    if let Some(v) = a.state_dir {
+        cfg.state_dir = v;
+    }
+    if let Some(v) = a.log_format {
+        cfg.log_format = v;
+    }
+    cfg.check().map_err(|e| anyhow::anyhow!("{e}"))?;
+    init_logging(&cfg.log_format);
+    // The daemon writes to sockets: a client that hung up must not kill it.
+    // SAFETY: setting a signal disposition at start-up, single-threaded.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let daemon = Daemon::start(cfg, a.config).map_err(|e| anyhow::anyhow!(e)).context("starting memorch")?;
+    daemon.run().map_err(|e| anyhow::anyhow!(e))
+}
+
+fn init_logging(format: &str) {
+    let filter = std::env::var("MEMORCH_LOG").ok().and_then(|v| v.parse::<tracing_subscriber::filter::LevelFilter>().ok()).unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
+    use std::io::IsTerminal;
+    let b = tracing_subscriber::fmt().with_max_level(filter).with_writer(std::io::stderr).with_target(false).with_ansi(std::io::stderr().is_terminal());
+    if format == "json" {
+        b.json().flatten_event(true).init();
+    } else {
+        b.init();
+    }
+}

@@ -1,0 +1,209 @@
+//! `memorch run` on live sandbox domains: the ladder under a growing load, a launch met in one
+//! batch, dry runs that change nothing, a clean SIGTERM, and a socket that survives garbage.
+
+mod common;
+use common::*;
+use memorch_linux::{sandbox::Sandbox, testkit};
+use serde_json::Value;
+use std::time::Duration;
+
+fn kind(v: &Value) -> &str {
+    v["action"].as_str().unwrap_or("")
+}
+
+fn done_actions(evs: &[Value]) -> Vec<&Value> {
+    evs.iter().filter(|v| v["event"] == "action" && v["done"] == true).collect()
+}
+
+fn fast_config(extra: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("{}.toml", testkit::unique_name("memorch-cfg")));
+    std::fs::write(&p, format!("[loop]\ntick_ms = 200\nfull_snapshot_ms = 1000\n{extra}")).unwrap();
+    p
+}
+
+#[test]
+fn memorch_compresses_before_it_kills_and_spares_the_foreground() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-ladder"), Some(384 * MIB)).unwrap();
+    let cfg = fast_config("");
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch"]);
+    let rx = d.events();
+    let fg = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "48", "--content", "mixed", "--name", "fg-app"]).id();
+    let mut cached = Vec::new();
+    for i in 0..9 {
+        // Incompressible-heavy apps: zram cannot absorb them all, so kills must come.
+        let seed = (i + 10).to_string();
+        let c = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "56", "--content", if i % 2 == 0 { "mixed" } else { "random" }, "--seed", &seed]).id();
+        cached.push(c);
+    }
+    let evs = collect_events(&rx, Duration::from_secs(30), |e| done_actions(e).iter().any(|a| kind(a) == "kill"));
+    let acts = done_actions(&evs);
+    let first_compact = acts.iter().position(|a| kind(a) == "compact");
+    let first_kill = acts.iter().position(|a| kind(a) == "kill");
+    assert!(first_kill.is_some(), "the load needs kills; saw {:?}\n{}", acts.iter().map(|a| kind(a)).collect::<Vec<_>>(), d.log());
+    assert!(first_compact.is_some_and(|c| c < first_kill.unwrap()), "compress before kill: {:?}", acts.iter().map(|a| kind(a)).collect::<Vec<_>>());
+    for k in acts.iter().filter(|a| kind(a) == "kill") {
+        for v in k["victims"].as_array().unwrap() {
+            assert_ne!(v["class"], "foreground", "{k}");
+            assert!(cached.contains(&(v["pid"].as_u64().unwrap() as u32)));
+        }
+    }
+    assert!(alive(fg), "the foreground app survives");
+    drop(d);
+    std::fs::remove_file(cfg).unwrap();
+}
+
+#[test]
+fn a_launch_larger_than_free_memory_is_met_in_one_batch() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-launch"), Some(512 * MIB)).unwrap();
+    let cfg = fast_config("[manage]\nzram = false\n");
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch"]);
+    let mut cached = Vec::new();
+    for i in 0..6 {
+        cached.push(spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "64", "--content", "random", "--seed", &i.to_string()]).id());
+    }
+    let rx = d.events();
+    let ans = d.request(r#"{"cmd":"launch","app":"big-game","expect_mb":300}"#);
+    assert_eq!(ans["ok"], true, "{ans}");
+    // What the launch decided, and anything after it for a few seconds.
+    let evs = collect_events(&rx, Duration::from_secs(4), |_| false);
+    let kills: Vec<&Value> = done_actions(&evs).into_iter().filter(|a| kind(a) == "kill").collect();
+    assert_eq!(kills.len(), 1, "one batch, not a kill per pressure event: {kills:?}\n{}", d.log());
+    let victims = kills[0]["victims"].as_array().unwrap();
+    assert!(victims.len() >= 2, "300 MB needs several 64 MB apps at once: {}", kills[0]);
+    assert_eq!(kills[0]["reason"]["step"], "before_launch");
+    let gone = victims.iter().filter(|v| !alive(v["pid"].as_u64().unwrap() as u32)).count();
+    assert!(testkit::wait_for(Duration::from_secs(5), || victims.iter().all(|v| !alive(v["pid"].as_u64().unwrap() as u32))), "{gone} gone");
+    drop(d);
+    std::fs::remove_file(cfg).unwrap();
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    if !testkit::zram_facility() || !testkit::ksm_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
+    let ksm = std::fs::read_to_string("/sys/kernel/mm/ksm/run").unwrap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-dry"), Some(256 * MIB)).unwrap();
+    let mut pids = Vec::new();
+    for i in 0..4 {
+        pids.push(spawn_app(&mut sb, &["--class", "cached", "--ksm"], &["--anon-mb", "56", "--content", "text", "--seed", &i.to_string()]).id());
+    }
+    let swap_before: Vec<u64> = pids.iter().map(|&p| status_kib(p, "VmSwap")).collect();
+    let cfg = fast_config("");
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
+    let rx = d.events();
+    assert_eq!(d.request(r#"{"cmd":"screen","on":false}"#)["ok"], true);
+    assert_eq!(d.request(r#"{"cmd":"launch","app":"big","expect_mb":200}"#)["ok"], true);
+    let evs = collect_events(&rx, Duration::from_secs(3), |_| false);
+    let proposed: Vec<&Value> = evs.iter().filter(|v| v["event"] == "action" && v["action"] != "nothing").collect();
+    assert!(!proposed.is_empty(), "the dry run should have had things to do: {evs:?}");
+    assert!(proposed.iter().all(|v| v["done"] == false && v["dry_run"] == true));
+    assert!(d.log().contains("dry-run: would"), "{}", d.log());
+    assert!(pids.iter().all(|&p| alive(p)), "no process killed");
+    assert_eq!(pids.iter().map(|&p| status_kib(p, "VmSwap")).collect::<Vec<_>>(), swap_before, "nothing compacted");
+    assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "no zram set up");
+    assert_eq!(std::fs::read_to_string("/sys/kernel/mm/ksm/run").unwrap(), ksm);
+    drop(d);
+    std::fs::remove_file(cfg).unwrap();
+}
+
+#[test]
+fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
+    if !testkit::zram_facility() || !testkit::ksm_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
+    let ksm = |f: &str| std::fs::read_to_string(format!("/sys/kernel/mm/ksm/{f}")).unwrap();
+    let (run0, pages0, sleep0) = (ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs"));
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-term"), Some(256 * MIB)).unwrap();
+    for i in 0..2 {
+        spawn_app(&mut sb, &["--class", "cached", "--ksm"], &["--anon-mb", "8", "--content", "text", "--seed", &i.to_string()]);
+    }
+    let cfg = fast_config("");
+    let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path)]);
+    assert_ne!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "the daemon set up zram");
+    let rx = d.events();
+    assert_eq!(d.request(r#"{"cmd":"screen","on":false}"#)["ok"], true);
+    let evs = collect_events(&rx, Duration::from_secs(5), |e| done_actions(e).iter().any(|a| kind(a) == "ksm"));
+    assert!(done_actions(&evs).iter().any(|a| kind(a) == "ksm"), "idle with sibling mergeable apps: KSM runs: {evs:?}");
+    assert_eq!(ksm("run").trim(), "1");
+    let took = d.stop();
+    assert!(took <= Duration::from_secs(2), "SIGTERM took {took:?}");
+    assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "zram removed");
+    assert_eq!((ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs")), (run0, pages0, sleep0), "KSM settings restored");
+    assert!(d.log().contains("the machine is as memorch found it"));
+    std::fs::remove_file(cfg).unwrap();
+}
+
+#[test]
+fn thousands_of_malformed_lines_leave_the_daemon_answering() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    use std::io::{Read, Write};
+    let sb = Sandbox::create(&testkit::unique_name("memorch-fuzz"), Some(128 * MIB)).unwrap();
+    let mut d = DaemonGuard::start(&["--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
+    let mut seed = 0x1234_5678_u64;
+    let mut next = || {
+        seed = memorch_bench::content::splitmix(seed);
+        seed
+    };
+    let templates = [
+        r#"{"cmd":"state","pid":"x","class":"cached"}"#,
+        r#"{"cmd":"launch","app":"a","expect_mb":-5}"#,
+        r#"{"cmd":"explain"}"#,
+        r#"{"cmd":"screen","on":"maybe"}"#,
+        r#"{"cmd":"state","pid":4294967295,"class":"foreground"}"#,
+        r#"{"cmd":"launched","app":"","pid":1,"ms":1,"cold":true}"#,
+        "{", "}", "[]", "null", "\"cmd\"", r#"{"cmd":"home","x":[1,2,{"y":null}]}"#,
+    ];
+    for round in 0..20 {
+        let mut s = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
+        let mut blob = Vec::new();
+        for i in 0..250 {
+            match next() % 4 {
+                0 => blob.extend((0..next() % 200).map(|_| (next() % 256) as u8)),
+                1 => blob.extend_from_slice(templates[(next() % templates.len() as u64) as usize].as_bytes()),
+                2 if i % 50 == 0 => blob.extend(std::iter::repeat_n(b'{', 40_000)),
+                _ => blob.extend_from_slice(format!("{{\"cmd\":\"state\",\"pid\":{},\"class\":\"{}\"}}", next() % 100_000, ["cached", "bogus", ""][(next() % 3) as usize]).as_bytes()),
+            }
+            blob.push(b'\n');
+        }
+        if round % 3 == 0 {
+            blob.truncate(blob.len() / 2); // hang up mid-line
+        }
+        let _ = s.write_all(&blob);
+        s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let mut sink = vec![0u8; 1 << 20];
+        let _ = s.read(&mut sink);
+    }
+    assert!(d.child.try_wait().unwrap().is_none(), "the daemon is alive: {}", d.log());
+    let st = d.request(r#"{"cmd":"status"}"#);
+    assert_eq!(st["ok"], true, "{st}");
+    assert!(st["data"]["counters"]["bad_requests"].as_u64().unwrap() > 1000, "{st}");
+}
+
+#[test]
+fn config_errors_name_the_key_and_line_and_defaults_round_trip() {
+    let defaults = ok(&["config", "--defaults"]);
+    let f = std::env::temp_dir().join(format!("{}.toml", testkit::unique_name("memorch-defaults")));
+    std::fs::write(&f, &defaults).unwrap();
+    assert!(ok(&["config", "--check", f.to_str().unwrap()]).contains("ok (preset memorch"));
+    std::fs::write(&f, "preset = \"memorch\"\n[loop]\ntick_ms = 99999999\n").unwrap();
+    let err = fails(&["config", "--check", f.to_str().unwrap()]);
+    assert!(err.contains("line 3") && err.contains("loop.tick_ms"), "{err}");
+    let err = fails(&["run", "--config", f.to_str().unwrap()]);
+    assert!(err.contains("line 3"), "{err}");
+    std::fs::remove_file(f).unwrap();
+}
