@@ -9,6 +9,12 @@ use std::time::{Duration, Instant};
 
 /// Freeze (or thaw) the group at `path` and wait until the kernel says it is done.
 pub fn set_frozen(root: &SysRoot, path: &str, frozen: bool, timeout: Duration) -> Result<()> {
+    let v2 = check(root, path, frozen)?;
+    write_and_wait(&v2, path, frozen, timeout)
+}
+
+/// Whether the group may be frozen (or thawed), changing nothing; its v2 directory.
+pub fn check(root: &SysRoot, path: &str, frozen: bool) -> Result<std::path::PathBuf> {
     if path == "/" {
         return Err(Error::Refused("refusing to freeze the root cgroup: it holds the whole machine".into()));
     }
@@ -19,6 +25,10 @@ pub fn set_frozen(root: &SysRoot, path: &str, frozen: bool, timeout: Duration) -
     if frozen {
         refuse_if_holds_us(root, &dirs)?;
     }
+    Ok(v2)
+}
+
+fn write_and_wait(v2: &std::path::Path, path: &str, frozen: bool, timeout: Duration) -> Result<()> {
     let f = v2.join("cgroup.freeze");
     std::fs::write(&f, if frozen { "1" } else { "0" }).map_err(|e| Error::io(&f, e))?;
     let events = v2.join("cgroup.events");

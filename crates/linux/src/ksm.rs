@@ -58,9 +58,8 @@ impl KsmSettings {
     }
 }
 
-/// Apply `settings`; return the values they replaced, to restore later. Validates all
-/// before writing any, so nothing is half-applied.
-pub fn tune(root: &SysRoot, settings: &KsmSettings) -> Result<KsmSettings> {
+/// Check `settings` and return the values they would replace, changing nothing.
+pub fn plan(root: &SysRoot, settings: &KsmSettings) -> Result<KsmSettings> {
     if !root.path(KSM_DIR).is_dir() {
         return Err(crate::Error::Refused(format!("KSM is not available: {KSM_DIR} is missing (CONFIG_KSM)")));
     }
@@ -73,11 +72,17 @@ pub fn tune(root: &SysRoot, settings: &KsmSettings) -> Result<KsmSettings> {
         return Err(crate::Error::Refused("ksm pages-to-scan 0: give at least 1".into()));
     }
     let get = |f: &str| root.read_u64(format!("{KSM_DIR}/{f}"));
-    let previous = KsmSettings {
+    Ok(KsmSettings {
         run: settings.run.map(|_| get("run").map(|v| v as u8)).transpose()?,
         pages_to_scan: settings.pages_to_scan.map(|_| get("pages_to_scan")).transpose()?,
         sleep_ms: settings.sleep_ms.map(|_| get("sleep_millisecs")).transpose()?,
-    };
+    })
+}
+
+/// Apply `settings`; return the values they replaced, to restore later. Validates all
+/// before writing any, so nothing is half-applied.
+pub fn tune(root: &SysRoot, settings: &KsmSettings) -> Result<KsmSettings> {
+    let previous = plan(root, settings)?;
     for (file, value) in settings.files() {
         if let Some(v) = value {
             let p = root.path(format!("{KSM_DIR}/{file}"));

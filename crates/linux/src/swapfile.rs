@@ -54,6 +54,18 @@ pub fn list(root: &SysRoot, dir: &Path) -> Result<Vec<SwapFile>> {
     Ok(out)
 }
 
+/// What `add` would create, changing nothing: the file's path; the same no-space error.
+pub fn plan(dir: &Path, size_bytes: u64) -> Result<PathBuf> {
+    let existing = dir.ancestors().find(|d| d.exists()).unwrap_or(Path::new("/"));
+    if statvfs_free(existing).is_some_and(|free| free < size_bytes) {
+        return Err(no_space(dir, size_bytes));
+    }
+    (0..10_000)
+        .map(|n| dir.join(format!("memorch-swap-{n}.swap")))
+        .find(|p| !p.exists())
+        .ok_or_else(|| Error::Refused(format!("{}: 10000 swap files already; remove some", dir.display())))
+}
+
 /// Create, fill, format and enable a swap file of `size_bytes` in `dir`. A full disk or a
 /// filesystem that cannot hold swap gives a clear error and leaves nothing behind.
 pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result<PathBuf> {

@@ -157,12 +157,33 @@ fn write_sys(root: &SysRoot, name: &str, file: &str, value: &str) -> Result<()> 
     })
 }
 
+/// A device with disksize 0 that nobody uses, if there is one.
+fn unused_device(root: &SysRoot) -> Option<String> {
+    device_names(root).into_iter().find(|name| root.read_u64(sys(name, "disksize")).unwrap_or(1) == 0)
+}
+
+/// What `setup` would do, changing nothing: the device it would use (`None` = it would
+/// hot-add one). Checks the algorithm and size as `setup` does.
+pub fn plan(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>) -> Result<Option<String>> {
+    if !root.path("/sys/class/zram-control").exists() && device_names(root).is_empty() {
+        return Err(Error::Refused("zram is not available: the zram module is not loaded (modprobe zram)".into()));
+    }
+    if size_bytes < 16 * root.page_size {
+        return Err(Error::Refused(format!("zram size {size_bytes} bytes is too small")));
+    }
+    if let (Some(alg), Some(dev)) = (algorithm, device_names(root).first()) {
+        let offered = available_algorithms(&root.read(sys(dev, "comp_algorithm"))?);
+        if !offered.iter().any(|a| a == alg) {
+            return Err(Error::Refused(format!("zram algorithm '{alg}' is not offered by this kernel (offered: {})", offered.join(", "))));
+        }
+    }
+    Ok(unused_device(root))
+}
+
 /// A device with disksize 0 that nobody uses, hot-adding one if all are busy.
 fn free_device(root: &SysRoot) -> Result<(String, bool)> {
-    for name in device_names(root) {
-        if root.read_u64(sys(&name, "disksize")).unwrap_or(1) == 0 {
-            return Ok((name, false));
-        }
+    if let Some(name) = unused_device(root) {
+        return Ok((name, false));
     }
     let p = root.path("/sys/class/zram-control/hot_add");
     let id = std::fs::read_to_string(&p).map_err(|e| Error::Other {

@@ -207,3 +207,58 @@ fn config_errors_name_the_key_and_line_and_defaults_round_trip() {
     assert!(err.contains("line 3"), "{err}");
     std::fs::remove_file(f).unwrap();
 }
+
+#[test]
+fn sighup_keeps_the_old_config_when_the_new_one_is_bad() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let sb = Sandbox::create(&testkit::unique_name("memorch-hup"), Some(128 * MIB)).unwrap();
+    let cfg = fast_config("");
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
+    assert_eq!(d.request(r#"{"cmd":"status"}"#)["data"]["preset"], "memorch");
+    let hup = || unsafe { libc::kill(d.child.id() as i32, libc::SIGHUP) };
+    // A bad file: rejected, the daemon goes on with the old config.
+    std::fs::write(&cfg, "preset = \"nonsense\"\n").unwrap();
+    hup();
+    assert!(testkit::wait_for(Duration::from_secs(5), || d.log().contains("new config rejected")), "{}", d.log());
+    let st = d.request(r#"{"cmd":"status"}"#);
+    assert_eq!(st["data"]["preset"], "memorch", "{st}");
+    // A good one: applied.
+    std::fs::write(&cfg, "preset = \"lmkd\"\n[loop]\ntick_ms = 200\n").unwrap();
+    hup();
+    assert!(testkit::wait_for(Duration::from_secs(5), || d.request(r#"{"cmd":"status"}"#)["data"]["preset"] == "lmkd"), "{}", d.log());
+    drop(d);
+    std::fs::remove_file(cfg).unwrap();
+}
+
+#[test]
+fn ctl_speaks_to_the_daemon() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-ctl"), Some(256 * MIB)).unwrap();
+    let pid = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8", "--name", "ctl-app"]).id();
+    let d = DaemonGuard::start(&["--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
+    let sock = d.socket.to_str().unwrap().to_string();
+    let ctl = |args: &[&str]| {
+        let mut a = vec!["ctl", "--socket", sock.as_str()];
+        a.extend_from_slice(args);
+        ok(&a)
+    };
+    let status: Value = serde_json::from_str(&ctl(&["status"])).unwrap();
+    assert_eq!(status["dry_run"], true);
+    assert!(status["apps"].as_u64().unwrap() >= 1, "{status}");
+    let ex: Value = serde_json::from_str(&ctl(&["explain", &pid.to_string()])).unwrap();
+    assert_eq!(ex["app"], "ctl-app");
+    assert_eq!(ex["class"], "cached");
+    assert_eq!(ex["kill_rank"], 1, "the only cached app dies first: {ex}");
+    assert_eq!(ctl(&["state", &pid.to_string(), "empty"]).trim(), "ok");
+    assert_eq!(ctl(&["launched", "ctl-app", "--pid", &pid.to_string(), "--ms", "700", "--cold"]).trim(), "ok");
+    assert_eq!(ctl(&["home"]).trim(), "ok");
+    assert!(ctl(&["metrics"]).contains("# TYPE memorch_decisions_total counter"));
+    let err = fails(&["ctl", "--socket", &sock, "explain", "1"]);
+    assert!(err.contains("memorch refused") && err.contains("not in domain"), "{err}");
+    let err = fails(&["ctl", "--socket", "/nonexistent/memorch.sock", "status"]);
+    assert!(err.contains("is memorch running"), "{err}");
+}

@@ -29,6 +29,9 @@ pub enum Command {
         /// Sleep between wake-ups.
         #[arg(long)]
         sleep_ms: Option<u64>,
+        /// Say what would change; change nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
@@ -70,9 +73,19 @@ pub fn run(c: Command) -> Result<()> {
                 println!("  pid {:>7}: merging {} pages, rmap items {}, profit {} B{}", p.pid, p.merging_pages, p.rmap_items, p.profit_bytes, if p.merge_any { ", whole process mergeable" } else { "" });
             }
         }
-        Command::Tune { run, pages_to_scan, sleep_ms } => {
+        Command::Tune { run, pages_to_scan, sleep_ms, dry_run } => {
             let s = KsmSettings { run, pages_to_scan, sleep_ms };
             anyhow::ensure!(s != KsmSettings::default(), "nothing to tune: give --run, --pages-to-scan or --sleep-ms");
+            if dry_run {
+                let old = ksm::plan(&root, &s)?;
+                let show = |o: Option<u64>, n: Option<u64>| o.zip(n).map(|(o, n)| format!("{o} → {n}"));
+                for (k, v) in [("run", show(old.run.map(u64::from), run.map(u64::from))), ("pages_to_scan", show(old.pages_to_scan, pages_to_scan)), ("sleep_millisecs", show(old.sleep_ms, sleep_ms))] {
+                    if let Some(v) = v {
+                        println!("would set {k}: {v}");
+                    }
+                }
+                return Ok(());
+            }
             let old = ksm::tune(&root, &s)?;
             let mut restore = String::from("memorch ksm tune");
             if let Some(v) = old.run { restore += &format!(" --run {v}"); }

@@ -22,6 +22,9 @@ pub enum Command {
         /// Swap priority: below zram's (100) so zram fills first.
         #[arg(long, default_value_t = DEFAULT_PRIORITY, value_parser = clap::value_parser!(i32).range(0..=32767))]
         priority: i32,
+        /// Say what would be created; change nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// memorch's swap files, active and left over.
     List {
@@ -43,13 +46,20 @@ pub enum Command {
         all: bool,
         #[arg(long, default_value = DEFAULT_DIR)]
         dir: PathBuf,
+        /// Say what would be removed; change nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
 pub fn run(c: Command) -> Result<()> {
     let root = SysRoot::live();
     match c {
-        Command::Add { size, dir, priority } => {
+        Command::Add { size, dir, priority, dry_run: true } => {
+            let p = swapfile::plan(&dir, size << 20)?;
+            println!("would add swap file {}: {size} MiB, priority {priority}", p.display());
+        }
+        Command::Add { size, dir, priority, dry_run: false } => {
             let p = swapfile::add(&root, &dir, size << 20, priority)?;
             println!("swap file {} added: {} MiB, priority {priority}", p.display(), size);
         }
@@ -74,7 +84,7 @@ pub fn run(c: Command) -> Result<()> {
                 );
             }
         }
-        Command::Remove { path, idle, all, dir } => {
+        Command::Remove { path, idle, all, dir, dry_run } => {
             let paths: Vec<PathBuf> = match path {
                 Some(p) => vec![p],
                 None => swapfile::list(&root, &dir)?
@@ -87,6 +97,11 @@ pub fn run(c: Command) -> Result<()> {
                 println!("no {}memorch swap file to remove", if idle { "idle " } else { "" });
             }
             for p in paths {
+                if dry_run {
+                    anyhow::ensure!(swapfile::is_ours(&p), "{} was not made by memorch (its files are named memorch-swap-N.swap)", p.display());
+                    println!("would remove {}", p.display());
+                    continue;
+                }
                 swapfile::remove(&root, &p)?;
                 println!("removed {}", p.display());
             }

@@ -21,6 +21,9 @@ pub enum Command {
         /// Swap priority: higher is used first. Keep it above storage swap files.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i32).range(0..=32767))]
         priority: i32,
+        /// Say what would be set up; change nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Every zram device: size, algorithm, what is stored and how well it compresses.
     Status {
@@ -32,6 +35,9 @@ pub enum Command {
         /// Only this device (e.g. zram1).
         #[arg(long)]
         device: Option<String>,
+        /// Say what would be undone; change nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
@@ -42,7 +48,17 @@ fn parse_size(s: &str) -> Result<ZramSize, String> {
 pub fn run(c: Command) -> Result<()> {
     let root = SysRoot::live();
     match c {
-        Command::Setup { size, algorithm, priority } => {
+        Command::Setup { size, algorithm, priority, dry_run: true } => {
+            let size_bytes = size.bytes(meminfo::mem_total_bytes(&root)?);
+            let dev = zram::plan(&root, size_bytes, algorithm.as_deref())?;
+            println!(
+                "would set up {} as swap: {} {}, priority {priority}",
+                dev.as_deref().unwrap_or("a hot-added zram device (every device is busy)"),
+                bytes(size_bytes),
+                algorithm.as_deref().unwrap_or("(the kernel's default algorithm)")
+            );
+        }
+        Command::Setup { size, algorithm, priority, dry_run: false } => {
             let ram = meminfo::mem_total_bytes(&root)?;
             let rec = zram::setup(&root, size.bytes(ram), algorithm.as_deref(), priority)?;
             zram::save_record(&rec).context("recording the zram set-up (teardown needs it)")?;
@@ -84,7 +100,7 @@ pub fn run(c: Command) -> Result<()> {
                 }
             }
         }
-        Command::Teardown { device } => {
+        Command::Teardown { device, dry_run } => {
             let records: Vec<_> = zram::records()?.into_iter().filter(|r| device.as_ref().is_none_or(|d| *d == r.device)).collect();
             if records.is_empty() {
                 println!(
@@ -94,6 +110,10 @@ pub fn run(c: Command) -> Result<()> {
                 return Ok(());
             }
             for rec in records {
+                if dry_run {
+                    println!("would tear down {} (algorithm back to {}{})", rec.device, rec.previous_algorithm, if rec.hot_added { ", hot-remove" } else { "" });
+                    continue;
+                }
                 zram::teardown(&root, &rec).with_context(|| format!("tearing down {}", rec.device))?;
                 zram::forget_record(&rec)?;
                 println!("zram: {} torn down (algorithm back to {}{})", rec.device, rec.previous_algorithm, if rec.hot_added { ", hot-removed" } else { "" });
