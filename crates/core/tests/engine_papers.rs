@@ -231,7 +231,9 @@ fn memorch_secures_a_launch_in_one_decision() {
         app(2, "fg", Class::Foreground, 200),
     ];
     let mut m = engine("memorch");
-    let s = snap(1024, 40, 20);
+    // zram nearly full: compression and swapping cannot cover the launch alone.
+    let mut s = snap(1024, 40, 20);
+    s.swap.used_bytes = s.swap.total_bytes - 100 * MIB;
     let launch = [Event::LaunchIntent { app: "game".into(), expected_bytes: Some(200 * MIB) }];
     let acts = decide(&mut m, 0, &s, &apps, &launch);
     let c = compactions(&acts);
@@ -275,8 +277,27 @@ fn memorch_compresses_then_kills_cached_never_the_foreground() {
     let mut m = engine("memorch");
     let mild = decide(&mut m, 0, &snap(1024, 100, 50), &apps, &[]);
     assert!(!compactions(&mild).is_empty() && kills(&mild).is_empty(), "low band: compress only: {mild:?}");
-    let critical = decide(&mut m, 1000, &snap(1024, 20, 10), &apps, &[]);
+    // Critical, and zram full: compression cannot keep up.
+    let mut full = snap(1024, 20, 10);
+    full.swap.used_bytes = full.swap.total_bytes;
+    let critical = decide(&mut m, 1000, &full, &apps, &[]);
     let k = kills(&critical);
     assert_eq!(k.len(), 1, "{critical:?}");
     assert!(k[0].iter().all(|&p| p != 2), "cached first: {k:?}");
+}
+
+/// DESIGN.md §4 step 5: kill only when the ladder above cannot meet the target. With zram
+/// room left, memorch compresses at the critical band; with zram full, it kills.
+#[test]
+fn memorch_kills_only_when_zram_cannot_take_more() {
+    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let room = snap(1024, 20, 10); // 256 MiB of zram, empty
+    let mut m = engine("memorch");
+    let acts = decide(&mut m, 0, &room, &apps, &[]);
+    assert!(kills(&acts).is_empty() && !compactions(&acts).is_empty(), "{acts:?}");
+    let mut full = snap(1024, 20, 10);
+    full.swap.used_bytes = full.swap.total_bytes;
+    let mut m = engine("memorch");
+    let acts = decide(&mut m, 0, &full, &apps, &[]);
+    assert_eq!(kills(&acts).len(), 1, "{acts:?}");
 }

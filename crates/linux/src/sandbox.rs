@@ -123,6 +123,13 @@ impl Sandbox {
         Ok(self.children.last_mut().expect("just pushed"))
     }
 
+    /// Hand back the `Child` of a process this sandbox started, for the caller to watch and
+    /// reap; the sandbox still kills it with everything else when it goes.
+    pub fn take_child(&mut self, pid: u32) -> Option<Child> {
+        let i = self.children.iter().position(|c| c.id() == pid)?;
+        Some(self.children.swap_remove(i))
+    }
+
     /// The sandbox's directories in each hierarchy.
     pub fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
         self.v1_memory.iter().chain(self.v2.iter())

@@ -37,6 +37,7 @@ enum Command {
     Freeze(cmd::freeze::Args),
     /// Thaw a frozen cgroup.
     Thaw(cmd::freeze::Args),
+    Bench(cmd::bench::Args),
     Presets(cmd::presets::Args),
     Config(cmd::config::Args),
     App(cmd::app::Args),
@@ -61,6 +62,7 @@ fn main() {
         Command::Reclaim(a) => cmd::reclaim::run(a),
         Command::Freeze(a) => cmd::freeze::run(a, true),
         Command::Thaw(a) => cmd::freeze::run(a, false),
+        Command::Bench(a) => cmd::bench::run(a),
         Command::Presets(a) => cmd::presets::run(a),
         Command::Config(a) => cmd::config::run(a),
         Command::App(a) => cmd::app::run(a),

@@ -6,11 +6,15 @@ use memorch_bench::app::{self, AppSpec, Content};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Run a synthetic app: fill an anonymous heap with realistic page contents, map and read a
-/// file as its code, print one `ready` line, then stay alive until killed.
+/// Run a synthetic app: do its init work, fill an anonymous heap with realistic page
+/// contents, map and read a file as its code, print one `ready` line, then serve commands on
+/// standard input until it ends or the app is killed.
 ///
-/// The ready line is `ready pid=P anon_bytes=N file_bytes=N`, so a script can wait for it
-/// instead of sleeping.
+/// The ready line is `ready pid=P anon_bytes=N file_bytes=N init_ms=T`, so a script can wait
+/// for it instead of sleeping. Commands, one a line:
+///   resume   touch the working set; answers `resumed us=N major_faults=M`
+///   exit     end the app
+/// With standard input at end of file (or /dev/null), the app just stays alive.
 ///
 /// Examples:
 ///   memorch app --anon-mb 200 --content text
@@ -38,6 +42,12 @@ pub struct Args {
     /// The process name shown in `status` (at most 15 bytes).
     #[arg(long)]
     name: Option<String>,
+    /// CPU work at start, in ms (its cold-launch cost besides building memory).
+    #[arg(long, default_value_t = 0)]
+    init_ms: u64,
+    /// Share of the heap and file touched on `resume` (its working set), 0..=1.
+    #[arg(long, default_value_t = 0.3)]
+    working_set: f64,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -52,16 +62,37 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed,
         file: args.file.clone().zip(args.file_mb.map(|mb| mb << 20)),
     };
+    anyhow::ensure!((0.0..=1.0).contains(&args.working_set), "--working-set {}: give a share between 0 and 1", args.working_set);
+    let t0 = std::time::Instant::now();
+    app::init_work(args.init_ms);
     let image = app::build(&spec).with_context(|| format!("building an app of {} MiB", args.anon_mb))?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "ready pid={} anon_bytes={} file_bytes={}",
+        "ready pid={} anon_bytes={} file_bytes={} init_ms={}",
         std::process::id(),
         image.anon.len(),
-        image.file.as_ref().map_or(0, |f| f.len())
+        image.file.as_ref().map_or(0, |f| f.len()),
+        t0.elapsed().as_millis()
     )?;
     out.flush()?;
+    let mut line = String::new();
+    let stdin = std::io::stdin();
+    loop {
+        line.clear();
+        if stdin.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        match line.trim() {
+            "resume" => {
+                let r = image.resume(args.working_set);
+                writeln!(out, "resumed us={} major_faults={}", r.us, r.major_faults)?;
+            }
+            "exit" => return Ok(()),
+            other => writeln!(out, "error unknown command '{other}': use resume or exit")?,
+        }
+        out.flush()?;
+    }
     drop(out);
     loop {
         // SAFETY: pause just waits for a signal; the default actions end the process.

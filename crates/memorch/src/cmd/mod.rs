@@ -1,6 +1,7 @@
 //! One file per subcommand, and the few helpers they share.
 
 pub mod app;
+pub mod bench;
 pub mod compact;
 pub mod config;
 pub mod ctl;

@@ -14,7 +14,15 @@ pub fn run(ctx: &mut Ctx) {
     let (orig, disksize) = snap.zram.get().map_or((0, 0), |z| {
         z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, s), d| (o + d.orig_data_bytes, s + d.disksize_bytes))
     });
-    let zram_used = if disksize > 0 { orig as f64 / disksize as f64 } else { 1.0 };
+    // Without zram statistics, the swap devices' own fill stands in.
+    let swap = &snap.swap;
+    let zram_used = if disksize > 0 {
+        orig as f64 / disksize as f64
+    } else if swap.total_bytes > 0 {
+        swap.used_bytes as f64 / swap.total_bytes as f64
+    } else {
+        1.0
+    };
     let files = snap.swap.devices.iter().filter(|d| d.kind == "file").count() as u32;
     let idle_file = snap.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0);
     let bad_ratio = orig > 0 && ctx.zram_ratio() < p.grow_below_ratio;

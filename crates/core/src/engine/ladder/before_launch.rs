@@ -64,8 +64,14 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64) {
         return;
     }
     let got = compress_for(ctx, Step::BeforeLaunch, need, Some(budget_bytes), &format!("before launching '{app}' ({})", mib(expected)));
-    let rest = need.saturating_sub(got);
+    // What the kernel can still swap out of background apps while the app starts is not a
+    // reason to kill.
+    let headroom = ctx.swap_headroom();
+    let rest = need.saturating_sub(got).saturating_sub(headroom);
     if rest == 0 {
+        if need > got {
+            ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}': {} short after compression, which zram can still take: no kill", mib(need - got))));
+        }
         return;
     }
     // Kill among the apps not being compressed, cached first, then background…

@@ -13,15 +13,17 @@ pub fn run(ctx: &mut Ctx) {
     if ctx.preset.kill.mode != KillMode::Batch {
         return;
     }
-    let avail = ctx.available();
+    // What compression could still free counts: kill only when it cannot keep up.
+    let headroom = ctx.swap_headroom();
+    let avail = ctx.available() + headroom;
     let critical = ctx.frac(b.critical_available_frac);
     let low = ctx.frac(b.low_available_frac);
     let why = if avail < critical {
-        format!("available {} below the critical band {}", mib(avail), mib(critical))
-    } else if ctx.psi_full_avg10() > b.psi_full_kill_pct && avail < low {
-        format!("PSI full {:.1} % over {:.0} % with available {} below the low band", ctx.psi_full_avg10(), b.psi_full_kill_pct, mib(avail))
-    } else if ctx.pressure_event() == Some(PressureLevel::Complete) && avail < low {
-        format!("complete stall with available {} below the low band", mib(avail))
+        format!("available {} (with {} zram could still take) below the critical band {}", mib(avail), mib(headroom), mib(critical))
+    } else if ctx.psi_full_avg10() > b.psi_full_kill_pct && ctx.available() < low {
+        format!("PSI full {:.1} % over {:.0} % with available {} below the low band", ctx.psi_full_avg10(), b.psi_full_kill_pct, mib(ctx.available()))
+    } else if ctx.pressure_event() == Some(PressureLevel::Complete) && ctx.available() < low {
+        format!("complete stall with available {} below the low band", mib(ctx.available()))
     } else {
         return;
     };
@@ -30,7 +32,7 @@ pub fn run(ctx: &mut Ctx) {
         return;
     }
     let target = ctx.frac(b.kill_target_frac).saturating_sub(avail).max(ctx.frac(0.01));
-    let extreme = avail < ctx.frac(b.extreme_available_frac);
+    let extreme = ctx.available() < ctx.frac(b.extreme_available_frac);
     let ladder: &[Class] = if extreme { &[Class::Service, Class::Perceptible, Class::Visible, Class::Foreground] } else { &[Class::Service] };
     for (i, &min_class) in ladder.iter().enumerate() {
         let cands = ctx.candidates(min_class);

@@ -98,6 +98,15 @@ impl<'a> Ctx<'a> {
         s.total_bytes.saturating_sub(s.used_bytes)
     }
 
+    /// What swapping background apps to zram could still give (ChromeOS counts swap as
+    /// available the same way): their anonymous memory (small steps compacted in this
+    /// decision included; victims not), up to the swap room left, times the share
+    /// compression saves.
+    pub fn swap_headroom(&self) -> u64 {
+        let anon: u64 = self.input.apps.iter().filter(|a| a.actionable() && a.is_background() && !self.killed.contains(&a.pid)).map(|a| a.anon_bytes).sum();
+        (anon.min(self.swap_room()) as f64 * (1.0 - 1.0 / self.zram_ratio())) as u64
+    }
+
     /// Apps memorch may act on and no action of this decision touches yet.
     pub fn free_apps(&self) -> impl Iterator<Item = &'a App> + '_ {
         self.input.apps.iter().filter(|a| a.actionable() && !self.touched.contains(&a.pid))

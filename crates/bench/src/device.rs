@@ -1,0 +1,71 @@
+//! A virtual device (DESIGN.md §7): a sandbox cgroup with the device's RAM as its limit, a v2
+//! group at the same path for PSI, and zram as its swap. zram's pool is not charged to a v1
+//! memcg, so a balloon lowers the limit by the pool's size as it grows; otherwise the device
+//! would have RAM a phone does not have.
+
+use memorch_linux::sandbox::Sandbox;
+use memorch_linux::zram::ZramGuard;
+use memorch_linux::SysRoot;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often the balloon follows zram's pool.
+const BALLOON_PERIOD: Duration = Duration::from_millis(100);
+
+pub struct Device {
+    // Drop order matters: the balloon stops, then the sandbox kills its apps, then zram goes.
+    balloon: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+    pub sandbox: Sandbox,
+    pub zram: Option<ZramGuard>,
+    pub ram_bytes: u64,
+}
+
+impl Device {
+    pub fn create(name: &str, ram_bytes: u64, zram_bytes: u64, algorithm: &str) -> Result<Device, String> {
+        let root = SysRoot::live();
+        let sandbox = Sandbox::create(name, Some(ram_bytes)).map_err(|e| e.to_string())?;
+        let zram = if zram_bytes > 0 {
+            Some(ZramGuard::setup(&root, zram_bytes, Some(algorithm), 100).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
+        let mut d = Device { balloon: None, sandbox, zram, ram_bytes };
+        if let (Some(z), Some(v1)) = (&d.zram, &d.sandbox.v1_memory) {
+            let stop = Arc::new(AtomicBool::new(false));
+            let mm_stat = std::path::PathBuf::from(format!("/sys/block/{}/mm_stat", z.setup.device));
+            let limit_file = v1.join("memory.limit_in_bytes");
+            let s = stop.clone();
+            let floor = ram_bytes / 4;
+            let h = std::thread::spawn(move || {
+                let mut last = ram_bytes;
+                while !s.load(Ordering::Relaxed) {
+                    let pool = std::fs::read_to_string(&mm_stat).ok().and_then(|t| t.split_whitespace().nth(2).and_then(|v| v.parse::<u64>().ok())).unwrap_or(0);
+                    let limit = ram_bytes.saturating_sub(pool).max(floor) & !4095;
+                    // Only move it by a page or more; the kernel reclaims inside the write when
+                    // the limit falls below usage.
+                    if limit.abs_diff(last) >= 4096 && std::fs::write(&limit_file, limit.to_string()).is_ok() {
+                        last = limit;
+                    }
+                    std::thread::sleep(BALLOON_PERIOD);
+                }
+            });
+            d.balloon = Some((stop, h));
+        }
+        Ok(d)
+    }
+
+    pub fn domain(&self) -> String {
+        format!("cgroup:{}", self.sandbox.path)
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        if let Some((stop, h)) = self.balloon.take() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = h.join();
+        }
+    }
+}

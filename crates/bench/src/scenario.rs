@@ -1,0 +1,194 @@
+//! Scenarios (`scenarios/*.toml`, docs/bench.md): the apps of a virtual device and the
+//! order in which a user visits them. Built-in ones are compiled in; a path reads a file.
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The device RAM the app sizes are for.
+    pub ram_mb: u64,
+    #[serde(default = "default_zram_pct")]
+    pub zram_pct: f64,
+    #[serde(default = "default_alg")]
+    pub zram_algorithm: String,
+    /// Time in an app on each visit.
+    #[serde(default = "default_use_ms")]
+    pub use_ms: u64,
+    #[serde(default)]
+    pub seed: u64,
+    pub visits: Visits,
+    pub apps: Vec<AppDef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Visits {
+    /// Visit these apps in this order; if empty, launch every app once (if `launch_all`)
+    /// then `revisits` visits drawn by Zipf popularity.
+    #[serde(default)]
+    pub sequence: Vec<String>,
+    #[serde(default = "yes")]
+    pub launch_all: bool,
+    #[serde(default)]
+    pub revisits: usize,
+    #[serde(default = "default_zipf")]
+    pub zipf_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppDef {
+    pub name: String,
+    pub anon_mb: u64,
+    #[serde(default)]
+    pub file_mb: u64,
+    #[serde(default = "default_content")]
+    pub content: String,
+    #[serde(default)]
+    pub init_ms: u64,
+    #[serde(default = "default_ws")]
+    pub working_set: f64,
+}
+
+fn default_zram_pct() -> f64 {
+    50.0
+}
+fn default_alg() -> String {
+    "lz4".into()
+}
+fn default_use_ms() -> u64 {
+    300
+}
+fn yes() -> bool {
+    true
+}
+fn default_zipf() -> f64 {
+    1.0
+}
+fn default_content() -> String {
+    "mixed".into()
+}
+fn default_ws() -> f64 {
+    0.3
+}
+
+/// The scenarios shipped with memorch.
+pub const BUILT_IN: [(&str, &str); 1] = [("quick", include_str!("../../../scenarios/quick.toml"))];
+
+impl Scenario {
+    /// A built-in name or a path to a TOML file.
+    pub fn load(name_or_path: &str) -> Result<Scenario, String> {
+        let (text, origin) = match BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
+            Some((_, t)) => (t.to_string(), format!("built-in scenario '{name_or_path}'")),
+            None => {
+                let t = std::fs::read_to_string(name_or_path).map_err(|e| {
+                    format!("scenario '{name_or_path}': {e} (built in: {})", BUILT_IN.map(|b| b.0).join(", "))
+                })?;
+                (t, name_or_path.to_string())
+            }
+        };
+        Scenario::parse(&text).map_err(|e| format!("{origin}: {e}"))
+    }
+
+    pub fn parse(text: &str) -> Result<Scenario, String> {
+        let s: Scenario = toml::from_str(text).map_err(|e| e.to_string().lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('|')).collect::<Vec<_>>().join(": "))?;
+        if s.apps.is_empty() {
+            return Err("no [[apps]]".into());
+        }
+        for a in &s.apps {
+            if a.name.is_empty() || a.name.len() > 15 {
+                return Err(format!("app name '{}' must be 1 to 15 bytes (it becomes the process name)", a.name));
+            }
+            if !["text", "zero", "same", "random", "shared", "mixed"].contains(&a.content.as_str()) {
+                return Err(format!("app '{}': content '{}' is not text, zero, same, random, shared or mixed", a.name, a.content));
+            }
+            if !(0.0..=1.0).contains(&a.working_set) {
+                return Err(format!("app '{}': working_set {} must be within 0..=1", a.name, a.working_set));
+            }
+        }
+        for v in &s.visits.sequence {
+            if !s.apps.iter().any(|a| a.name == *v) {
+                return Err(format!("visits.sequence names '{v}', which is not an app"));
+            }
+        }
+        if s.ram_mb < 64 || !(0.0..=200.0).contains(&s.zram_pct) {
+            return Err("ram_mb must be at least 64 and zram_pct within 0..=200".into());
+        }
+        Ok(s)
+    }
+
+    /// App sizes scaled from the scenario's device to `ram_mb`.
+    pub fn scaled(&self, ram_mb: u64) -> Scenario {
+        let f = ram_mb as f64 / self.ram_mb as f64;
+        let mut s = self.clone();
+        s.ram_mb = ram_mb;
+        for a in &mut s.apps {
+            a.anon_mb = ((a.anon_mb as f64 * f).round() as u64).max(1);
+            a.file_mb = (a.file_mb as f64 * f).round() as u64;
+        }
+        s
+    }
+
+    /// The visits, in order: deterministic for a seed.
+    pub fn visit_order(&self, seed: u64) -> Vec<String> {
+        if !self.visits.sequence.is_empty() {
+            return self.visits.sequence.clone();
+        }
+        let mut out: Vec<String> = if self.visits.launch_all { self.apps.iter().map(|a| a.name.clone()).collect() } else { Vec::new() };
+        // Zipf over the apps in their listed order: the first is the most popular.
+        let weights: Vec<f64> = (1..=self.apps.len()).map(|r| 1.0 / (r as f64).powf(self.visits.zipf_s)).collect();
+        let total: f64 = weights.iter().sum();
+        let mut x = seed ^ 0x5eed;
+        for _ in 0..self.visits.revisits {
+            x = crate::content::splitmix(x);
+            let mut r = (x >> 11) as f64 / (1u64 << 53) as f64 * total;
+            let mut pick = 0;
+            for (i, w) in weights.iter().enumerate() {
+                if r < *w {
+                    pick = i;
+                    break;
+                }
+                r -= w;
+            }
+            // Never the app just used: a visit is a switch.
+            if out.last() == Some(&self.apps[pick].name) {
+                pick = (pick + 1) % self.apps.len();
+            }
+            out.push(self.apps[pick].name.clone());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_quick_parses_and_scales() {
+        let s = Scenario::load("quick").unwrap();
+        assert_eq!(s.name, "quick");
+        assert_eq!(s.apps.len(), 8);
+        let big = s.scaled(1024);
+        assert_eq!(big.apps[0].anon_mb, s.apps[0].anon_mb * 2);
+        let order = s.visit_order(1);
+        assert_eq!(order.len(), 8 + 14);
+        assert_eq!(&order[..8], &s.apps.iter().map(|a| a.name.clone()).collect::<Vec<_>>()[..]);
+        assert_eq!(order, s.visit_order(1), "deterministic");
+        assert_ne!(order, s.visit_order(2));
+        assert!(order.windows(2).all(|w| w[0] != w[1]), "every visit is a switch");
+    }
+
+    #[test]
+    fn bad_scenarios_say_what_is_wrong() {
+        assert!(Scenario::load("nope").unwrap_err().contains("built in: quick"));
+        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\nsequence=['a']\n[[apps]]\nname='b'\nanon_mb=1\n").unwrap_err();
+        assert!(e.contains("'a'"), "{e}");
+        let e = Scenario::parse("name='x'\nram_mb=512\nbogus=1\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\n").unwrap_err();
+        assert!(e.contains("bogus"), "{e}");
+    }
+}

@@ -1,0 +1,72 @@
+//! `memorch bench` end to end on the live kernel: a short run of two managers finishes,
+//! reports, and leaves no sandbox, zram or process behind, also when interrupted.
+
+mod common;
+use common::*;
+use memorch_linux::testkit;
+use std::time::Duration;
+
+/// The two tests compare the machine before and after: they take turns.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn leftovers() -> (String, Vec<String>) {
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
+    let groups = std::fs::read_dir("/sys/fs/cgroup/unified").map(|d| d.flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+    (swaps, groups)
+}
+
+#[test]
+fn quick_bench_runs_reports_and_cleans_up() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = leftovers();
+    let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-out"));
+    // A smaller device keeps the test short; sizes scale with it.
+    let o = ok(&["bench", "--scenario", "quick", "--managers", "kernel,memorch", "--ram", "256", "--out", out.to_str().unwrap()]);
+    assert!(o.contains("hot/warm/cold") && o.contains("kernel") && o.contains("memorch"), "{o}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        assert_eq!(r["visits"].as_array().unwrap().len(), 22, "every visit measured");
+        assert!(r["visits"].as_array().unwrap().iter().any(|x| x["kind"] == "cold"));
+        assert_eq!(r["interrupted"], false);
+    }
+    assert_eq!(runs[1]["manager"], "memorch");
+    assert!(runs[1]["manager_rss_bytes"].as_u64().unwrap() > 0, "the daemon's own cost is measured");
+    assert_eq!(v["summaries"].as_array().unwrap().len(), 2);
+    assert!(!out.join("work").exists(), "app files removed");
+    assert_eq!(leftovers(), before, "no swap or cgroup left");
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+#[test]
+fn interrupted_bench_tears_everything_down() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = leftovers();
+    let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-int"));
+    let mut child = memorch()
+        .args(["bench", "--managers", "memorch", "--ram", "256", "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until its device exists, then Ctrl-C.
+    let started = testkit::wait_for(Duration::from_secs(120), || {
+        std::fs::read_to_string("/proc/swaps").unwrap().lines().count() > before.0.lines().count()
+    });
+    assert!(started, "the bench set up its device");
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let done = testkit::wait_for(Duration::from_secs(60), || child.try_wait().unwrap().is_some());
+    assert!(done, "the bench stops after an interrupt");
+    assert!(child.wait().unwrap().success(), "an interrupt is a clean end");
+    assert_eq!(leftovers(), before, "no swap or cgroup left after Ctrl-C");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(v["runs"][0]["interrupted"], true);
+    std::fs::remove_dir_all(out).unwrap();
+}
