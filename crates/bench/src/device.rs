@@ -69,3 +69,41 @@ impl Drop for Device {
         }
     }
 }
+
+/// Where `memorch sandbox` keeps a record of each device it made.
+pub const RECORD_DIR: &str = "/run/memorch/sandboxes";
+
+/// A device made by `memorch sandbox create`, kept by a keeper process until destroyed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceRecord {
+    pub name: String,
+    /// The cgroup path: `--domain cgroup:PATH`.
+    pub path: String,
+    pub ram_bytes: u64,
+    pub zram_device: Option<String>,
+    pub keeper_pid: u32,
+}
+
+impl DeviceRecord {
+    pub fn file(name: &str) -> std::path::PathBuf {
+        std::path::Path::new(RECORD_DIR).join(format!("{name}.json"))
+    }
+
+    pub fn load(name: &str) -> Result<DeviceRecord, String> {
+        let p = Self::file(name);
+        let text = std::fs::read_to_string(&p).map_err(|_| format!("no sandbox '{name}' (see 'memorch sandbox list')"))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
+    }
+
+    pub fn all() -> Vec<DeviceRecord> {
+        let mut v: Vec<DeviceRecord> = std::fs::read_dir(RECORD_DIR)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|t| serde_json::from_str(&t).ok())
+            .collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+}

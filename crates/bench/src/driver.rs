@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 /// Longest an app may take to launch or answer before the run gives up on it.
 const APP_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Run with SIGPIPE ignored (the `memorch bench` command does): apps and the daemon may die
+/// at any moment, and a write to them must fail with EPIPE rather than end the run.
 pub struct RunConfig<'a> {
     pub scenario: &'a Scenario,
     pub manager: &'a str,
@@ -109,7 +111,16 @@ impl Daemon {
         let swap_dir = dir.join("swap");
         std::fs::write(&cfg, format!("[loop]\ntick_ms = 250\nfull_snapshot_ms = 1000\n[manage]\nzram = false\nswap_file_dir = \"{}\"\n", swap_dir.display())).map_err(|e| e.to_string())?;
         let socket = dir.join("ctl.sock");
-        let child = Command::new(exe)
+        let mut cmd = Command::new(exe);
+        // The daemon must not outlive the run, even if the bench is killed outright.
+        // SAFETY: prctl in the child between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+        let child = cmd
             .args(["run", "--config", cfg.to_str().unwrap_or_default(), "--preset", preset, "--domain", domain])
             .args(["--socket", socket.to_str().unwrap_or_default(), "--state-dir", dir.join("state").to_str().unwrap_or_default()])
             .stdin(Stdio::null())

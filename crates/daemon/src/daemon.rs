@@ -48,6 +48,8 @@ pub struct Daemon {
     epoch: Instant,
     last_save: Instant,
     stop: bool,
+    /// Cheap snapshots that failed in a row: a domain that is gone ends the daemon.
+    failed_reads: u32,
 }
 
 impl Daemon {
@@ -74,6 +76,9 @@ impl Daemon {
                     Err(e) => tracing::warn!(error = %e, "no PSI trigger: the daemon will only wake on its timer"),
                 }
             }
+        }
+        for d in memorch_linux::zram::recover_stale(&root) {
+            tracing::warn!(device = %d, "put back a zram set-up left by a process that died");
         }
         let zram = setup_zram(&cfg, &root, &domain, &preset)?;
         // SAFETY: setpriority on this process only.
@@ -109,6 +114,7 @@ impl Daemon {
             epoch: Instant::now(),
             last_save: Instant::now(),
             stop: false,
+            failed_reads: 0,
         })
     }
 
@@ -251,9 +257,17 @@ impl Daemon {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "cheap snapshot failed");
+                self.failed_reads += 1;
+                if self.failed_reads >= 3 && self.exec.domain.cgroup.as_ref().is_some_and(|d| d.dirs().all(|p| !p.exists())) {
+                    tracing::error!(domain = %self.exec.domain.spec, "the domain's cgroup is gone: stopping");
+                    self.stop = true;
+                }
                 false
             }
         };
+        if !self.stop && self.failed_reads > 0 && snapshot::cheap(&self.root, &self.exec.domain).is_ok() {
+            self.failed_reads = 0;
+        }
         if due || low || !self.events.is_empty() {
             self.events.push(Event::Timer);
             return true;

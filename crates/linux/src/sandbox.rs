@@ -275,6 +275,52 @@ fn remove_registered_parents() {
     }
 }
 
+/// The pid in a name made by `testkit::unique_name` (`prefix-PID-N`).
+fn owner_of(name: &str) -> Option<u32> {
+    let mut parts = name.rsplitn(3, '-');
+    let n = parts.next()?;
+    let pid = parts.next()?;
+    (n.bytes().all(|b| b.is_ascii_digit()) && parts.next().is_some_and(|p| p.starts_with("memorch"))).then(|| pid.parse().ok()).flatten()
+}
+
+/// Remove sandboxes below this process's cgroup whose creator died without removing them
+/// (named `memorch…-PID-N` by tests and the bench, PID no longer alive): kill what is
+/// inside and remove the groups. Returns the paths removed.
+pub fn remove_stale() -> Vec<String> {
+    let root = SysRoot::live();
+    let Ok(base) = cgroup::process_cgroup_path(&root, "self") else { return Vec::new() };
+    let Ok(mounts) = cgroup::mounts(&root) else { return Vec::new() };
+    let v1 = mounts.iter().find(|m| m.has_v1_controller("memory")).and_then(|m| m.dir_of(&base));
+    let v2 = mounts.iter().find(|m| m.is_v2()).and_then(|m| m.dir_of(&base));
+    let mut names = std::collections::BTreeSet::new();
+    for d in v1.iter().chain(v2.iter()) {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                names.insert(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut removed = Vec::new();
+    for name in names {
+        let Some(pid) = owner_of(&name) else { continue };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let path = if base == "/" { format!("/{name}") } else { format!("{base}/{name}") };
+        let sb = Sandbox {
+            path: path.clone(),
+            v1_memory: v1.as_ref().map(|d| d.join(&name)).filter(|d| d.is_dir()),
+            v2: v2.as_ref().map(|d| d.join(&name)).filter(|d| d.is_dir()),
+            children: Vec::new(),
+            destroyed: false,
+        };
+        if sb.destroy().is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
 /// Remove a cgroup directory and its child groups, deepest first.
 fn remove_tree(dir: &Path) -> Result<()> {
     if let Ok(entries) = std::fs::read_dir(dir) {
@@ -295,5 +341,17 @@ fn remove_tree(dir: &Path) -> Result<()> {
             }
             Err(e) => return Err(Error::io(dir, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn stale_names_carry_their_creator() {
+        assert_eq!(super::owner_of("memorch-bench-memorch-26322-1"), Some(26322));
+        assert_eq!(super::owner_of("memorch-status-77-0"), Some(77));
+        assert_eq!(super::owner_of("phone"), None);
+        assert_eq!(super::owner_of("other-12-3"), None, "only memorch's own names");
+        assert_eq!(super::owner_of("memorch-x-y-z"), None);
     }
 }

@@ -53,7 +53,20 @@ pub fn wait_for(timeout: std::time::Duration, mut cond: impl FnMut() -> bool) ->
 pub const TEST_LOCK: &str = "/run/lock/memorch-test.lock";
 
 pub fn machine_test_lock() -> crate::lock::FileLock {
-    crate::lock::FileLock::acquire(TEST_LOCK).expect("take the test lock")
+    let lock = crate::lock::FileLock::acquire(TEST_LOCK).expect("take the test lock");
+    recover_stale();
+    lock
+}
+
+/// Undo what killed test or bench processes left (zram set-ups, sandboxes): their guards
+/// never ran. Call with the test lock held.
+pub fn recover_stale() {
+    for d in crate::zram::recover_stale(&crate::SysRoot::live()) {
+        eprintln!("memorch: put back {d}, left set up by a process that died");
+    }
+    for p in crate::sandbox::remove_stale() {
+        eprintln!("memorch: removed sandbox {p}, left by a process that died");
+    }
 }
 
 /// zram (module loaded, control interface present).

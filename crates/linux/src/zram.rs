@@ -136,6 +136,11 @@ pub struct ZramSetup {
     pub algorithm: String,
     pub disksize_bytes: u64,
     pub priority: i32,
+    /// The process whose guard undoes it when it ends (a test, the daemon, the bench);
+    /// `None` for `memorch zram setup`, which lasts until `memorch zram teardown`. A record
+    /// whose owner died without undoing it is stale: `recover_stale` tears it down.
+    #[serde(default)]
+    pub owner_pid: Option<u32>,
 }
 
 /// Where set-up records live: `/run` is cleared at boot, as zram devices are.
@@ -213,6 +218,7 @@ pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority:
         algorithm: previous_algorithm.clone(),
         disksize_bytes: size_bytes,
         priority,
+        owner_pid: None,
     };
     let result = (|| {
         if let Some(alg) = algorithm {
@@ -301,17 +307,46 @@ pub struct ZramGuard {
 }
 
 impl ZramGuard {
+    /// Set up, and record it with this process as owner, so that if the process dies
+    /// without its destructors (SIGKILL), the next start can undo it (`recover_stale`).
     pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32) -> Result<ZramGuard> {
-        Ok(ZramGuard { setup: setup(root, size_bytes, algorithm, priority)?, root: root.clone() })
+        let mut rec = setup(root, size_bytes, algorithm, priority)?;
+        rec.owner_pid = Some(std::process::id());
+        if root.is_live() {
+            let _ = save_record(&rec);
+        }
+        Ok(ZramGuard { setup: rec, root: root.clone() })
     }
 }
 
 impl Drop for ZramGuard {
     fn drop(&mut self) {
-        if let Err(e) = teardown(&self.root, &self.setup) {
-            eprintln!("memorch: zram {}: teardown failed: {e}", self.setup.device);
+        match teardown(&self.root, &self.setup) {
+            Ok(()) => {
+                if self.root.is_live() {
+                    let _ = forget_record(&self.setup);
+                }
+            }
+            Err(e) => eprintln!("memorch: zram {}: teardown failed: {e}", self.setup.device),
         }
     }
+}
+
+/// Tear down zram set-ups whose owning process is gone (it was killed before its guard
+/// could). Returns the devices put back.
+pub fn recover_stale(root: &SysRoot) -> Vec<String> {
+    let mut done = Vec::new();
+    for rec in records().unwrap_or_default() {
+        let Some(owner) = rec.owner_pid else { continue };
+        if owner == std::process::id() || root.path(format!("/proc/{owner}")).exists() {
+            continue;
+        }
+        if teardown(root, &rec).is_ok() {
+            let _ = forget_record(&rec);
+            done.push(rec.device);
+        }
+    }
+    done
 }
 
 #[cfg(test)]

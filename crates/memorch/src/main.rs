@@ -37,6 +37,9 @@ enum Command {
     Freeze(cmd::freeze::Args),
     /// Thaw a frozen cgroup.
     Thaw(cmd::freeze::Args),
+    /// Virtual devices: create, exec, list, destroy.
+    #[command(subcommand)]
+    Sandbox(cmd::sandbox::Cmd),
     Bench(cmd::bench::Args),
     Presets(cmd::presets::Args),
     Config(cmd::config::Args),
@@ -62,6 +65,7 @@ fn main() {
         Command::Reclaim(a) => cmd::reclaim::run(a),
         Command::Freeze(a) => cmd::freeze::run(a, true),
         Command::Thaw(a) => cmd::freeze::run(a, false),
+        Command::Sandbox(c) => cmd::sandbox::run(c),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Presets(a) => cmd::presets::run(a),
         Command::Config(a) => cmd::config::run(a),

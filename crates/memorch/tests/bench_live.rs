@@ -70,3 +70,35 @@ fn interrupted_bench_tears_everything_down() {
     assert_eq!(v["runs"][0]["interrupted"], true);
     std::fs::remove_dir_all(out).unwrap();
 }
+
+#[test]
+fn a_killed_bench_is_cleaned_up_at_the_next_start() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = leftovers();
+    let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-kill"));
+    let mut child = memorch()
+        .args(["bench", "--managers", "memorch", "--ram", "256", "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = testkit::wait_for(Duration::from_secs(120), || std::fs::read_to_string("/proc/swaps").unwrap().lines().count() > before.0.lines().count());
+    assert!(started, "the bench set up its device");
+    // No destructor runs after SIGKILL: the device stays behind…
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_ne!(leftovers(), before, "a killed bench leaves its device");
+    // …its daemon dies with it (PR_SET_PDEATHSIG)…
+    let cmdline_has = |needle: &str| {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle)))
+    };
+    let daemon_gone = testkit::wait_for(Duration::from_secs(15), || !cmdline_has(&format!("{}/work/daemon-", out.display())));
+    assert!(daemon_gone, "the bench's daemon outlived it");
+    // …and the next start (any test or bench, under the lock) puts the machine back.
+    let _lock = testkit::machine_test_lock();
+    assert_eq!(leftovers(), before, "stale device recovered");
+    let _ = std::fs::remove_dir_all(out);
+}

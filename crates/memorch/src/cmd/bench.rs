@@ -63,14 +63,19 @@ pub fn run(a: Args) -> Result<()> {
     let work = out.join("work");
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let exe = std::env::current_exe().context("finding the memorch binary")?;
-    // Ctrl-C ends the current visit, then everything is torn down as usual.
-    // SAFETY: the handler only stores to an atomic.
+    // Ctrl-C ends the current visit, then everything is torn down as usual. Apps and the
+    // daemon can die at any moment (that is what is measured): writing to them must give
+    // EPIPE, not a SIGPIPE that would end the bench.
+    // SAFETY: the handler only stores to an atomic; SIG_IGN is a plain disposition.
     unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_interrupt as *const () as libc::sighandler_t);
     }
     // zram and swap are machine-wide: queue behind tests and other benches.
     let _lock = memorch_linux::lock::FileLock::acquire(memorch_linux::testkit::TEST_LOCK)?;
+    // A bench or test killed before its clean-up left its device: remove it first.
+    memorch_linux::testkit::recover_stale();
     let tty = std::io::stderr().is_terminal();
     let total = a.repeat as usize * a.managers.len();
     eprintln!("memorch bench: scenario {} ({} MiB device, {} apps, {} visits), {} runs -> {}", scenario.name, scenario.ram_mb, scenario.apps.len(), scenario.visit_order(seed).len(), total, out.display());

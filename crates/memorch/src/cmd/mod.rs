@@ -11,6 +11,7 @@ pub mod presets;
 pub mod ksm;
 pub mod reclaim;
 pub mod run;
+pub mod sandbox;
 pub mod spawn;
 pub mod status;
 pub mod swapfile;

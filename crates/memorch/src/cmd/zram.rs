@@ -101,7 +101,13 @@ pub fn run(c: Command) -> Result<()> {
             }
         }
         Command::Teardown { device, dry_run } => {
-            let records: Vec<_> = zram::records()?.into_iter().filter(|r| device.as_ref().is_none_or(|d| *d == r.device)).collect();
+            // Only its own set-ups: those of a live test, bench or daemon are theirs to undo.
+            let alive = |pid: u32| std::path::Path::new(&format!("/proc/{pid}")).exists();
+            let records: Vec<_> = zram::records()?
+                .into_iter()
+                .filter(|r| device.as_ref().is_none_or(|d| *d == r.device))
+                .filter(|r| r.owner_pid.is_none_or(|p| !alive(p)))
+                .collect();
             if records.is_empty() {
                 println!(
                     "zram: nothing to tear down: memorch set up no {} (it only undoes its own set-ups)",

@@ -1,0 +1,160 @@
+//! `memorch sandbox`: virtual devices by hand (DESIGN.md §7).
+
+use crate::human::bytes;
+use anyhow::{Context, Result};
+use memorch_bench::device::{Device, DeviceRecord};
+use memorch_linux::events::SignalFd;
+use memorch_linux::{cgroup, snapshot, Domain, DomainSpec, SysRoot};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Virtual devices: a memory limit (the device's RAM), a v2 group at the same path for its
+/// own pressure, zram as its swap, and a balloon that takes zram's pool out of the limit.
+/// A keeper process holds each device until `destroy`.
+///
+/// Examples:
+///   memorch sandbox create phone --ram 1024 --zram 512
+///   memorch sandbox exec phone -- memorch app --anon-mb 100
+///   memorch run --domain cgroup:$(memorch sandbox list --path phone)
+///   memorch sandbox destroy phone
+#[derive(clap::Subcommand)]
+#[command(verbatim_doc_comment)]
+pub enum Cmd {
+    /// Make a device.
+    Create {
+        name: String,
+        /// RAM in MiB.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(64..))]
+        ram: u64,
+        /// zram swap in MiB (0 = none).
+        #[arg(long, default_value_t = 0)]
+        zram: u64,
+        #[arg(long, default_value = "lz4")]
+        algorithm: String,
+    },
+    /// Run a command inside a device (it becomes the command: same pid).
+    Exec {
+        name: String,
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
+    /// The devices, their memory and processes.
+    List {
+        /// Print only this device's cgroup path (for --domain cgroup:PATH).
+        #[arg(long, value_name = "NAME")]
+        path: Option<String>,
+    },
+    /// Kill everything inside a device and remove it, its zram and its groups.
+    Destroy { name: String },
+    /// (internal) hold a device until SIGTERM.
+    #[command(hide = true)]
+    Keep { name: String, ram: u64, zram: u64, algorithm: String },
+}
+
+fn valid_name(name: &str) -> Result<()> {
+    anyhow::ensure!(
+        !name.is_empty() && name.len() <= 40 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+        "sandbox name '{name}': use 1 to 40 letters, digits, '-' or '_'"
+    );
+    Ok(())
+}
+
+pub fn run(c: Cmd) -> Result<()> {
+    match c {
+        Cmd::Create { name, ram, zram, algorithm } => {
+            valid_name(&name)?;
+            anyhow::ensure!(DeviceRecord::load(&name).is_err(), "sandbox '{name}' exists: destroy it first");
+            anyhow::ensure!(zram <= 4 * ram, "--zram {zram}: at most 4 × --ram");
+            std::fs::create_dir_all(memorch_bench::device::RECORD_DIR)?;
+            let log = std::path::Path::new(memorch_bench::device::RECORD_DIR).join(format!("{name}.log"));
+            let mut cmd = Command::new(std::env::current_exe()?);
+            cmd.args(["sandbox", "keep", &name, &ram.to_string(), &zram.to_string(), &algorithm]);
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(std::fs::File::create(&log)?);
+            // SAFETY: setsid in the child, so the keeper outlives this command and its terminal.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::setsid();
+                    Ok(())
+                });
+            }
+            let mut keeper = cmd.spawn().context("starting the sandbox keeper")?;
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                if let Ok(rec) = DeviceRecord::load(&name) {
+                    println!("sandbox {name}: {} RAM{}, cgroup {} (use --domain cgroup:{})", bytes(rec.ram_bytes), rec.zram_device.as_ref().map_or(String::new(), |d| format!(", zram {d}")), rec.path, rec.path);
+                    return Ok(());
+                }
+                if let Some(st) = keeper.try_wait()? {
+                    anyhow::bail!("sandbox '{name}' could not be made ({st}): {}", std::fs::read_to_string(&log).unwrap_or_default().trim());
+                }
+                anyhow::ensure!(Instant::now() < deadline, "sandbox '{name}': the keeper did not report within 30 s");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Cmd::Keep { name, ram, zram, algorithm } => {
+            let signals = SignalFd::new(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).map_err(|e| anyhow::anyhow!(e))?;
+            let device = Device::create(&name, ram << 20, zram << 20, &algorithm).map_err(|e| anyhow::anyhow!(e))?;
+            let rec = DeviceRecord { name: name.clone(), path: device.sandbox.path.clone(), ram_bytes: ram << 20, zram_device: device.zram.as_ref().map(|z| z.setup.device.clone()), keeper_pid: std::process::id() };
+            memorch_linux::state::write_json_atomic(&DeviceRecord::file(&name), &rec)?;
+            let mut pfd = libc::pollfd { fd: signals.fd(), events: libc::POLLIN, revents: 0 };
+            loop {
+                // SAFETY: polling our signalfd.
+                if unsafe { libc::poll(&mut pfd, 1, -1) } > 0 {
+                    if let Some(s) = signals.read() {
+                        if s != libc::SIGHUP {
+                            break;
+                        }
+                    }
+                }
+            }
+            let _ = std::fs::remove_file(DeviceRecord::file(&name));
+            drop(device);
+            Ok(())
+        }
+        Cmd::Exec { name, command } => {
+            let rec = DeviceRecord::load(&name).map_err(|e| anyhow::anyhow!(e))?;
+            let root = SysRoot::live();
+            let dirs = cgroup::locate(&root, &rec.path)?;
+            cgroup::join_self(&dirs).with_context(|| format!("joining sandbox {name}"))?;
+            let (program, args) = command.split_first().expect("clap requires a command");
+            let err = Command::new(program).args(args).exec();
+            Err(anyhow::anyhow!("cannot run '{program}': {err}"))
+        }
+        Cmd::List { path: Some(name) } => {
+            println!("{}", DeviceRecord::load(&name).map_err(|e| anyhow::anyhow!(e))?.path);
+            Ok(())
+        }
+        Cmd::List { path: None } => {
+            let root = SysRoot::live();
+            let all = DeviceRecord::all();
+            if all.is_empty() {
+                println!("no sandboxes (memorch sandbox create NAME --ram MB)");
+            }
+            for r in all {
+                let domain = Domain::open(&root, &DomainSpec::Cgroup(r.path.clone()));
+                let (used, procs) = match &domain {
+                    Ok(d) => (snapshot::cheap(&root, d).map(|s| s.memory.used_bytes).unwrap_or(0), d.pids(&root).map(|p| p.len()).unwrap_or(0)),
+                    Err(_) => (0, 0),
+                };
+                println!("{:<16} RAM {:>10}  used {:>10}  {:>3} processes  zram {:<6}  keeper {}  {}", r.name, bytes(r.ram_bytes), bytes(used), procs, r.zram_device.as_deref().unwrap_or("-"), r.keeper_pid, r.path);
+            }
+            Ok(())
+        }
+        Cmd::Destroy { name } => {
+            let rec = DeviceRecord::load(&name).map_err(|e| anyhow::anyhow!(e))?;
+            // Only the keeper this record names, and only while it is that keeper.
+            let cmdline = std::fs::read(format!("/proc/{}/cmdline", rec.keeper_pid)).unwrap_or_default();
+            let is_keeper = String::from_utf8_lossy(&cmdline).split('\0').collect::<Vec<_>>().windows(3).any(|w| w == ["sandbox", "keep", name.as_str()]);
+            if !is_keeper {
+                let _ = std::fs::remove_file(DeviceRecord::file(&name));
+                anyhow::bail!("sandbox '{name}': its keeper (pid {}) is gone; record removed. Left-overs, if any: cgroup {}", rec.keeper_pid, rec.path);
+            }
+            let pidfd = memorch_linux::pidfd::Pidfd::open(rec.keeper_pid)?;
+            pidfd.send_signal(libc::SIGTERM)?;
+            anyhow::ensure!(pidfd.wait_exit(Duration::from_secs(30)), "sandbox '{name}': the keeper did not stop within 30 s");
+            println!("sandbox {name} destroyed");
+            Ok(())
+        }
+    }
+}
