@@ -37,19 +37,13 @@ pub struct Args {
     /// Move at most N resident pages (a small reclaim step).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_pages: Option<u64>,
-    /// Refuse a PID outside this domain.
-    #[arg(long, default_value = "system")]
-    domain: String,
-    /// Say what would be compacted; change nothing.
-    #[arg(long)]
-    dry_run: bool,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    t: super::TargetArgs,
 }
 
 pub fn run(a: Args) -> Result<()> {
     let root = SysRoot::live();
-    let domain = open_domain(&root, &a.domain)?;
+    let domain = open_domain(&root, &a.t.domain)?;
     let t = target::check(&root, a.pid, &domain)?;
     let scope = if a.file {
         Scope::File
@@ -63,12 +57,12 @@ pub fn run(a: Args) -> Result<()> {
     let advice = if a.cold { Advice::Cold } else { Advice::Pageout };
     if scope != Scope::File && scope != Scope::SharedObjects && advice == Advice::Pageout {
         let swap = memorch_linux::swaps::read(&root)?;
-        if swap.total_bytes == 0 && !a.json {
+        if swap.total_bytes == 0 && !a.t.json {
             eprintln!("warning: no swap is active, so anonymous pages cannot be paged out (run 'memorch zram setup')");
         }
     }
-    let r = compact::compact(&root, &t, scope, advice, a.max_pages, a.dry_run).with_context(|| format!("compacting pid {}", a.pid))?;
-    if a.json {
+    let r = compact::compact(&root, &t, scope, advice, a.max_pages, a.t.dry_run).with_context(|| format!("compacting pid {}", a.pid))?;
+    if a.t.json {
         return print_json(&r);
     }
     let what = format!("{} {} ({}, {})", if r.dry_run { "would compact" } else { "compacted" }, r.pid, r.name, t.class);

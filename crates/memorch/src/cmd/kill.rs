@@ -16,26 +16,20 @@ pub struct Args {
     /// Why, for the log line.
     #[arg(long, default_value = "by hand")]
     reason: String,
-    /// Refuse a PID outside this domain.
-    #[arg(long, default_value = "system")]
-    domain: String,
-    /// Say what would be killed; kill nothing.
-    #[arg(long)]
-    dry_run: bool,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    t: super::TargetArgs,
 }
 
 pub fn run(a: Args) -> Result<()> {
     let root = SysRoot::live();
-    let domain = open_domain(&root, &a.domain)?;
+    let domain = open_domain(&root, &a.t.domain)?;
     let t = target::check(&root, a.pid, &domain)?;
-    if a.dry_run {
+    if a.t.dry_run {
         println!("would kill '{}' (pid {}, {}, oom_score_adj {}): {}", t.name, t.pid, t.class, t.oom_score_adj, a.reason);
         return Ok(());
     }
     let r = kill::kill(&root, &domain, &t, &a.reason)?;
-    if a.json {
+    if a.t.json {
         return print_json(&r);
     }
     // lmkd: "Kill 'name' (pid), uid U, oom_score_adj A to free N kB rss, M kB swap; reason: …"

@@ -1,7 +1,6 @@
 //! `memorch ksm status|tune`.
 
 use super::{open_domain, print_json};
-use crate::human::bytes;
 use anyhow::Result;
 use memorch_core::Facility;
 use memorch_linux::ksm::{self, KsmSettings};
@@ -52,19 +51,7 @@ pub fn run(c: Command) -> Result<()> {
             }
             match &global {
                 Facility::Unavailable { reason } => println!("ksm: not available ({reason})"),
-                Facility::Available(k) => println!(
-                    "ksm: {} (pages_to_scan {}, sleep {} ms); sharing {} pages in {} shared, saves {}; unshared {}, volatile {}; full scans {}; profit {}",
-                    ["stopped", "running", "unmerging"].get(k.run as usize).unwrap_or(&"?"),
-                    k.pages_to_scan,
-                    k.sleep_ms,
-                    k.pages_sharing,
-                    k.pages_shared,
-                    bytes(k.saved_bytes),
-                    k.pages_unshared,
-                    k.pages_volatile,
-                    k.full_scans,
-                    k.general_profit_bytes.map_or("-".into(), |p| p.to_string() + " B")
-                ),
+                Facility::Available(k) => println!("ksm: {}", crate::human::ksm_line(k)),
             }
             if procs.is_empty() {
                 println!("no process of {} is mergeable (start them with 'memorch spawn --ksm')", domain.spec);

@@ -21,6 +21,19 @@ use anyhow::{Context, Result};
 use memorch_linux::{Domain, DomainSpec, SysRoot};
 use serde::Serialize;
 
+/// What every command that acts on one process takes besides the pid.
+#[derive(clap::Args)]
+pub struct TargetArgs {
+    /// Refuse a PID outside this domain (`system` or `cgroup:PATH`).
+    #[arg(long, default_value = "system")]
+    pub domain: String,
+    /// Say what would be done; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Parse and find a `--domain` value.
 pub fn open_domain(root: &SysRoot, text: &str) -> Result<Domain> {
     let spec: DomainSpec = text.parse()?;

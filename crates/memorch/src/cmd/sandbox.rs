@@ -110,6 +110,8 @@ pub fn run(c: Cmd) -> Result<()> {
             }
             let _ = std::fs::remove_file(DeviceRecord::file(&name));
             drop(device);
+            // The log only matters when creation fails; a clean end leaves nothing.
+            let _ = std::fs::remove_file(std::path::Path::new(memorch_bench::device::RECORD_DIR).join(format!("{name}.log")));
             Ok(())
         }
         Cmd::Exec { name, command } => {

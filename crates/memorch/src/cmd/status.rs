@@ -137,23 +137,7 @@ pub fn render(s: &Snapshot, top: Option<usize>) -> String {
             .join("\n         ")
     });
     let _ = writeln!(o, "zram     {zram}");
-    let ksm = facility(&s.ksm, |k| {
-        let state = match k.run {
-            0 => "stopped",
-            1 => "running",
-            _ => "unmerging",
-        };
-        format!(
-            "{state}: {} pages sharing {} shared (saves {}), unshared {}, volatile {}, full scans {}, profit {}",
-            k.pages_sharing,
-            k.pages_shared,
-            bytes(k.saved_bytes),
-            k.pages_unshared,
-            k.pages_volatile,
-            k.full_scans,
-            k.general_profit_bytes.map_or("-".into(), |p| if p < 0 { format!("-{}", bytes(p.unsigned_abs())) } else { bytes(p as u64) })
-        )
-    });
+    let ksm = facility(&s.ksm, crate::human::ksm_line);
     let _ = writeln!(o, "ksm      {ksm}");
     let psi = facility(&s.psi, |p| {
         format!(
