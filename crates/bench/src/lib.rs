@@ -2,5 +2,6 @@ pub mod app;
 pub mod content;
 pub mod device;
 pub mod driver;
+pub mod html;
 pub mod report;
 pub mod scenario;

@@ -77,7 +77,13 @@ fn default_ws() -> f64 {
 }
 
 /// The scenarios shipped with memorch.
-pub const BUILT_IN: [(&str, &str); 1] = [("quick", include_str!("../../../scenarios/quick.toml"))];
+pub const BUILT_IN: [(&str, &str); 5] = [
+    ("quick", include_str!("../../../scenarios/quick.toml")),
+    ("mos26", include_str!("../../../scenarios/mos26.toml")),
+    ("thesis", include_str!("../../../scenarios/thesis.toml")),
+    ("swam40", include_str!("../../../scenarios/swam40.toml")),
+    ("sessions", include_str!("../../../scenarios/sessions.toml")),
+];
 
 impl Scenario {
     /// A built-in name or a path to a TOML file.
@@ -181,6 +187,25 @@ mod tests {
         assert_eq!(order, s.visit_order(1), "deterministic");
         assert_ne!(order, s.visit_order(2));
         assert!(order.windows(2).all(|w| w[0] != w[1]), "every visit is a switch");
+    }
+
+    #[test]
+    fn every_built_in_scenario_parses_with_the_papers_figures() {
+        for (name, _) in BUILT_IN {
+            let s = Scenario::load(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(s.name, name);
+            assert!(!s.visit_order(1).is_empty());
+        }
+        let mos = Scenario::load("mos26").unwrap();
+        assert_eq!(mos.apps.len(), 26, "MOS Table II");
+        assert_eq!(mos.visit_order(1).len(), 52, "the list launched twice");
+        let swam = Scenario::load("swam40").unwrap();
+        assert_eq!(swam.apps.len(), 40, "15 foreground + 25 background");
+        let netflix = swam.apps.iter().find(|a| a.name == "Netflix").unwrap();
+        assert_eq!(netflix.anon_mb + netflix.file_mb, 604, "SWAM: Netflix needs ~604 MB");
+        let thesis = Scenario::load("thesis").unwrap();
+        assert_eq!(thesis.apps.iter().filter(|a| a.name.starts_with("proc")).map(|a| a.anon_mb + a.file_mb).collect::<Vec<_>>(), vec![100; 6]);
+        assert_eq!(thesis.ram_mb, 835);
     }
 
     #[test]

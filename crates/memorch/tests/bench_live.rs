@@ -38,6 +38,9 @@ fn quick_bench_runs_reports_and_cleans_up() {
     assert!(runs[1]["manager_rss_bytes"].as_u64().unwrap() > 0, "the daemon's own cost is measured");
     assert_eq!(v["summaries"].as_array().unwrap().len(), 2);
     assert!(!out.join("work").exists(), "app files removed");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 4, "four charts");
+    assert!(html.contains("<td>memorch</td>") && html.contains("<td>kernel</td>"));
     assert_eq!(leftovers(), before, "no swap or cgroup left");
     std::fs::remove_dir_all(out).unwrap();
 }

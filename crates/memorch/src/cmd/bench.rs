@@ -36,7 +36,7 @@ pub struct Args {
     /// Seed of the visit order and page contents; the scenario's by default.
     #[arg(long)]
     seed: Option<u64>,
-    /// Where results.json goes (default: bench-out/SCENARIO-TIME).
+    /// Where results.json and report.html go (default: bench-out/SCENARIO-TIME).
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -116,8 +116,9 @@ pub fn run(a: Args) -> Result<()> {
         "runs": runs,
     });
     std::fs::write(out.join("results.json"), serde_json::to_string_pretty(&json)?).with_context(|| format!("writing {}", out.join("results.json").display()))?;
+    std::fs::write(out.join("report.html"), memorch_bench::html::report(&scenario.name, &sums, &runs)).with_context(|| format!("writing {}", out.join("report.html").display()))?;
     let _ = std::fs::remove_dir_all(&work);
     print!("{}", report::table(&sums));
-    println!("\nresults: {}", out.join("results.json").display());
+    println!("\nresults: {} and {}", out.join("results.json").display(), out.join("report.html").display());
     Ok(())
 }
