@@ -50,7 +50,12 @@ pub struct Daemon {
     stop: bool,
     /// Cheap snapshots that failed in a row: a domain that is gone ends the daemon.
     failed_reads: u32,
+    /// Unshared shared-object bytes by pid, and when they were read (`smaps` is costly).
+    so_cache: BTreeMap<u32, (Instant, u64)>,
 }
+
+/// How long an app's unshared shared-object figure is reused.
+const SO_REFRESH: Duration = Duration::from_secs(30);
 
 impl Daemon {
     /// Set up everything the preset needs; nothing is changed if any part fails.
@@ -115,6 +120,7 @@ impl Daemon {
             last_save: Instant::now(),
             stop: false,
             failed_reads: 0,
+            so_cache: BTreeMap::new(),
         })
     }
 
@@ -290,7 +296,7 @@ impl Daemon {
         self.counters.full_snapshots += 1;
         self.last_full = Instant::now();
         let snapshot_us = woke.elapsed().as_micros() as u64;
-        self.build_apps(&snap);
+        self.build_apps(&snap, cause == "pressure");
         let events = std::mem::take(&mut self.events);
         let now = self.now_ms();
         let actions = self.engine.decide(&Input { now_ms: now, snapshot: &snap, apps: &self.apps, events: &events });
@@ -350,9 +356,17 @@ impl Daemon {
 
     /// The engine's view of the domain's processes: classes from the socket, then config
     /// rules, then oom_score_adj; memorch, its ancestors and protected names never acted on.
-    fn build_apps(&mut self, snap: &Snapshot) {
+    fn build_apps(&mut self, snap: &Snapshot, under_pressure: bool) {
         self.apps.clear();
         let read_ksm = self.engine.preset.ksm.is_some();
+        // Only presets that drop unshared shared objects first need them, and only for
+        // background apps; never read smaps on a decision under pressure (it waits behind
+        // reclaim): use what is cached.
+        let read_so = self.engine.preset.compaction.as_ref().is_some_and(|c| c.shared_objects_first);
+        if read_so {
+            let live: Vec<u32> = snap.processes.iter().flatten().map(|p| p.pid).collect();
+            self.so_cache.retain(|p, _| live.contains(p));
+        }
         for p in snap.processes.iter().flatten() {
             let mut a = App::from_process(p);
             if let Some(c) = self.classes.get(&p.pid).copied().or_else(|| self.cfg.rule_class(&p.name)) {
@@ -361,6 +375,15 @@ impl Daemon {
             a.protected = self.own_pids.contains(&p.pid) || self.cfg.apps.protected.iter().any(|n| *n == p.name);
             if read_ksm && a.is_background() {
                 a.ksm_mergeable = memorch_linux::ksm::read_process(&self.root, p.pid).is_ok_and(|k| k.merge_any);
+            }
+            if read_so && a.is_background() && a.actionable() {
+                let fresh = self.so_cache.get(&p.pid).is_some_and(|(t, _)| t.elapsed() < SO_REFRESH);
+                if !fresh && !under_pressure {
+                    if let Ok(b) = memorch_linux::maps::unshared_so_bytes(&self.root, p.pid) {
+                        self.so_cache.insert(p.pid, (Instant::now(), b));
+                    }
+                }
+                a.so_unshared_bytes = self.so_cache.get(&p.pid).map(|(_, b)| *b);
             }
             self.apps.push(a);
         }

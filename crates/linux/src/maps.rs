@@ -121,6 +121,16 @@ pub fn read_smaps(root: &SysRoot, pid: u32) -> Result<Vec<SmapsVma>> {
     Ok(out)
 }
 
+/// Resident bytes of shared-object mappings that no other process maps (SWAM's OOM cleaner
+/// takes these first: dropping them costs no other app anything).
+pub fn unshared_so_bytes(root: &SysRoot, pid: u32) -> Result<u64> {
+    Ok(read_smaps(root, pid)?
+        .iter()
+        .filter(|s| s.vma.kind() == VmaKind::SharedObject && s.shared_bytes == 0)
+        .map(|s| s.rss_bytes)
+        .sum())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +160,14 @@ mod tests {
         assert!(is_shared_object("/opt/x/libfoo.so"));
         assert!(!is_shared_object("/opt/x/some.sock"));
         assert!(!is_shared_object("/usr/bin/soffice"));
+    }
+
+    #[test]
+    fn unshared_shared_objects_are_counted_from_smaps() {
+        // The test binary maps libc; whatever part of it only this process maps counts.
+        let own = unshared_so_bytes(&SysRoot::live(), std::process::id()).unwrap();
+        let all: u64 = read_smaps(&SysRoot::live(), std::process::id()).unwrap().iter().filter(|s| s.vma.kind() == VmaKind::SharedObject).map(|s| s.rss_bytes).sum();
+        assert!(own <= all, "{own} of {all}");
     }
 
     #[test]

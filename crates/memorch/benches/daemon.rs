@@ -5,7 +5,8 @@
 //!
 //!     sudo cargo bench -p memorch --bench daemon
 //!
-//! Set MEMORCH_BENCH_IDLE_S to shorten the idle measurement.
+//! Set MEMORCH_BENCH_IDLE_S to shorten the idle measurement; MEMORCH_BENCH_DEBUG=1 prints
+//! every action with the time to its snapshot, decision and act.
 
 use memorch_linux::{sandbox::Sandbox, testkit};
 use serde_json::Value;

@@ -262,3 +262,40 @@ fn ctl_speaks_to_the_daemon() {
     let err = fails(&["ctl", "--socket", "/nonexistent/memorch.sock", "status"]);
     assert!(err.contains("is memorch running"), "{err}");
 }
+
+#[test]
+fn under_pressure_unshared_shared_objects_go_first() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let dir = std::env::temp_dir().join(testkit::unique_name("memorch-so"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-so"), Some(256 * MIB)).unwrap();
+    // The daemon first: it sets up the zram the apps will press into.
+    let cfg = fast_config("");
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch"]);
+    let rx = d.events();
+    let mut apps = Vec::new();
+    let mut file_before = Vec::new();
+    for i in 0..3 {
+        // A library only this app maps: what SWAM's OOM cleaner drops first.
+        let lib = dir.join(format!("libapp{i}.so"));
+        let pid = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "70", "--content", "text", "--seed", &i.to_string(), "--file", lib.to_str().unwrap(), "--file-mb", "16"]).id();
+        file_before.push(status_kib(pid, "RssFile"));
+        apps.push(pid);
+    }
+    let evs = collect_events(&rx, Duration::from_secs(15), |e| done_actions(e).iter().any(|a| a["scope"] == "shared_objects"));
+    let so: Vec<&Value> = done_actions(&evs).into_iter().filter(|a| a["scope"] == "shared_objects").collect();
+    assert!(!so.is_empty(), "no shared-object compaction: {:?}\n{}", done_actions(&evs).iter().map(|a| (kind(a), a["scope"].clone())).collect::<Vec<_>>(), d.log());
+    let pid = so[0]["pid"].as_u64().unwrap() as u32;
+    let i = apps.iter().position(|&p| p == pid).expect("one of the apps");
+    // Before any anonymous step of this app.
+    let first_for_pid = done_actions(&evs).into_iter().find(|a| a["action"] == "compact" && a["pid"] == pid).unwrap();
+    assert_eq!(first_for_pid["scope"], "shared_objects", "shared objects first");
+    assert!(status_kib(pid, "RssFile") + 8 * MIB <= file_before[i], "its library pages were dropped: {} → {}", file_before[i], status_kib(pid, "RssFile"));
+    drop(d);
+    drop(sb);
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_file(cfg).unwrap();
+}
