@@ -11,7 +11,13 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     for e in input.events {
         match e {
             Event::Screen { on } => state.screen_on = *on,
-            Event::Launched { app, ms, cold, .. } => state.stats.entry(app).observe_launch(*ms, *cold),
+            Event::Launched { app, ms, cold, pid } => {
+                state.stats.entry(app).observe_launch(*ms, *cold);
+                state.last_front_ms.insert(*pid, input.now_ms);
+            }
+            Event::AppState { pid, class } if *class <= crate::Class::Visible => {
+                state.last_front_ms.insert(*pid, input.now_ms);
+            }
             Event::LaunchIntent { app, expected_bytes: Some(b) } => state.stats.entry(app).observe_size(*b),
             _ => {}
         }
@@ -36,6 +42,7 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     // Forget marks of apps that are gone.
     state.whole.retain(|pid, _| alive(pid));
     state.so_done.retain(alive);
+    state.last_front_ms.retain(|pid, _| alive(pid));
     watch_refaults(state, preset, input);
     if let (Detection::Bands(b), Some(psi)) = (&preset.detection, input.snapshot.psi.get()) {
         // Senpai/TMO: back off when compaction costs more stall than the target, push on when

@@ -73,6 +73,9 @@ pub struct State {
     pub last_swap_grow_ms: Option<u64>,
     /// Apps whose unshared shared objects were already compacted.
     pub so_done: BTreeSet<u32>,
+    /// When each app was last in front (from app-state and launch events), by pid: the
+    /// least recently used go first.
+    pub last_front_ms: BTreeMap<u32, u64>,
 }
 
 impl Default for State {
@@ -90,6 +93,7 @@ impl Default for State {
             ksm_running: false,
             last_swap_grow_ms: None,
             so_done: BTreeSet::new(),
+            last_front_ms: BTreeMap::new(),
         }
     }
 }

@@ -80,13 +80,16 @@ pub fn greedy_prefix<'a>(ordered: &[Candidate<'a>], target: u64) -> Vec<Candidat
         .collect()
 }
 
-/// Compress whole cached apps (largest saving first) until `bytes` are expected back or
-/// `budget` bytes of anonymous memory have been moved; returns the bytes expected back.
+/// Compress whole cached apps, least recently in front first (the user is least likely to
+/// come back to them soon; CachedAppOptimizer and the thesis go oldest first too), until
+/// `bytes` are expected back or `budget` bytes of anonymous memory have been moved; returns
+/// the bytes expected back.
 pub fn compress_for(ctx: &mut Ctx, step: Step, bytes: u64, budget: Option<u64>, why: &str) -> u64 {
     let ratio = ctx.zram_ratio();
     let keep = 1.0 - 1.0 / ratio;
     let mut apps: Vec<&App> = ctx.free_apps().filter(|a| a.is_cached() && !ctx.state.whole.contains_key(&a.pid) && a.anon_bytes > 0).collect();
-    apps.sort_by(|a, b| b.anon_bytes.cmp(&a.anon_bytes).then(a.pid.cmp(&b.pid)));
+    let last = |a: &App| ctx.state.last_front_ms.get(&a.pid).copied().unwrap_or(0);
+    apps.sort_by(|a, b| last(a).cmp(&last(b)).then(b.anon_bytes.cmp(&a.anon_bytes)).then(a.pid.cmp(&b.pid)));
     let (mut got, mut moved) = (0u64, 0u64);
     let mut room = ctx.swap_room();
     let scope = ctx.preset.compaction.as_ref().map_or(CompactScope::Anon, |c| c.idle_scope);

@@ -56,7 +56,14 @@ pub fn run(ctx: &mut Ctx) {
         b.class
             .cmp(&a.class)
             .then_with(|| if c.feedback { ra.partial_cmp(rb).unwrap_or(std::cmp::Ordering::Equal) } else { std::cmp::Ordering::Equal })
-            .then(b.age_ms.cmp(&a.age_ms))
+            .then_with(|| {
+                // Least recently in front first; process age where nothing was said.
+                let last = |x: &App| ctx.state.last_front_ms.get(&x.pid).copied();
+                match (last(a), last(b)) {
+                    (Some(x), Some(y)) => x.cmp(&y),
+                    _ => b.age_ms.cmp(&a.age_ms),
+                }
+            })
             .then(a.pid.cmp(&b.pid))
     });
     for (a, refault) in apps.into_iter().take(c.max_apps_per_decision.max(1)) {
