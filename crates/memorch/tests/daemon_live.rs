@@ -15,8 +15,11 @@ fn done_actions(evs: &[Value]) -> Vec<&Value> {
     evs.iter().filter(|v| v["event"] == "action" && v["done"] == true).collect()
 }
 
+/// A config with a fast loop, swap files (if any) in a temp dir, and `extra`.
 fn fast_config(extra: &str) -> std::path::PathBuf {
     let p = std::env::temp_dir().join(format!("{}.toml", testkit::unique_name("memorch-cfg")));
+    let swap_dir = format!("swap_file_dir = \"{}\"\n", std::env::temp_dir().join(testkit::unique_name("memorch-swapfiles")).display());
+    let extra = if extra.contains("[manage]\n") { extra.replace("[manage]\n", &format!("[manage]\n{swap_dir}")) } else { format!("{extra}[manage]\n{swap_dir}") };
     std::fs::write(&p, format!("[loop]\ntick_ms = 200\nfull_snapshot_ms = 1000\n{extra}")).unwrap();
     p
 }
