@@ -128,9 +128,8 @@ impl Daemon {
             .stderr(std::fs::File::create(dir.join("daemon.log")).map_err(|e| e.to_string())?)
             .spawn()
             .map_err(|e| format!("starting memorch run: {e}"))?;
-        let d = Daemon { child, socket, victims: Arc::new(Mutex::new(BTreeSet::new())) };
+        let mut d = Daemon { child, socket, victims: Arc::new(Mutex::new(BTreeSet::new())) };
         let deadline = Instant::now() + Duration::from_secs(20);
-        let mut d = d;
         while UnixStream::connect(&d.socket).is_err() {
             if Instant::now() > deadline || d.child.try_wait().ok().flatten().is_some() {
                 return Err(format!("memorch run did not come up; see {}", dir.join("daemon.log").display()));
@@ -295,7 +294,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
                 let ok = matches!(lines.recv_timeout(APP_TIMEOUT), Ok(l) if l.starts_with("ready"));
                 let latency = t.elapsed().as_secs_f64() * 1000.0;
                 if ok {
-                    let child = take_child(&mut device, pid);
+                    // The sandbox hands back its Child to watch; it still kills it on drop.
+                    let child = device.sandbox.take_child(pid).expect("the sandbox started it");
                     running.insert(app_name.clone(), Running { child, stdin, lines, class: Class::Foreground });
                     if let Some(d) = &daemon {
                         d.request(serde_json::json!({"cmd": "launched", "app": app_name, "pid": pid, "ms": latency as u64, "cold": true}));
@@ -350,12 +350,6 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
         timeline,
         interrupted,
     })
-}
-
-/// The sandbox owns the `Child` of every process it started; take this one back to watch it
-/// (the sandbox still kills everything in its groups when it goes).
-fn take_child(device: &mut Device, pid: u32) -> Child {
-    device.sandbox.take_child(pid).expect("the sandbox started it")
 }
 
 /// Apps that died since the last look: killed by memorch if its events named them, else by

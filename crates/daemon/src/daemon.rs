@@ -258,6 +258,7 @@ impl Daemon {
         let due = self.last_full.elapsed() >= Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
         let low = match snapshot::cheap(&self.root, &self.exec.domain) {
             Ok(s) => {
+                self.failed_reads = 0;
                 let m = &s.memory;
                 m.available_bytes < m.total_bytes * 3 / 10 || s.psi.get().is_some_and(|p| p.some.avg10 > 1.0)
             }
@@ -271,9 +272,6 @@ impl Daemon {
                 false
             }
         };
-        if !self.stop && self.failed_reads > 0 && snapshot::cheap(&self.root, &self.exec.domain).is_ok() {
-            self.failed_reads = 0;
-        }
         if due || low || !self.events.is_empty() {
             self.events.push(Event::Timer);
             return true;
@@ -373,7 +371,8 @@ impl Daemon {
                 a.class = c;
             }
             a.protected = self.own_pids.contains(&p.pid) || self.cfg.apps.protected.iter().any(|n| *n == p.name);
-            if read_ksm && a.is_background() {
+            // One more read per app: not on a decision woken by pressure (KSM runs at idle).
+            if read_ksm && !under_pressure && a.is_background() {
                 a.ksm_mergeable = memorch_linux::ksm::read_process(&self.root, p.pid).is_ok_and(|k| k.merge_any);
             }
             if read_so && a.is_background() && a.actionable() {

@@ -60,6 +60,11 @@ pub fn plan(dir: &Path, size_bytes: u64) -> Result<PathBuf> {
     if statvfs_free(existing).is_some_and(|free| free < size_bytes) {
         return Err(no_space(dir, size_bytes));
     }
+    next_path(dir)
+}
+
+/// The first unused `memorch-swap-N.swap` in `dir`.
+fn next_path(dir: &Path) -> Result<PathBuf> {
     (0..10_000)
         .map(|n| dir.join(format!("memorch-swap-{n}.swap")))
         .find(|p| !p.exists())
@@ -71,10 +76,7 @@ pub fn plan(dir: &Path, size_bytes: u64) -> Result<PathBuf> {
 pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result<PathBuf> {
     let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let path = (0..10_000)
-        .map(|n| dir.join(format!("memorch-swap-{n}.swap")))
-        .find(|p| !p.exists())
-        .ok_or_else(|| Error::Refused(format!("{}: 10000 swap files already; remove some", dir.display())))?;
+    let path = next_path(dir)?;
     let f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

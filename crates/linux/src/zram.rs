@@ -202,12 +202,8 @@ fn free_device(root: &SysRoot) -> Result<(String, bool)> {
 /// and size, write a swap header, enable it at `priority`. On any failure, what was done is
 /// undone before the error returns.
 pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32) -> Result<ZramSetup> {
-    if !root.path("/sys/class/zram-control").exists() && device_names(root).is_empty() {
-        return Err(Error::Refused("zram is not available: the zram module is not loaded (modprobe zram)".into()));
-    }
-    if size_bytes < 16 * root.page_size {
-        return Err(Error::Refused(format!("zram size {size_bytes} bytes is too small")));
-    }
+    // The same checks as a dry run, before anything changes.
+    plan(root, size_bytes, algorithm)?;
     let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
     let (device, hot_added) = free_device(root)?;
     let previous_algorithm = current_algorithm(&root.read(sys(&device, "comp_algorithm")).unwrap_or_default());
@@ -222,13 +218,6 @@ pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority:
     };
     let result = (|| {
         if let Some(alg) = algorithm {
-            let offered = available_algorithms(&root.read(sys(&device, "comp_algorithm"))?);
-            if !offered.iter().any(|a| a == alg) {
-                return Err(Error::Refused(format!(
-                    "zram algorithm '{alg}' is not offered by this kernel (offered: {})",
-                    offered.join(", ")
-                )));
-            }
             write_sys(root, &device, "comp_algorithm", alg)?;
             rec.algorithm = alg.to_string();
         }
