@@ -163,11 +163,23 @@ mod tests {
     }
 
     #[test]
-    fn unshared_shared_objects_are_counted_from_smaps() {
-        // The test binary maps libc; whatever part of it only this process maps counts.
-        let own = unshared_so_bytes(&SysRoot::live(), std::process::id()).unwrap();
-        let all: u64 = read_smaps(&SysRoot::live(), std::process::id()).unwrap().iter().filter(|s| s.vma.kind() == VmaKind::SharedObject).map(|s| s.rss_bytes).sum();
-        assert!(own <= all, "{own} of {all}");
+    fn a_library_only_this_process_maps_is_counted() {
+        use std::os::fd::AsRawFd;
+        let root = SysRoot::live();
+        let before = unshared_so_bytes(&root, std::process::id()).unwrap();
+        let path = std::env::temp_dir().join(format!("libmemorch-test-{}.so", std::process::id()));
+        std::fs::write(&path, vec![7u8; 256 * 1024]).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        // SAFETY: a private read-only mapping of a file we just wrote, unmapped below.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), 256 * 1024, libc::PROT_READ, libc::MAP_PRIVATE, f.as_raw_fd(), 0) };
+        assert_ne!(p, libc::MAP_FAILED);
+        let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, 256 * 1024) };
+        let sum: u64 = bytes.iter().step_by(4096).map(|&b| b as u64).sum();
+        assert_eq!(sum, 7 * 64, "every page read in");
+        let with = unshared_so_bytes(&root, std::process::id()).unwrap();
+        unsafe { libc::munmap(p, 256 * 1024) };
+        std::fs::remove_file(&path).unwrap();
+        assert!(with >= before + 256 * 1024, "{before} → {with}");
     }
 
     #[test]
