@@ -4,7 +4,7 @@
 
 use crate::config::Manage;
 use memorch_core::engine::{Action, ActionKind, CompactScope};
-use memorch_linux::compact::{self, Advice, Resident, Scope};
+use memorch_linux::compact::{self, Advice, Scope};
 use memorch_linux::ksm::{KsmGuard, KsmSettings};
 use memorch_linux::pidfd::Pidfd;
 use memorch_linux::swapfile::SwapFileGuard;
@@ -145,16 +145,15 @@ impl Executor {
     /// gone. Returns its resident bytes.
     fn kill(&mut self, pid: u32, why: &str, used_before: u64) -> Result<u64, String> {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
-        let res = Resident::read(&self.root, pid).map_err(|e| e.to_string())?;
-        t.pidfd.send_signal(libc::SIGKILL).map_err(|e| e.to_string())?;
-        let uid = memorch_linux::process::read_uid(&self.root, pid).unwrap_or(0);
+        let s = memorch_linux::kill::signal(&self.root, &t).map_err(|e| e.to_string())?;
+        let res = s.resident;
         tracing::info!(
-            pid, uid, app = %t.name, class = %t.class, oom_score_adj = t.oom_score_adj,
+            pid, uid = s.uid, app = %t.name, class = %t.class, oom_score_adj = t.oom_score_adj,
             rss_kb = res.rss_bytes() / 1024, swap_kb = res.swap_bytes / 1024, reason = %why,
             "Kill '{}' ({}), uid {}, oom_score_adj {} to free {}kB rss, {}kB swap; reason: {}",
-            t.name, pid, uid, t.oom_score_adj, res.rss_bytes() / 1024, res.swap_bytes / 1024, why
+            t.name, pid, s.uid, t.oom_score_adj, res.rss_bytes() / 1024, res.swap_bytes / 1024, why
         );
-        self.reaping.push(Reaping { pidfd: t.pidfd, name: t.name, rss_bytes: res.rss_bytes(), swap_bytes: res.swap_bytes, used_before, at: Instant::now() });
+        self.reaping.push(Reaping { pidfd: t.pidfd, name: t.name, rss_bytes: res.rss_bytes(), swap_bytes: res.swap_bytes, used_before, at: s.at });
         Ok(res.rss_bytes())
     }
 

@@ -33,24 +33,40 @@ pub struct KillReport {
 /// How long a kill may take before we say it did not finish.
 pub const EXIT_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub fn kill(root: &SysRoot, domain: &Domain, target: &Target, reason: &str) -> Result<KillReport> {
-    let before = Resident::read(root, target.pid)?;
-    let uid = crate::process::read_uid(root, target.pid).unwrap_or(0);
-    let used_before = snapshot::cheap(root, domain)?.memory.used_bytes;
-    let t0 = Instant::now();
+/// A process sent SIGKILL, with what it held when it was.
+#[derive(Debug)]
+pub struct Signalled {
+    pub resident: Resident,
+    pub uid: u32,
+    pub at: Instant,
+}
+
+/// Send SIGKILL through the target's pidfd, noting what it holds; does not wait. The daemon
+/// signals a whole batch this way before reaping any of it.
+pub fn signal(root: &SysRoot, target: &Target) -> Result<Signalled> {
+    let resident = Resident::read(root, target.pid)?;
     target.pidfd.send_signal(libc::SIGKILL)?;
+    let at = Instant::now();
+    let uid = crate::process::read_uid(root, target.pid).unwrap_or(0);
+    Ok(Signalled { resident, uid, at })
+}
+
+/// Kill, reap its memory at once, and wait for it to exit (`memorch kill`).
+pub fn kill(root: &SysRoot, domain: &Domain, target: &Target, reason: &str) -> Result<KillReport> {
+    let used_before = snapshot::cheap(root, domain)?.memory.used_bytes;
+    let s = signal(root, target)?;
     let mreleased = target.pidfd.mrelease();
     let exited = target.pidfd.wait_exit(EXIT_TIMEOUT);
-    let elapsed_us = t0.elapsed().as_micros() as u64;
+    let elapsed_us = s.at.elapsed().as_micros() as u64;
     let used_after = snapshot::cheap(root, domain)?.memory.used_bytes;
     Ok(KillReport {
         pid: target.pid,
         name: target.name.clone(),
         class: target.class,
-        uid,
+        uid: s.uid,
         reason: reason.to_string(),
-        rss_bytes: before.rss_bytes(),
-        swap_bytes: before.swap_bytes,
+        rss_bytes: s.resident.rss_bytes(),
+        swap_bytes: s.resident.swap_bytes,
         regained_bytes: used_before.saturating_sub(used_after),
         mreleased,
         elapsed_us,
