@@ -28,6 +28,9 @@ impl Daemon {
         let dir = std::env::temp_dir().join(testkit::unique_name("memorch-bench-daemon"));
         std::fs::create_dir_all(&dir).unwrap();
         let cfg = dir.join("c.toml");
+        // Swap files memorch may add go to the bench's own directory, removed with it.
+        let swap = format!("swap_file_dir = \"{}\"\n", dir.join("swap").display());
+        let extra = if extra.contains("[manage]\n") { extra.replace("[manage]\n", &format!("[manage]\n{swap}")) } else { format!("{extra}[manage]\n{swap}") };
         std::fs::write(&cfg, extra).unwrap();
         let socket = dir.join("s.sock");
         let child = Command::new(env!("CARGO_BIN_EXE_memorch"))
