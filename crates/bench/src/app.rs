@@ -212,6 +212,49 @@ impl AppImage {
     }
 }
 
+/// The frame interval of a 60 Hz display: a frame that takes longer is janky.
+pub const FRAME_BUDGET: std::time::Duration = std::time::Duration::from_micros(16_667);
+
+impl AppImage {
+    /// Draw one frame while in front: a little CPU and the next slice of the working set
+    /// (the heap pages a redraw reads and writes, the whole set about twice a second).
+    /// Returns how long it took: swap-ins and reclaim stalls make it long.
+    pub fn frame(&self, share: f64, cursor: &mut usize) -> std::time::Duration {
+        let t0 = std::time::Instant::now();
+        let ws_pages = ((self.anon.len() as f64 * share) as usize / PAGE).max(1);
+        let step = (ws_pages / 30).clamp(16, 512);
+        // SAFETY: we own the mapping; one byte a page of our own heap.
+        let heap = unsafe { std::slice::from_raw_parts_mut(self.anon.ptr, self.anon.len) };
+        for _ in 0..step {
+            let i = (*cursor % ws_pages) * PAGE;
+            if i < heap.len() {
+                let v = unsafe { std::ptr::read_volatile(&heap[i]) };
+                unsafe { std::ptr::write_volatile(&mut heap[i], v) };
+            }
+            *cursor += 1;
+        }
+        std::hint::black_box(init_work(1));
+        t0.elapsed()
+    }
+}
+
+/// Frame times of one stay in front, as the app reports them on `back`.
+#[derive(Debug, Default, Clone)]
+pub struct FrameStats {
+    pub us: Vec<u64>,
+}
+
+impl FrameStats {
+    /// `frames n=N janky=J p95_us=P max_us=M`
+    pub fn line(&self) -> String {
+        let mut v = self.us.clone();
+        v.sort_unstable();
+        let p95 = if v.is_empty() { 0 } else { v[((v.len() as f64 * 0.95).ceil() as usize).clamp(1, v.len()) - 1] };
+        let janky = v.iter().filter(|&&u| u > FRAME_BUDGET.as_micros() as u64).count();
+        format!("frames n={} janky={janky} p95_us={p95} max_us={}", v.len(), v.last().copied().unwrap_or(0))
+    }
+}
+
 /// The app's cold-start work besides building its memory: `ms` of CPU (class loading, UI
 /// inflation: SWAM §3.3–3.4 measure these as the bulk of a launch).
 pub fn init_work(ms: u64) -> u64 {

@@ -1,12 +1,18 @@
 //! A virtual device (DESIGN.md §7): a sandbox cgroup with the device's RAM as its limit, a v2
 //! group at the same path for PSI, and zram as its swap. zram's pool is not charged to a v1
 //! memcg, so a balloon lowers the limit by the pool's size as it grows; otherwise the device
-//! would have RAM a phone does not have.
+//! would have RAM a phone does not have. Its processes run in a PID and mount namespace
+//! (memorch-linux namespace.rs) whose `/proc` shows only them and, with lxcfs, the device's
+//! memory: peers run there unmodified.
 
+use memorch_linux::lxcfs::Lxcfs;
+use memorch_linux::namespace::{DeviceNamespace, View};
 use memorch_linux::sandbox::Sandbox;
 use memorch_linux::zram::ZramGuard;
 use memorch_linux::SysRoot;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
+use std::process::{Child, Command};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -17,6 +23,7 @@ const BALLOON_PERIOD: Duration = Duration::from_millis(100);
 pub struct Device {
     // Drop order matters: the balloon stops, then the sandbox kills its apps, then zram goes.
     balloon: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+    ns: Option<DeviceNamespace>,
     pub sandbox: Sandbox,
     pub zram: Option<ZramGuard>,
     pub ram_bytes: u64,
@@ -31,7 +38,7 @@ impl Device {
         } else {
             None
         };
-        let mut d = Device { balloon: None, sandbox, zram, ram_bytes };
+        let mut d = Device { balloon: None, ns: None, sandbox, zram, ram_bytes };
         if let (Some(z), Some(v1)) = (&d.zram, &d.sandbox.v1_memory) {
             let stop = Arc::new(AtomicBool::new(false));
             let mm_stat = std::path::PathBuf::from(format!("/sys/block/{}/mm_stat", z.setup.device));
@@ -56,6 +63,41 @@ impl Device {
         Ok(d)
     }
 
+    /// Give the device its namespace; `exe` is memorch (its init is `memorch sandbox
+    /// ns-init`). Without lxcfs, `/proc/meminfo` inside stays the machine's.
+    pub fn enter_namespace(&mut self, exe: &Path, lxcfs: Option<&Lxcfs>) -> Result<(), String> {
+        let pressure = self.sandbox.v2.as_ref().map(|d| d.join("memory.pressure")).filter(|p| p.exists());
+        let view = View { lxcfs_proc: lxcfs.map(|l| l.proc_dir()), pressure };
+        let mut init = Command::new(exe);
+        init.args(["sandbox", "ns-init"]);
+        if let Some(p) = &view.lxcfs_proc {
+            init.arg("--lxcfs-proc").arg(p);
+        }
+        if let Some(p) = &view.pressure {
+            init.arg("--pressure").arg(p);
+        }
+        // lxcfs describes the memory cgroup of the namespace's init: the device's.
+        self.sandbox.prepare(&mut init);
+        self.ns = Some(DeviceNamespace::create(init).map_err(|e| e.to_string())?);
+        Ok(())
+    }
+
+    pub fn ns_init_pid(&self) -> Option<u32> {
+        self.ns.as_ref().map(|n| n.init_pid())
+    }
+
+    /// Start a process in the device: in its namespace if it has one, and charged to its RAM
+    /// if `charged` (apps are; a manager, like a phone's, is not counted against it).
+    pub fn spawn(&self, mut cmd: Command, charged: bool) -> Result<Child, String> {
+        if charged {
+            self.sandbox.prepare(&mut cmd);
+        }
+        match &self.ns {
+            Some(ns) => ns.spawn(cmd).map_err(|e| e.to_string()),
+            None => cmd.spawn().map_err(|e| format!("start {:?}: {e}", cmd.get_program())),
+        }
+    }
+
     pub fn domain(&self) -> String {
         format!("cgroup:{}", self.sandbox.path)
     }
@@ -67,6 +109,8 @@ impl Drop for Device {
             stop.store(true, Ordering::Relaxed);
             let _ = h.join();
         }
+        // Its processes go with the namespace, before the sandbox and zram.
+        self.ns.take();
     }
 }
 
@@ -82,6 +126,9 @@ pub struct DeviceRecord {
     pub ram_bytes: u64,
     pub zram_device: Option<String>,
     pub keeper_pid: u32,
+    /// Init of the device's PID namespace, which `sandbox exec` enters.
+    #[serde(default)]
+    pub ns_init_pid: Option<u32>,
 }
 
 impl DeviceRecord {

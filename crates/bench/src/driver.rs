@@ -5,7 +5,8 @@
 //! (relaunched).
 
 use crate::device::Device;
-use crate::scenario::{AppDef, Scenario};
+use crate::peer::{self, Peer};
+use crate::scenario::{AppDef, Probe, Scenario, IDLE};
 use memorch_core::Class;
 use memorch_linux::{process, snapshot, Domain, DomainSpec, SysRoot};
 use serde::Serialize;
@@ -35,6 +36,8 @@ pub struct RunConfig<'a> {
     /// Set by Ctrl-C: stop after the current step.
     pub stop: &'a AtomicBool,
     pub progress: &'a dyn Fn(&str),
+    /// lxcfs for the device's `/proc/meminfo`; peers need it.
+    pub lxcfs: Option<&'a memorch_linux::lxcfs::Lxcfs>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -44,13 +47,23 @@ pub struct Visit {
     pub kind: String,
     pub latency_ms: f64,
     pub at_ms: u64,
+    /// Frames drawn while in front (synthetic apps), those over 16.7 ms, and their p95.
+    pub frames: u32,
+    pub janky_frames: u32,
+    pub frame_p95_ms: f64,
+}
+
+impl Visit {
+    pub fn new(app: &str, kind: &str, latency_ms: f64) -> Visit {
+        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0 }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Kill {
     pub app: String,
     pub class: Class,
-    /// memorch (the daemon's kill) or kernel (the memcg OOM killer).
+    /// memorch (the daemon's kill), kernel (the memcg OOM killer) or the peer's name.
     pub by: String,
     pub at_ms: u64,
 }
@@ -78,6 +91,12 @@ pub struct RunResult {
     pub zram_ratio: Option<f64>,
     pub manager_cpu_s: f64,
     pub manager_rss_bytes: u64,
+    /// Times a peer exited and was started again (its service's Restart=always).
+    #[serde(default)]
+    pub manager_restarts: u32,
+    /// Available memory at the end of each idle step (home, screen off).
+    #[serde(default)]
+    pub idle_available_bytes: Vec<u64>,
     pub duration_s: f64,
     pub timeline: Vec<Sample>,
     /// Set when Ctrl-C cut the run short.
@@ -94,6 +113,30 @@ struct Running {
 impl Running {
     fn alive(&mut self) -> bool {
         self.child.try_wait().ok().flatten().is_none()
+    }
+}
+
+impl Drop for Running {
+    /// Reap it: a zombie of ours would keep its namespace's init from ever exiting.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// How often waits look after the peer (its service restarts it after 100 ms).
+const TICK: Duration = Duration::from_millis(100);
+
+/// The next line from an app, looking after the peer while waiting.
+fn wait_line(lines: &Receiver<String>, timeout: Duration, tick: &mut dyn FnMut()) -> Option<String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match lines.recv_timeout(TICK.min(deadline.saturating_duration_since(Instant::now()))) {
+            Ok(l) => return Some(l),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(_) if Instant::now() >= deadline => return None,
+            Err(_) => tick(),
+        }
     }
 }
 
@@ -186,11 +229,19 @@ impl Drop for Daemon {
     }
 }
 
+/// How an app starts: `memorch spawn` (its class, as the activity manager sets it) of the
+/// synthetic app or of the scenario's real program.
 fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, file: &Path) -> Command {
     let mut c = Command::new(exe);
-    c.args(["spawn", "--domain", domain, "--class", "foreground", "--"]).arg(exe).arg("app");
+    c.args(["spawn", "--domain", domain, "--class", "foreground", "--"]);
+    if !a.command.is_empty() {
+        c.args(&a.command);
+        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        return c;
+    }
+    c.arg(exe).arg("app");
     c.args(["--name", &a.name, "--anon-mb", &a.anon_mb.to_string(), "--content", &a.content, "--seed", &seed.to_string()]);
-    c.args(["--init-ms", &a.init_ms.to_string(), "--working-set", &a.working_set.to_string()]);
+    c.args(["--init-ms", &a.init_ms.to_string(), "--working-set", &a.working_set.to_string(), "--front"]);
     if a.file_mb > 0 {
         c.arg("--file").arg(file).args(["--file-mb", &a.file_mb.to_string()]);
     }
@@ -222,21 +273,33 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
     let ram = s.ram_mb << 20;
     // Swap is part of each system compared: the device gets the preset's zram (none for
     // lmk-classic, 25 % lzo-rle for the thesis's comp-cache, …).
-    let preset = memorch_core::engine::Preset::by_name(cfg.manager).ok_or_else(|| format!("unknown manager '{}'", cfg.manager))?;
-    let (zram, alg) = match preset.swap.zram_pct {
-        Some(p) => ((ram as f64 * p / 100.0) as u64, preset.swap.zram_algorithm.clone()),
-        None => (0, s.zram_algorithm.clone()),
+    // A peer gets the device's own zram (the scenario's), as a phone or laptop ships it.
+    let is_peer = peer::is_peer(cfg.manager);
+    let (zram_pct, alg) = if is_peer {
+        if cfg.lxcfs.is_none() {
+            return Err(format!("{} needs lxcfs to see the device's memory: apt-get install lxcfs (scripts/setup does)", cfg.manager));
+        }
+        (Some(s.zram_pct), s.zram_algorithm.clone())
+    } else {
+        let preset = memorch_core::engine::Preset::by_name(cfg.manager).ok_or_else(|| format!("unknown manager '{}'", cfg.manager))?;
+        (preset.swap.zram_pct, preset.swap.zram_algorithm.clone())
     };
+    let zram = zram_pct.map_or(0, |p| (ram as f64 * p / 100.0) as u64);
     let mut device = Device::create(&name, ram, zram, &alg)?;
+    device.enter_namespace(cfg.exe, cfg.lxcfs)?;
     let domain_name = device.domain();
     let domain = Domain::open(&root, &DomainSpec::Cgroup(device.sandbox.path.clone())).map_err(|e| e.to_string())?;
     let daemon = match cfg.manager {
         "kernel" => None,
+        _ if is_peer => None,
         preset => Some(Daemon::start(cfg.exe, preset, &domain_name, &cfg.work_dir.join(format!("daemon-{name}")))?),
     };
+    let mut peer = if is_peer { Some(Peer::start(cfg.manager, &device, &cfg.work_dir.join(format!("{name}.log")))?) } else { None };
+    let mut book = KillBook { peer: is_peer.then(|| cfg.manager.to_string()), oom_kills: 0 };
     let t0 = Instant::now();
     let ms = |t: Instant| t.duration_since(t0).as_millis() as u64;
     let before = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
+    book.oom_kills = before.counters.oom_kills.unwrap_or(0);
     let mut running: BTreeMap<String, Running> = BTreeMap::new();
     let mut visits = Vec::new();
     let mut kills = Vec::new();
@@ -245,15 +308,22 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
     let mut prev: Option<String> = None;
     let order = s.visit_order(cfg.seed);
     let mut interrupted = false;
-    for (i, app_name) in order.iter().enumerate() {
+    // The visit of the app in front, whose frames it reports when it leaves.
+    let mut fg_visit: Option<usize> = None;
+    let mut idle_available = Vec::new();
+    for (i, step) in order.iter().enumerate() {
         if cfg.stop.load(Ordering::Relaxed) {
             interrupted = true;
             break;
         }
-        (cfg.progress)(&format!("{} visit {}/{}: {app_name}", cfg.manager, i + 1, order.len()));
-        let def = s.apps.iter().find(|a| a.name == *app_name).expect("validated");
+        (cfg.progress)(&format!("{} step {}/{}: {step}", cfg.manager, i + 1, order.len()));
         // Notice deaths since the last step.
-        reap(&mut running, &daemon, &mut kills, ms(Instant::now()));
+        reap(&root, &domain, &mut running, &daemon, &mut book, &mut kills, ms(Instant::now()));
+        if let (Some(f), Some(v)) = (&fg, fg_visit.take()) {
+            if let Some(r) = running.get_mut(f) {
+                end_frames(r, &mut visits[v], &mut || supervise(&mut peer, &device));
+            }
+        }
         // Switching: the app in front becomes previous, the previous one cached.
         if let Some(p) = prev.take() {
             set_class(&root, &daemon, &mut running, &p, Class::Cached);
@@ -265,57 +335,68 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
         if let Some(d) = &daemon {
             d.request(serde_json::json!({"cmd": "home"}));
         }
+        if step == IDLE {
+            // Home, screen off: the managers' idle work, then what it left free.
+            if let Some(d) = &daemon {
+                d.request(serde_json::json!({"cmd": "screen", "on": false}));
+            }
+            scenario_time(s.visits.idle_ms, &mut || supervise(&mut peer, &device));
+            if let Some(d) = &daemon {
+                d.request(serde_json::json!({"cmd": "screen", "on": true}));
+            }
+            let snap = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
+            idle_available.push(snap.memory.available_bytes);
+            let live = running.values_mut().map(|r| r.alive()).filter(|&a| a).count();
+            timeline.push(Sample { at_ms: ms(Instant::now()), free_bytes: snap.memory.free_bytes, available_bytes: snap.memory.available_bytes, live_apps: live });
+            continue;
+        }
+        let app_name = step;
+        let def = s.apps.iter().find(|a| a.name == *app_name).expect("validated");
         let t = Instant::now();
         let alive = running.get_mut(app_name).is_some_and(|r| r.alive());
         let visit = match running.get_mut(app_name).filter(|_| alive) {
-            Some(r) => {
-                let _ = writeln!(r.stdin, "resume");
-                match r.lines.recv_timeout(APP_TIMEOUT) {
-                    Ok(l) if l.starts_with("resumed") => {
-                        let faults = field(&l, "major_faults").unwrap_or(0);
-                        Visit { app: app_name.clone(), kind: if faults > 0 { "warm" } else { "hot" }.into(), latency_ms: field(&l, "us").unwrap_or(0) as f64 / 1000.0, at_ms: ms(t) }
-                    }
-                    _ => Visit { app: app_name.clone(), kind: "failed".into(), latency_ms: t.elapsed().as_secs_f64() * 1000.0, at_ms: ms(t) },
-                }
-            }
+            Some(r) => resume(def, r, &mut || supervise(&mut peer, &device)),
             _ => {
-                reap(&mut running, &daemon, &mut kills, ms(Instant::now()));
+                reap(&root, &domain, &mut running, &daemon, &mut book, &mut kills, ms(Instant::now()));
                 running.remove(app_name);
                 if let Some(d) = &daemon {
                     d.request(serde_json::json!({"cmd": "launch", "app": app_name, "expect_mb": def.anon_mb + def.file_mb}));
                 }
                 let file = cfg.work_dir.join(format!("{}.bin", def.name));
-                let mut cmd = app_command(cfg.exe, &domain_name, def, s.seed + i as u64, &file);
+                let cmd = app_command(cfg.exe, &domain_name, def, s.seed + i as u64, &file);
                 let t = Instant::now();
-                let child = device.sandbox.spawn(&mut cmd).map_err(|e| e.to_string())?;
+                let mut child = device.spawn(cmd, true)?;
                 let stdin = child.stdin.take().expect("piped");
                 let lines = line_channel(child.stdout.take().expect("piped"));
                 let pid = child.id();
-                let ok = matches!(lines.recv_timeout(APP_TIMEOUT), Ok(l) if l.starts_with("ready"));
+                let mut started = Running { child, stdin, lines, class: Class::Foreground };
+                let ok = launched(def, &mut started, &mut || supervise(&mut peer, &device));
                 let latency = t.elapsed().as_secs_f64() * 1000.0;
                 if ok {
-                    // The sandbox hands back its Child to watch; it still kills it on drop.
-                    let child = device.sandbox.take_child(pid).expect("the sandbox started it");
-                    running.insert(app_name.clone(), Running { child, stdin, lines, class: Class::Foreground });
+                    running.insert(app_name.clone(), started);
                     if let Some(d) = &daemon {
                         d.request(serde_json::json!({"cmd": "launched", "app": app_name, "pid": pid, "ms": latency as u64, "cold": true}));
                     }
-                    Visit { app: app_name.clone(), kind: "cold".into(), latency_ms: latency, at_ms: ms(t) }
-                } else {
-                    Visit { app: app_name.clone(), kind: "failed".into(), latency_ms: latency, at_ms: ms(t) }
                 }
+                Visit::new(app_name, if ok { "cold" } else { "failed" }, latency)
             }
         };
-        visits.push(visit);
+        visits.push(Visit { at_ms: ms(t), ..visit });
+        fg_visit = Some(visits.len() - 1);
         set_class(&root, &daemon, &mut running, app_name, Class::Foreground);
         fg = Some(app_name.clone());
-        // The user uses the app for a while (scenario time, not a wait for a condition).
-        std::thread::sleep(Duration::from_millis(s.use_ms));
+        // The user uses the app for a while.
+        scenario_time(s.use_ms, &mut || supervise(&mut peer, &device));
         let snap = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
         let live = running.values_mut().map(|r| r.alive()).filter(|&a| a).count();
         timeline.push(Sample { at_ms: ms(Instant::now()), free_bytes: snap.memory.free_bytes, available_bytes: snap.memory.available_bytes, live_apps: live });
     }
-    reap(&mut running, &daemon, &mut kills, ms(Instant::now()));
+    if let (Some(f), Some(v)) = (&fg, fg_visit) {
+        if let Some(r) = running.get_mut(f) {
+            end_frames(r, &mut visits[v], &mut || supervise(&mut peer, &device));
+        }
+    }
+    reap(&root, &domain, &mut running, &daemon, &mut book, &mut kills, ms(Instant::now()));
     let after = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
     let delta = |a: Option<u64>, b: Option<u64>| b.unwrap_or(0).saturating_sub(a.unwrap_or(0));
     let c0 = &before.counters;
@@ -325,8 +406,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
     let zram_ratio = device.zram.as_ref().and_then(|z| {
         after.zram.get().and_then(|st| st.devices.iter().find(|d| d.name == z.setup.device)).and_then(|d| d.compression_ratio)
     });
-    let (cpu, rss) = daemon.as_ref().map_or((0.0, 0), |d| d.usage());
+    let restarts = peer.as_ref().map_or(0, |p| p.restarts);
+    let (cpu, rss) = match (&daemon, &peer) {
+        (Some(d), _) => d.usage(),
+        (_, Some(p)) => p.usage(),
+        _ => (0.0, 0),
+    };
     drop(daemon);
+    drop(peer);
     for r in running.values_mut() {
         let _ = writeln!(r.stdin, "exit");
     }
@@ -346,20 +433,134 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
         zram_ratio,
         manager_cpu_s: cpu,
         manager_rss_bytes: rss,
+        manager_restarts: restarts,
+        idle_available_bytes: idle_available,
         duration_s: t0.elapsed().as_secs_f64(),
         timeline,
         interrupted,
     })
 }
 
-/// Apps that died since the last look: killed by memorch if its events named them, else by
-/// the kernel.
-fn reap(running: &mut BTreeMap<String, Running>, daemon: &Option<Daemon>, kills: &mut Vec<Kill>, at_ms: u64) {
+fn supervise(peer: &mut Option<Peer>, device: &Device) {
+    if let Some(p) = peer {
+        p.supervise(device);
+    }
+}
+
+/// Scenario time (the user in an app, the screen off): not a wait for a condition.
+fn scenario_time(ms: u64, tick: &mut dyn FnMut()) {
+    let until = Instant::now() + Duration::from_millis(ms);
+    while Instant::now() < until {
+        std::thread::sleep(TICK.min(until.saturating_duration_since(Instant::now())));
+        tick();
+    }
+}
+
+/// Whether a just-started app came up: a synthetic app says `ready`; a real program passes
+/// its scenario's probe.
+fn launched(def: &AppDef, r: &mut Running, tick: &mut dyn FnMut()) -> bool {
+    match def.ready.as_deref().and_then(Probe::parse) {
+        None => matches!(wait_line(&r.lines, APP_TIMEOUT, tick), Some(l) if l.starts_with("ready")),
+        Some(Probe::Line(text)) => {
+            let deadline = Instant::now() + APP_TIMEOUT;
+            while let Some(l) = wait_line(&r.lines, deadline.saturating_duration_since(Instant::now()), tick) {
+                if l.contains(&text) {
+                    return true;
+                }
+            }
+            false
+        }
+        Some(Probe::Shell(cmd)) => {
+            let deadline = Instant::now() + APP_TIMEOUT;
+            while Instant::now() < deadline && r.alive() {
+                if shell(&cmd, r.child.id()).is_ok_and(|st| st.success()) {
+                    return true;
+                }
+                tick();
+            }
+            false
+        }
+    }
+}
+
+fn shell(cmd: &str, pid: u32) -> std::io::Result<std::process::ExitStatus> {
+    Command::new("sh").args(["-c", cmd]).env("MEMORCH_APP_PID", pid.to_string()).stdin(Stdio::null()).stdout(Stdio::null()).status()
+}
+
+/// Bring a live app to the front: hot if nothing was read back, warm if pages were.
+fn resume(def: &AppDef, r: &mut Running, tick: &mut dyn FnMut()) -> Visit {
+    let t = Instant::now();
+    let failed = |t: Instant| Visit::new(&def.name, "failed", t.elapsed().as_secs_f64() * 1000.0);
+    if def.command.is_empty() {
+        let _ = writeln!(r.stdin, "resume");
+        return match wait_line(&r.lines, APP_TIMEOUT, tick) {
+            Some(l) if l.starts_with("resumed") => {
+                let faults = field(&l, "major_faults").unwrap_or(0);
+                Visit::new(&def.name, if faults > 0 { "warm" } else { "hot" }, field(&l, "us").unwrap_or(0) as f64 / 1000.0)
+            }
+            _ => failed(t),
+        };
+    }
+    let root = SysRoot::live();
+    let faults = |pid| process::read_stat(&root, pid).map_or(0, |s| s.major_faults);
+    let f0 = faults(r.child.id());
+    let ok = match def.resume.as_deref().and_then(Probe::parse) {
+        None => true,
+        Some(Probe::Line(text)) => writeln!(r.stdin, "{text}").is_ok() && wait_line(&r.lines, APP_TIMEOUT, tick).is_some(),
+        Some(Probe::Shell(cmd)) => shell(&cmd, r.child.id()).is_ok_and(|st| st.success()),
+    };
+    if !ok || !r.alive() {
+        return failed(t);
+    }
+    let kind = if faults(r.child.id()) > f0 { "warm" } else { "hot" };
+    Visit::new(&def.name, kind, t.elapsed().as_secs_f64() * 1000.0)
+}
+
+/// The app leaves the front: a synthetic app reports the frames it drew.
+fn end_frames(r: &mut Running, v: &mut Visit, tick: &mut dyn FnMut()) {
+    if !r.alive() || writeln!(r.stdin, "back").is_err() {
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while let Some(l) = wait_line(&r.lines, deadline.saturating_duration_since(Instant::now()), tick) {
+        if l.starts_with("frames") {
+            v.frames = field(&l, "n").unwrap_or(0) as u32;
+            v.janky_frames = field(&l, "janky").unwrap_or(0) as u32;
+            v.frame_p95_ms = field(&l, "p95_us").unwrap_or(0) as f64 / 1000.0;
+            return;
+        }
+    }
+}
+
+/// Who killed what: memorch's daemon names its victims; the device's memcg counts the
+/// kernel's OOM kills (each a SIGKILL); the rest are the peer's.
+struct KillBook {
+    peer: Option<String>,
+    /// The device's OOM-kill counter when last looked at.
+    oom_kills: u64,
+}
+
+/// Apps that died since the last look, and by whose hand.
+fn reap(root: &SysRoot, domain: &Domain, running: &mut BTreeMap<String, Running>, daemon: &Option<Daemon>, book: &mut KillBook, kills: &mut Vec<Kill>, at_ms: u64) {
     let dead: Vec<String> = running.iter_mut().filter_map(|(n, r)| (!r.alive()).then(|| n.clone())).collect();
+    if dead.is_empty() {
+        return;
+    }
+    let now = snapshot::cheap(root, domain).ok().and_then(|s| s.counters.oom_kills).unwrap_or(book.oom_kills);
+    let mut kernel_kills = now.saturating_sub(book.oom_kills);
+    book.oom_kills = now;
     for n in dead {
-        let r = running.remove(&n).expect("listed");
-        let by = daemon.as_ref().is_some_and(|d| d.victims.lock().expect("victims").contains(&r.child.id()));
-        kills.push(Kill { app: n, class: r.class, by: if by { "memorch" } else { "kernel" }.into(), at_ms });
+        let mut r = running.remove(&n).expect("listed");
+        let sigkill = r.child.try_wait().ok().flatten().and_then(|st| std::os::unix::process::ExitStatusExt::signal(&st)) == Some(libc::SIGKILL);
+        let by = if daemon.as_ref().is_some_and(|d| d.victims.lock().expect("victims").contains(&r.child.id())) {
+            "memorch".to_string()
+        } else if sigkill && kernel_kills > 0 {
+            kernel_kills -= 1;
+            "kernel".to_string()
+        } else {
+            book.peer.clone().unwrap_or_else(|| "kernel".into())
+        };
+        kills.push(Kill { app: n, class: r.class, by, at_ms });
     }
 }
 

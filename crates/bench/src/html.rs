@@ -100,19 +100,19 @@ pub fn report(scenario: &str, sums: &[Summary], runs: &[RunResult]) -> String {
         .collect();
     let mut o = String::new();
     let _ = write!(o, "<!doctype html><html><head><meta charset=\"utf-8\"><title>memorch bench: {0}</title><style>body{{font-family:sans-serif;max-width:780px;margin:2em auto}}table{{border-collapse:collapse;font-size:12px}}td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}th{{background:#f4f4f4}}</style></head><body><h1>memorch bench: {0}</h1>", esc(scenario));
-    o.push_str("<table><tr><th>manager</th><th>runs</th><th>hot/warm/cold</th><th>p50 ms</th><th>p95 ms</th><th>cold p50 ms</th><th>kills memorch/kernel/fg</th><th>refaults</th><th>PSI some s</th><th>PSI full s</th><th>zram ratio</th><th>CPU s</th><th>RSS MiB</th></tr>");
+    o.push_str("<table><tr><th>manager</th><th>runs</th><th>hot/warm/cold</th><th>alive</th><th>p50 ms</th><th>p95 ms</th><th>cold p50 ms</th><th>kills manager/kernel/fg</th><th>refaults</th><th>PSI some s</th><th>PSI full s</th><th>zram ratio</th><th>CPU s</th><th>RSS MiB</th></tr>");
     for s in sums {
         let _ = write!(
             o,
-            "<tr><td>{}</td><td>{}</td><td>{}/{}/{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}/{}/{}</td><td>{:.0}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{:.2}</td><td>{:.1}</td></tr>",
-            esc(&s.manager), s.runs, s.hot, s.warm, s.cold, s.latency_p50_ms, s.latency_p95_ms, s.cold_p50_ms, s.kills_by_memorch, s.kills_by_kernel, s.foreground_kills, s.refault_pages, s.psi_some_s, s.psi_full_s, s.zram_ratio.map_or("-".into(), |r| format!("{r:.2}")), s.manager_cpu_s, s.manager_rss_mib
+            "<tr><td>{}</td><td>{}</td><td>{}/{}/{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}/{}/{}</td><td>{:.0}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{:.2}</td><td>{:.1}</td></tr>",
+            esc(&s.manager), s.runs, s.hot, s.warm, s.cold, s.live_apps_mean, s.latency_p50_ms, s.latency_p95_ms, s.cold_p50_ms, s.kills_by_manager, s.kills_by_kernel, s.foreground_kills, s.refault_pages, s.psi_some_s, s.psi_full_s, s.zram_ratio.map_or("-".into(), |r| format!("{r:.2}")), s.manager_cpu_s, s.manager_rss_mib
         );
     }
     o.push_str("</table><p>Charts show each manager's first run.</p>");
     o.push_str(&line_chart("Available memory over time", "seconds", "MiB available", &series(&|s| s.available_bytes as f64 / (1 << 20) as f64), false));
     o.push_str(&line_chart("Live apps over time", "seconds", "apps alive", &series(&|s| s.live_apps as f64), false));
     o.push_str(&line_chart("Visit latency (all visits)", "ms (log scale)", "% of visits at most", &cdf, true));
-    o.push_str(&bar_chart("Kills", &managers, &[("by memorch", sums.iter().map(|s| s.kills_by_memorch).collect()), ("by the kernel", sums.iter().map(|s| s.kills_by_kernel).collect())]));
+    o.push_str(&bar_chart("Kills", &managers, &[("by the manager", sums.iter().map(|s| s.kills_by_manager).collect()), ("by the kernel", sums.iter().map(|s| s.kills_by_kernel).collect())]));
     o.push_str("</body></html>\n");
     o
 }

@@ -37,7 +37,16 @@ pub struct Visits {
     pub revisits: usize,
     #[serde(default = "default_zipf")]
     pub zipf_s: f64,
+    /// After every this many visits, the user goes home and the screen is off for `idle_ms`
+    /// (0: never). A sequence may also name [`IDLE`] where it wants one.
+    #[serde(default)]
+    pub idle_every: usize,
+    #[serde(default = "default_idle_ms")]
+    pub idle_ms: u64,
 }
+
+/// A step of a visit order that is not an app: home, screen off, for `visits.idle_ms`.
+pub const IDLE: &str = "(idle)";
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -52,6 +61,19 @@ pub struct AppDef {
     pub init_ms: u64,
     #[serde(default = "default_ws")]
     pub working_set: f64,
+    /// A real program instead of the synthetic app: its argv. Sizes above then only guide
+    /// the manager's launch estimate.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// When a real program is up: `line:TEXT` (a line of its output holds TEXT) or
+    /// `cmd:SHELL` (a shell command that exits 0; $MEMORCH_APP_PID is the program's pid).
+    #[serde(default)]
+    pub ready: Option<String>,
+    /// What bringing a real program to the front does: `line:TEXT` (write TEXT to its input
+    /// and wait for a line of output) or `cmd:SHELL` (as for ready). The visit's latency is
+    /// its duration; without it a visit only finds the program alive.
+    #[serde(default)]
+    pub resume: Option<String>,
 }
 
 fn default_zram_pct() -> f64 {
@@ -74,6 +96,25 @@ fn default_content() -> String {
 }
 fn default_ws() -> f64 {
     0.3
+}
+fn default_idle_ms() -> u64 {
+    10_000
+}
+
+/// `line:TEXT` or `cmd:SHELL`, as `ready` and `resume` take them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    Line(String),
+    Shell(String),
+}
+
+impl Probe {
+    pub fn parse(s: &str) -> Option<Probe> {
+        if let Some(t) = s.strip_prefix("line:") {
+            return Some(Probe::Line(t.to_string()));
+        }
+        s.strip_prefix("cmd:").filter(|c| !c.trim().is_empty()).map(|c| Probe::Shell(c.to_string()))
+    }
 }
 
 /// The scenarios shipped with memorch.
@@ -115,9 +156,20 @@ impl Scenario {
             if !(0.0..=1.0).contains(&a.working_set) {
                 return Err(format!("app '{}': working_set {} must be within 0..=1", a.name, a.working_set));
             }
+            for (key, v) in [("ready", &a.ready), ("resume", &a.resume)] {
+                if v.as_deref().is_some_and(|p| Probe::parse(p).is_none()) {
+                    return Err(format!("app '{}': {key} = {:?}: use \"line:TEXT\" or \"cmd:SHELL\"", a.name, v.as_deref().unwrap_or_default()));
+                }
+            }
+            if a.command.is_empty() && (a.ready.is_some() || a.resume.is_some()) {
+                return Err(format!("app '{}': ready and resume are for real programs: give its command too", a.name));
+            }
+            if !a.command.is_empty() && a.ready.is_none() {
+                return Err(format!("app '{}': a real program needs ready = \"line:TEXT\" or \"cmd:SHELL\" to tell when it is up", a.name));
+            }
         }
         for v in &s.visits.sequence {
-            if !s.apps.iter().any(|a| a.name == *v) {
+            if v != IDLE && !s.apps.iter().any(|a| a.name == *v) {
                 return Err(format!("visits.sequence names '{v}', which is not an app"));
             }
         }
@@ -139,8 +191,23 @@ impl Scenario {
         s
     }
 
-    /// The visits, in order: deterministic for a seed.
+    /// The visits, in order, with [`IDLE`] steps: deterministic for a seed.
     pub fn visit_order(&self, seed: u64) -> Vec<String> {
+        let visits = self.app_visits(seed);
+        if self.visits.idle_every == 0 {
+            return visits;
+        }
+        let mut out = Vec::new();
+        for (i, v) in visits.into_iter().enumerate() {
+            if i > 0 && i % self.visits.idle_every == 0 {
+                out.push(IDLE.to_string());
+            }
+            out.push(v);
+        }
+        out
+    }
+
+    fn app_visits(&self, seed: u64) -> Vec<String> {
         if !self.visits.sequence.is_empty() {
             return self.visits.sequence.clone();
         }
@@ -215,5 +282,19 @@ mod tests {
         assert!(e.contains("'a'"), "{e}");
         let e = Scenario::parse("name='x'\nram_mb=512\nbogus=1\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\n").unwrap_err();
         assert!(e.contains("bogus"), "{e}");
+        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\ncommand=['sleep','9']\n").unwrap_err();
+        assert!(e.contains("ready"), "{e}");
+        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\ncommand=['x']\nready='up'\n").unwrap_err();
+        assert!(e.contains("line:TEXT"), "{e}");
+    }
+
+    #[test]
+    fn idle_steps_fall_between_visits() {
+        let mut s = Scenario::load("quick").unwrap();
+        s.visits.idle_every = 5;
+        let order = s.visit_order(1);
+        assert_eq!(order.iter().filter(|v| *v == IDLE).count(), (22 - 1) / 5);
+        assert_eq!(order[5], IDLE);
+        assert_ne!(order.last().map(String::as_str), Some(IDLE));
     }
 }

@@ -41,6 +41,10 @@ pub struct Stat {
     pub ppid: u32,
     pub flags: u64,
     pub start_ticks: u64,
+    /// User plus system CPU time, in clock ticks.
+    pub cpu_ticks: u64,
+    /// Page faults that read from disk or swap.
+    pub major_faults: u64,
 }
 
 impl Stat {
@@ -63,6 +67,8 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         ppid: rest.get(1)?.parse().ok()?,
         flags: rest.get(6)?.parse().ok()?,
         start_ticks: rest.get(19)?.parse().ok()?,
+        cpu_ticks: rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?,
+        major_faults: rest.get(9)?.parse().ok()?,
     })
 }
 
@@ -193,13 +199,15 @@ mod tests {
 
     #[test]
     fn stat_name_with_spaces_and_parens() {
-        let text = "42 (a (b) c) S 7 42 1 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 13154 3133440 387 0";
+        let text = "42 (a (b) c) S 7 42 1 0 -1 4194304 1 0 6 0 5 3 0 0 20 0 1 0 13154 3133440 387 0";
         let s = parse_stat(text).unwrap();
         assert_eq!(s.name, "a (b) c");
         assert_eq!(s.state, 'S');
         assert_eq!(s.ppid, 7);
         assert_eq!(s.flags, 4194304);
         assert_eq!(s.start_ticks, 13154);
+        assert_eq!(s.cpu_ticks, 8);
+        assert_eq!(s.major_faults, 6);
         assert!(!s.is_kernel_thread());
     }
 

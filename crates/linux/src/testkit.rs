@@ -64,6 +64,9 @@ pub fn recover_stale() {
     for d in crate::zram::recover_stale(&crate::SysRoot::live()) {
         eprintln!("memorch: put back {d}, left set up by a process that died");
     }
+    for d in crate::lxcfs::recover_stale() {
+        eprintln!("memorch: stopped lxcfs at {}, left by a process that died", d.display());
+    }
     for p in crate::sandbox::remove_stale() {
         eprintln!("memorch: removed sandbox {p}, left by a process that died");
     }
@@ -86,4 +89,19 @@ pub fn ksm_facility() -> bool {
 pub fn cgroup_v2_facility() -> bool {
     let ok = crate::cgroup::mounts(&crate::SysRoot::live()).map(|ms| ms.iter().any(|m| m.is_v2())).unwrap_or(false);
     facility("cgroup v2", if ok { Ok(()) } else { Err("no cgroup2 mount".into()) }) && sandbox_facility()
+}
+
+/// The device view for peers: lxcfs and FUSE, and the peers themselves (Debian's lxcfs,
+/// earlyoom and nohang, which scripts/setup installs).
+pub fn peers_facility() -> bool {
+    let on_path = |p: &str| std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()));
+    let missing: Vec<&str> = ["lxcfs", "earlyoom", "nohang"].into_iter().filter(|p| !on_path(p)).collect();
+    let check = if !missing.is_empty() {
+        Err(format!("{} not installed (sudo ./scripts/setup installs them)", missing.join(", ")))
+    } else if !std::path::Path::new("/dev/fuse").exists() {
+        Err("no /dev/fuse for lxcfs".into())
+    } else {
+        Ok(())
+    };
+    facility("peers (lxcfs, earlyoom, nohang)", check) && zram_facility()
 }

@@ -9,10 +9,74 @@ use std::time::Duration;
 /// The two tests compare the machine before and after: they take turns.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn leftovers() -> (String, Vec<String>) {
+fn leftovers() -> (String, Vec<String>, usize) {
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
     let groups = std::fs::read_dir("/sys/fs/cgroup/unified").map(|d| d.flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
-    (swaps, groups)
+    let lxcfs = std::fs::read_dir(memorch_linux::lxcfs::LXCFS_DIR).map(|d| d.count()).unwrap_or(0);
+    (swaps, groups, lxcfs)
+}
+
+/// A small device that overfills: four synthetic apps, one real program (python3, which
+/// nohang's package brings), and an idle step.
+const MIXED: &str = r#"
+name = "mixed"
+ram_mb = 256
+zram_pct = 50
+use_ms = 200
+[visits]
+sequence = ["a", "py", "b", "(idle)", "c", "a", "py", "d", "b", "c"]
+idle_ms = 1000
+[[apps]]
+name = "a"
+anon_mb = 70
+[[apps]]
+name = "b"
+anon_mb = 70
+[[apps]]
+name = "c"
+anon_mb = 70
+[[apps]]
+name = "d"
+anon_mb = 70
+[[apps]]
+name = "py"
+anon_mb = 40
+command = ["python3", "-c", "import os, sys\nd = [os.urandom(1024) * 4 for _ in range(10240)]\nprint('up', flush=True)\nwhile sys.stdin.readline():\n    print('drawn', sum(len(x) for x in d[::64]), flush=True)\n"]
+ready = "line:up"
+resume = "line:draw"
+"#;
+
+#[test]
+fn peers_real_programs_idle_and_frames() {
+    if !testkit::peers_facility() {
+        return;
+    }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = leftovers();
+    let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-peers"));
+    std::fs::create_dir_all(&out).unwrap();
+    let scenario = out.join("mixed.toml");
+    std::fs::write(&scenario, MIXED).unwrap();
+    let o = ok(&["bench", "--scenario", scenario.to_str().unwrap(), "--managers", "earlyoom,nohang", "--out", out.to_str().unwrap()]);
+    assert!(o.contains("earlyoom") && o.contains("nohang") && o.contains("jank%"), "{o}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    for r in v["runs"].as_array().unwrap() {
+        let m = r["manager"].as_str().unwrap();
+        let visits = r["visits"].as_array().unwrap();
+        assert_eq!(visits.len(), 9, "{m}: every app visit measured, the idle step is not a visit");
+        let py: Vec<&serde_json::Value> = visits.iter().filter(|x| x["app"] == "py").collect();
+        assert_eq!(py[0]["kind"], "cold", "{m}: the real program launched");
+        assert!(py[0]["latency_ms"].as_f64().unwrap() > 0.0);
+        assert_ne!(py[1]["kind"], "failed", "{m}: the real program resumed or relaunched: {py:?}");
+        assert!(visits.iter().any(|x| x["frames"].as_u64().unwrap() > 0), "{m}: apps in front draw frames");
+        assert_eq!(r["idle_available_bytes"].as_array().unwrap().len(), 1, "{m}: free memory measured after idle");
+        assert!(r["manager_rss_bytes"].as_u64().unwrap() > 0, "{m}: the peer's own cost measured");
+        for k in r["kills"].as_array().unwrap() {
+            assert!(k["by"] == m || k["by"] == "kernel", "{m}: a kill by {}", k["by"]);
+        }
+    }
+    assert_eq!(leftovers(), before, "no swap, cgroup or lxcfs left");
+    std::fs::remove_dir_all(out).unwrap();
 }
 
 #[test]

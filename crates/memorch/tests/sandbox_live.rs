@@ -22,6 +22,19 @@ fn sandbox_create_exec_list_destroy() {
     assert!(cg.lines().any(|l| l.contains(":memory:") && l.ends_with(&path)), "{cg}");
     let limit = std::fs::read_to_string(format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")).unwrap();
     assert!(limit.trim().parse::<u64>().unwrap() <= 128 * MIB);
+    // Inside, /proc is the device's: only its own processes (its init, the shell, ls), and
+    // with lxcfs its RAM as MemTotal (the balloon may have lowered it, never raised it).
+    let procs = ok(&["sandbox", "exec", &name, "--", "sh", "-c", "ls /proc | grep -c '^[0-9]'"]);
+    assert!(procs.trim().parse::<u32>().unwrap() <= 4, "the machine's processes are hidden: {procs}");
+    if testkit::peers_facility() {
+        let mi = ok(&["sandbox", "exec", &name, "--", "cat", "/proc/meminfo"]);
+        let total = memorch_linux::parse::field_kib(&mi, "MemTotal").unwrap();
+        assert!(total <= 128 * MIB && total >= 32 * MIB, "MemTotal is the device's: {mi}");
+        let swap = memorch_linux::parse::field_kib(&mi, "SwapTotal").unwrap();
+        assert_eq!(swap, 64 * MIB - 4096, "SwapTotal is its zram (less the swap header page)");
+    }
+    let st = run(&["sandbox", "exec", &name, "--", "sh", "-c", "exit 7"]);
+    assert_eq!(st.status.code(), Some(7), "exec passes the command's status on");
     assert!(ok(&["sandbox", "list"]).contains(&name));
     assert_ne!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "its zram is swap");
     assert!(ok(&["sandbox", "destroy", &name]).contains("destroyed"));
@@ -30,4 +43,6 @@ fn sandbox_create_exec_list_destroy() {
     assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "zram removed");
     assert!(fails(&["sandbox", "destroy", &name]).contains("no sandbox"));
     assert!(!std::path::Path::new(&format!("/run/memorch/sandboxes/{name}.log")).exists(), "no log left");
+    let lxcfs_left = std::fs::read_dir(memorch_linux::lxcfs::LXCFS_DIR).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(lxcfs_left, 0, "its lxcfs stopped and its mount point removed");
 }

@@ -12,7 +12,10 @@ use std::path::PathBuf;
 ///
 /// The ready line is `ready pid=P anon_bytes=N file_bytes=N init_ms=T`, so a script can wait
 /// for it instead of sleeping. Commands, one a line:
-///   resume   touch the working set; answers `resumed us=N major_faults=M`
+///   resume   touch the working set; answers `resumed us=N major_faults=M`, then draws
+///            frames at 60 Hz (a slice of the working set and 1 ms of CPU each)
+///   back     stop drawing; answers `frames n=N janky=J p95_us=P max_us=M` (janky: over
+///            16.7 ms, a missed frame)
 ///   exit     end the app
 /// With standard input at end of file (or /dev/null), the app just stays alive.
 ///
@@ -48,6 +51,9 @@ pub struct Args {
     /// Share of the heap and file touched on `resume` (its working set), 0..=1.
     #[arg(long, default_value_t = 0.3)]
     working_set: f64,
+    /// Start in front: draw frames from `ready` on, as a launched app does.
+    #[arg(long)]
+    front: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -78,7 +84,22 @@ pub fn run(args: Args) -> Result<()> {
     out.flush()?;
     let mut line = String::new();
     let stdin = std::io::stdin();
+    // In front: frames until the next command.
+    let mut frames: Option<app::FrameStats> = args.front.then(app::FrameStats::default);
+    let mut cursor = 0usize;
+    let mut next_frame = std::time::Instant::now();
     loop {
+        if frames.is_some() {
+            let wait = next_frame.saturating_duration_since(std::time::Instant::now());
+            let mut pfd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+            // SAFETY: polling our standard input.
+            if unsafe { libc::poll(&mut pfd, 1, wait.as_millis() as i32) } == 0 {
+                let took = image.frame(args.working_set, &mut cursor);
+                frames.as_mut().expect("in front").us.push(took.as_micros() as u64);
+                next_frame = (next_frame + app::FRAME_BUDGET).max(std::time::Instant::now());
+                continue;
+            }
+        }
         line.clear();
         if stdin.read_line(&mut line).unwrap_or(0) == 0 {
             break;
@@ -87,9 +108,12 @@ pub fn run(args: Args) -> Result<()> {
             "resume" => {
                 let r = image.resume(args.working_set);
                 writeln!(out, "resumed us={} major_faults={}", r.us, r.major_faults)?;
+                frames = Some(app::FrameStats::default());
+                next_frame = std::time::Instant::now();
             }
+            "back" => writeln!(out, "{}", frames.take().unwrap_or_default().line())?,
             "exit" => return Ok(()),
-            other => writeln!(out, "error unknown command '{other}': use resume or exit")?,
+            other => writeln!(out, "error unknown command '{other}': use resume, back or exit")?,
         }
         out.flush()?;
     }

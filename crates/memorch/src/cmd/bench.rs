@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 use memorch_bench::driver::{self, RunConfig};
+use memorch_bench::peer::{is_peer, PEERS};
 use memorch_bench::report;
 use memorch_bench::scenario::Scenario;
 use memorch_core::engine::preset::NAMES;
@@ -13,7 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// run), and compare: visits hot/warm/cold and their latency, kills and by whom, refaults,
 /// pressure stall, compression, and the manager's own CPU and memory.
 ///
-/// Managers: `kernel` (no manager) and every preset (`memorch presets`).
+/// Managers: `kernel` (no manager), every preset (`memorch presets`), and the peers
+/// `earlyoom` and `nohang` (Debian's packages, run unmodified inside the device's namespace
+/// with lxcfs showing them the device's memory; scripts/setup installs all three).
 ///
 /// Examples:
 ///   memorch bench                                   quick, every manager
@@ -26,7 +29,7 @@ pub struct Args {
     #[arg(long, default_value = "quick")]
     scenario: String,
     /// Comma-separated managers.
-    #[arg(long, value_delimiter = ',', default_value = "kernel,lmk-classic,compcache,thesis,lmkd,mos,swam,memorch")]
+    #[arg(long, value_delimiter = ',', default_value = "kernel,lmk-classic,compcache,thesis,lmkd,mos,swam,earlyoom,nohang,memorch")]
     managers: Vec<String>,
     /// The device's RAM in MiB (app sizes scale with it); the scenario's by default.
     #[arg(long)]
@@ -50,7 +53,12 @@ extern "C" fn on_interrupt(_: libc::c_int) {
 pub fn run(a: Args) -> Result<()> {
     let base = Scenario::load(&a.scenario).map_err(|e| anyhow::anyhow!(e))?;
     for m in &a.managers {
-        anyhow::ensure!(NAMES.contains(&m.as_str()), "unknown manager '{m}': use kernel or a preset ({})", NAMES.join(", "));
+        anyhow::ensure!(
+            NAMES.contains(&m.as_str()) || is_peer(m),
+            "unknown manager '{m}': use kernel, a preset ({}) or a peer ({})",
+            NAMES.join(", "),
+            PEERS.map(|p| p.0).join(", ")
+        );
     }
     if let Some(r) = a.ram {
         anyhow::ensure!(r >= 64, "--ram {r}: a device needs at least 64 MiB");
@@ -76,9 +84,15 @@ pub fn run(a: Args) -> Result<()> {
     let _lock = memorch_linux::lock::FileLock::acquire(memorch_linux::testkit::TEST_LOCK)?;
     // A bench or test killed before its clean-up left its device: remove it first.
     memorch_linux::testkit::recover_stale();
+    // Peers read /proc/meminfo: lxcfs makes it the device's.
+    let lxcfs = if a.managers.iter().any(|m| is_peer(m)) {
+        Some(memorch_linux::lxcfs::Lxcfs::start().context("peers (earlyoom, nohang) need lxcfs")?)
+    } else {
+        None
+    };
     let tty = std::io::stderr().is_terminal();
     let total = a.repeat as usize * a.managers.len();
-    eprintln!("memorch bench: scenario {} ({} MiB device, {} apps, {} visits), {} runs -> {}", scenario.name, scenario.ram_mb, scenario.apps.len(), scenario.visit_order(seed).len(), total, out.display());
+    eprintln!("memorch bench: scenario {} ({} MiB device, {} apps, {} visits), {} runs -> {}", scenario.name, scenario.ram_mb, scenario.apps.len(), scenario.visit_order(seed).iter().filter(|v| *v != memorch_bench::scenario::IDLE).count(), total, out.display());
     let mut runs = Vec::new();
     let mut n = 0;
     'all: for rep in 0..a.repeat {
@@ -93,7 +107,7 @@ pub fn run(a: Args) -> Result<()> {
             if !tty {
                 eprintln!("{prefix} {m} (run {} of {})", rep + 1, a.repeat);
             }
-            let cfg = RunConfig { scenario: &scenario, manager: m, seed: seed + rep, exe: &exe, work_dir: &work, stop: &STOP, progress: &progress };
+            let cfg = RunConfig { scenario: &scenario, manager: m, seed: seed + rep, exe: &exe, work_dir: &work, stop: &STOP, progress: &progress, lxcfs: lxcfs.as_ref() };
             let r = driver::run(&cfg).map_err(|e| anyhow::anyhow!(e)).with_context(|| format!("run {n}: {m}"))?;
             if tty {
                 eprintln!("\r\x1b[K{prefix} {m}: {} visits in {:.0} s, {} kills", r.visits.len(), r.duration_s, r.kills.len());

@@ -5,7 +5,8 @@ use anyhow::{Context, Result};
 use memorch_bench::device::{Device, DeviceRecord};
 use memorch_linux::events::SignalFd;
 use memorch_linux::{cgroup, snapshot, Domain, DomainSpec, SysRoot};
-use std::os::unix::process::CommandExt;
+use memorch_linux::lxcfs::Lxcfs;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -33,7 +34,9 @@ pub enum Cmd {
         #[arg(long, default_value = "lz4")]
         algorithm: String,
     },
-    /// Run a command inside a device (it becomes the command: same pid).
+    /// Run a command inside a device: in its cgroups and its PID and mount namespace, where
+    /// /proc shows only the device's processes and (with lxcfs) its memory. Waits for the
+    /// command and exits with its status.
     Exec {
         name: String,
         #[arg(required = true, last = true)]
@@ -50,6 +53,14 @@ pub enum Cmd {
     /// (internal) hold a device until SIGTERM.
     #[command(hide = true)]
     Keep { name: String, ram: u64, zram: u64, algorithm: String },
+    /// (internal) PID 1 of a device's namespace.
+    #[command(hide = true)]
+    NsInit {
+        #[arg(long)]
+        lxcfs_proc: Option<std::path::PathBuf>,
+        #[arg(long)]
+        pressure: Option<std::path::PathBuf>,
+    },
 }
 
 fn valid_name(name: &str) -> Result<()> {
@@ -94,8 +105,25 @@ pub fn run(c: Cmd) -> Result<()> {
         }
         Cmd::Keep { name, ram, zram, algorithm } => {
             let signals = SignalFd::new(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).map_err(|e| anyhow::anyhow!(e))?;
-            let device = Device::create(&name, ram << 20, zram << 20, &algorithm).map_err(|e| anyhow::anyhow!(e))?;
-            let rec = DeviceRecord { name: name.clone(), path: device.sandbox.path.clone(), ram_bytes: ram << 20, zram_device: device.zram.as_ref().map(|z| z.setup.device.clone()), keeper_pid: std::process::id() };
+            let mut device = Device::create(&name, ram << 20, zram << 20, &algorithm).map_err(|e| anyhow::anyhow!(e))?;
+            // Without lxcfs the namespace still hides the machine's processes; only meminfo
+            // stays the machine's.
+            let lxcfs = match Lxcfs::start() {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    eprintln!("sandbox {name}: /proc/meminfo inside shows the machine's memory: {e}");
+                    None
+                }
+            };
+            device.enter_namespace(&std::env::current_exe()?, lxcfs.as_ref()).map_err(|e| anyhow::anyhow!(e))?;
+            let rec = DeviceRecord {
+                name: name.clone(),
+                path: device.sandbox.path.clone(),
+                ram_bytes: ram << 20,
+                zram_device: device.zram.as_ref().map(|z| z.setup.device.clone()),
+                keeper_pid: std::process::id(),
+                ns_init_pid: device.ns_init_pid(),
+            };
             memorch_linux::state::write_json_atomic(&DeviceRecord::file(&name), &rec)?;
             let mut pfd = libc::pollfd { fd: signals.fd(), events: libc::POLLIN, revents: 0 };
             loop {
@@ -110,6 +138,7 @@ pub fn run(c: Cmd) -> Result<()> {
             }
             let _ = std::fs::remove_file(DeviceRecord::file(&name));
             drop(device);
+            drop(lxcfs);
             // The log only matters when creation fails; a clean end leaves nothing.
             let _ = std::fs::remove_file(std::path::Path::new(memorch_bench::device::RECORD_DIR).join(format!("{name}.log")));
             Ok(())
@@ -120,8 +149,19 @@ pub fn run(c: Cmd) -> Result<()> {
             let dirs = cgroup::locate(&root, &rec.path)?;
             cgroup::join_self(&dirs).with_context(|| format!("joining sandbox {name}"))?;
             let (program, args) = command.split_first().expect("clap requires a command");
-            let err = Command::new(program).args(args).exec();
-            Err(anyhow::anyhow!("cannot run '{program}': {err}"))
+            let mut cmd = Command::new(program);
+            cmd.args(args);
+            let Some(init) = rec.ns_init_pid else {
+                let err = cmd.exec();
+                anyhow::bail!("cannot run '{program}': {err}");
+            };
+            let status = memorch_linux::namespace::spawn_inside(init, cmd)
+                .with_context(|| format!("entering sandbox {name}'s namespace"))?
+                .wait()?;
+            std::process::exit(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)));
+        }
+        Cmd::NsInit { lxcfs_proc, pressure } => {
+            match memorch_linux::namespace::init_main(&memorch_linux::namespace::View { lxcfs_proc, pressure })? {}
         }
         Cmd::List { path: Some(name) } => {
             println!("{}", DeviceRecord::load(&name).map_err(|e| anyhow::anyhow!(e))?.path);
