@@ -324,13 +324,19 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
                 end_frames(r, &mut visits[v], &mut || supervise(&mut peer, &device));
             }
         }
-        // Switching: the app in front becomes previous, the previous one cached.
+        // Switching: the app in front becomes previous, the previous one cached; an app
+        // with a background class of its own takes that at once.
         if let Some(p) = prev.take() {
             set_class(&root, &daemon, &mut running, &p, Class::Cached);
         }
         if let Some(f) = fg.take() {
-            set_class(&root, &daemon, &mut running, &f, Class::Previous);
-            prev = Some(f);
+            match s.apps.iter().find(|a| a.name == f).and_then(|a| a.background.as_deref()).and_then(Class::from_name) {
+                Some(c) => set_class(&root, &daemon, &mut running, &f, c),
+                None => {
+                    set_class(&root, &daemon, &mut running, &f, Class::Previous);
+                    prev = Some(f);
+                }
+            }
         }
         if let Some(d) = &daemon {
             d.request(serde_json::json!({"cmd": "home"}));

@@ -61,6 +61,11 @@ pub struct AppDef {
     pub init_ms: u64,
     #[serde(default = "default_ws")]
     pub working_set: f64,
+    /// The class it takes once the user leaves it (a class name: `perceptible` for a system
+    /// service, `empty` for a process with nothing of the user's), instead of previous and
+    /// then cached as an app the user switched away from.
+    #[serde(default)]
+    pub background: Option<String>,
     /// A real program instead of the synthetic app: its argv. Sizes above then only guide
     /// the manager's launch estimate.
     #[serde(default)]
@@ -155,6 +160,12 @@ impl Scenario {
             }
             if !(0.0..=1.0).contains(&a.working_set) {
                 return Err(format!("app '{}': working_set {} must be within 0..=1", a.name, a.working_set));
+            }
+            if let Some(b) = &a.background {
+                match memorch_core::Class::from_name(b) {
+                    Some(c) if c.oom_score_adj() >= memorch_core::Class::Visible.oom_score_adj() => {}
+                    _ => return Err(format!("app '{}': background = {b:?}: use visible, perceptible, service, home, previous, cached or empty", a.name)),
+                }
             }
             for (key, v) in [("ready", &a.ready), ("resume", &a.resume)] {
                 if v.as_deref().is_some_and(|p| Probe::parse(p).is_none()) {
@@ -286,6 +297,8 @@ mod tests {
         assert!(e.contains("ready"), "{e}");
         let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\ncommand=['x']\nready='up'\n").unwrap_err();
         assert!(e.contains("line:TEXT"), "{e}");
+        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\nbackground='native'\n").unwrap_err();
+        assert!(e.contains("perceptible"), "{e}");
     }
 
     #[test]

@@ -11,8 +11,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Run a scenario on a fresh virtual device under each manager in turn (alternating, run by
-/// run), and compare: visits hot/warm/cold and their latency, kills and by whom, refaults,
-/// pressure stall, compression, and the manager's own CPU and memory.
+/// run), and compare: visits hot/warm/cold and their latency, apps kept alive, frame times
+/// while in front, free memory after idle, kills and by whom, refaults, pressure stall,
+/// compression, and the manager's own CPU and memory.
 ///
 /// Managers: `kernel` (no manager), every preset (`memorch presets`), and the peers
 /// `earlyoom` and `nohang` (Debian's packages, run unmodified inside the device's namespace
@@ -21,11 +22,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Examples:
 ///   memorch bench                                   quick, every manager
 ///   memorch bench --managers kernel,lmkd,memorch --repeat 3
+///   memorch bench --scenario mos26 --managers lmkd,earlyoom,memorch --repeat 2
 ///   memorch bench --scenario my.toml --ram 1024 --out results/
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A built-in scenario (quick) or a TOML file (docs/bench.md).
+    /// A built-in scenario (quick, mos26, thesis, swam40, sessions) or a TOML file
+    /// (docs/bench.md).
     #[arg(long, default_value = "quick")]
     scenario: String,
     /// Comma-separated managers.
