@@ -89,6 +89,10 @@ pub struct RunResult {
     pub psi_some_s: f64,
     pub psi_full_s: f64,
     pub zram_ratio: Option<f64>,
+    /// What KSM saved at the end of the run (pages_sharing; only managers that run KSM
+    /// merge anything: the apps opt in, nothing else on the machine does).
+    #[serde(default)]
+    pub ksm_saved_bytes: u64,
     pub manager_cpu_s: f64,
     pub manager_rss_bytes: u64,
     /// Times a peer exited and was started again (its service's Restart=always).
@@ -437,6 +441,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
         psi_some_s: s1 - s0,
         psi_full_s: f1 - f0,
         zram_ratio,
+        ksm_saved_bytes: after.ksm.get().map_or(0, |k| k.saved_bytes),
         manager_cpu_s: cpu,
         manager_rss_bytes: rss,
         manager_restarts: restarts,

@@ -27,6 +27,7 @@ pub struct Summary {
     pub psi_some_s: f64,
     pub psi_full_s: f64,
     pub zram_ratio: Option<f64>,
+    pub ksm_saved_mib: f64,
     pub manager_cpu_s: f64,
     pub manager_rss_mib: f64,
     /// Response while in front: frames over 16.7 ms as a share of all frames, and the
@@ -95,6 +96,7 @@ pub fn summarize(runs: &[RunResult]) -> Vec<Summary> {
                 psi_some_s: per(&|r| r.psi_some_s),
                 psi_full_s: per(&|r| r.psi_full_s),
                 zram_ratio: (!ratios.is_empty()).then(|| median(ratios)),
+                ksm_saved_mib: per(&|r| r.ksm_saved_bytes as f64 / (1 << 20) as f64),
                 manager_cpu_s: per(&|r| r.manager_cpu_s),
                 manager_rss_mib: per(&|r| r.manager_rss_bytes as f64 / (1 << 20) as f64),
                 jank_pct: {
@@ -169,6 +171,7 @@ mod tests {
             psi_some_s: 1.0,
             psi_full_s: 0.5,
             zram_ratio: Some(2.0),
+            ksm_saved_bytes: 0,
             manager_cpu_s: 0.1,
             manager_rss_bytes: 4 << 20,
             manager_restarts: 0,
