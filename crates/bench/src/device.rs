@@ -129,6 +129,9 @@ pub struct DeviceRecord {
     /// Init of the device's PID namespace, which `sandbox exec` enters.
     #[serde(default)]
     pub ns_init_pid: Option<u32>,
+    /// Whether `/proc/meminfo` inside is the device's (lxcfs ran).
+    #[serde(default)]
+    pub meminfo_virtual: bool,
 }
 
 impl DeviceRecord {

@@ -89,8 +89,8 @@ pub struct RunResult {
     pub psi_some_s: f64,
     pub psi_full_s: f64,
     pub zram_ratio: Option<f64>,
-    /// What KSM saved at the end of the run (pages_sharing; only managers that run KSM
-    /// merge anything: the apps opt in, nothing else on the machine does).
+    /// What KSM's savings (pages_sharing) grew by over the run. KSM is machine-wide: only a
+    /// manager that runs it makes this grow, and only for apps that opted in.
     #[serde(default)]
     pub ksm_saved_bytes: u64,
     pub manager_cpu_s: f64,
@@ -354,10 +354,9 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
             if let Some(d) = &daemon {
                 d.request(serde_json::json!({"cmd": "screen", "on": true}));
             }
-            let snap = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
-            idle_available.push(snap.memory.available_bytes);
-            let live = running.values_mut().map(|r| r.alive()).filter(|&a| a).count();
-            timeline.push(Sample { at_ms: ms(Instant::now()), free_bytes: snap.memory.free_bytes, available_bytes: snap.memory.available_bytes, live_apps: live });
+            let at = sample(&root, &domain, &mut running, ms(Instant::now()))?;
+            idle_available.push(at.available_bytes);
+            timeline.push(at);
             continue;
         }
         let app_name = step;
@@ -397,9 +396,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
         fg = Some(app_name.clone());
         // The user uses the app for a while.
         scenario_time(s.use_ms, &mut || supervise(&mut peer, &device));
-        let snap = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
-        let live = running.values_mut().map(|r| r.alive()).filter(|&a| a).count();
-        timeline.push(Sample { at_ms: ms(Instant::now()), free_bytes: snap.memory.free_bytes, available_bytes: snap.memory.available_bytes, live_apps: live });
+        timeline.push(sample(&root, &domain, &mut running, ms(Instant::now()))?);
     }
     if let (Some(f), Some(v)) = (&fg, fg_visit) {
         if let Some(r) = running.get_mut(f) {
@@ -441,7 +438,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
         psi_some_s: s1 - s0,
         psi_full_s: f1 - f0,
         zram_ratio,
-        ksm_saved_bytes: after.ksm.get().map_or(0, |k| k.saved_bytes),
+        ksm_saved_bytes: after.ksm.get().map_or(0, |k| k.saved_bytes).saturating_sub(before.ksm.get().map_or(0, |k| k.saved_bytes)),
         manager_cpu_s: cpu,
         manager_rss_bytes: rss,
         manager_restarts: restarts,
@@ -456,6 +453,13 @@ fn supervise(peer: &mut Option<Peer>, device: &Device) {
     if let Some(p) = peer {
         p.supervise(device);
     }
+}
+
+/// The device's memory and live apps now.
+fn sample(root: &SysRoot, domain: &Domain, running: &mut BTreeMap<String, Running>, at_ms: u64) -> Result<Sample, String> {
+    let snap = snapshot::cheap(root, domain).map_err(|e| e.to_string())?;
+    let live = running.values_mut().map(|r| r.alive()).filter(|&a| a).count();
+    Ok(Sample { at_ms, free_bytes: snap.memory.free_bytes, available_bytes: snap.memory.available_bytes, live_apps: live })
 }
 
 /// Scenario time (the user in an app, the screen off): not a wait for a condition.

@@ -94,6 +94,9 @@ pub fn run(c: Cmd) -> Result<()> {
             loop {
                 if let Ok(rec) = DeviceRecord::load(&name) {
                     println!("sandbox {name}: {} RAM{}, cgroup {} (use --domain cgroup:{})", bytes(rec.ram_bytes), rec.zram_device.as_ref().map_or(String::new(), |d| format!(", zram {d}")), rec.path, rec.path);
+                    if !rec.meminfo_virtual {
+                        println!("  note: /proc/meminfo inside shows the machine's memory (lxcfs is not installed: apt-get install lxcfs)");
+                    }
                     return Ok(());
                 }
                 if let Some(st) = keeper.try_wait()? {
@@ -123,6 +126,7 @@ pub fn run(c: Cmd) -> Result<()> {
                 zram_device: device.zram.as_ref().map(|z| z.setup.device.clone()),
                 keeper_pid: std::process::id(),
                 ns_init_pid: device.ns_init_pid(),
+                meminfo_virtual: lxcfs.is_some(),
             };
             memorch_linux::state::write_json_atomic(&DeviceRecord::file(&name), &rec)?;
             let mut pfd = libc::pollfd { fd: signals.fd(), events: libc::POLLIN, revents: 0 };
