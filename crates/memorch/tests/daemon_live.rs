@@ -15,13 +15,41 @@ fn done_actions(evs: &[Value]) -> Vec<&Value> {
     evs.iter().filter(|v| v["event"] == "action" && v["done"] == true).collect()
 }
 
+/// A config file and the swap-file directory it names: both removed on drop, also when the
+/// test fails.
+struct TempConfig {
+    path: std::path::PathBuf,
+    swap_dir: std::path::PathBuf,
+}
+
+impl std::ops::Deref for TempConfig {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::path::Path> for TempConfig {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl Drop for TempConfig {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir_all(&self.swap_dir);
+    }
+}
+
 /// A config with a fast loop, swap files (if any) in a temp dir, and `extra`.
-fn fast_config(extra: &str) -> std::path::PathBuf {
+fn fast_config(extra: &str) -> TempConfig {
     let p = std::env::temp_dir().join(format!("{}.toml", testkit::unique_name("memorch-cfg")));
-    let swap_dir = format!("swap_file_dir = \"{}\"\n", std::env::temp_dir().join(testkit::unique_name("memorch-swapfiles")).display());
+    let dir = std::env::temp_dir().join(testkit::unique_name("memorch-swapfiles"));
+    let swap_dir = format!("swap_file_dir = \"{}\"\n", dir.display());
     let extra = if extra.contains("[manage]\n") { extra.replace("[manage]\n", &format!("[manage]\n{swap_dir}")) } else { format!("{extra}[manage]\n{swap_dir}") };
     std::fs::write(&p, format!("[loop]\ntick_ms = 200\nfull_snapshot_ms = 1000\n{extra}")).unwrap();
-    p
+    TempConfig { path: p, swap_dir: dir }
 }
 
 #[test]
@@ -56,7 +84,7 @@ fn memorch_compresses_before_it_kills_and_spares_the_foreground() {
     }
     assert!(alive(fg), "the foreground app survives");
     drop(d);
-    std::fs::remove_file(cfg).unwrap();
+    drop(cfg);
 }
 
 #[test]
@@ -85,7 +113,7 @@ fn a_launch_larger_than_free_memory_is_met_in_one_batch() {
     let gone = victims.iter().filter(|v| !alive(v["pid"].as_u64().unwrap() as u32)).count();
     assert!(testkit::wait_for(Duration::from_secs(5), || victims.iter().all(|v| !alive(v["pid"].as_u64().unwrap() as u32))), "{gone} gone");
     drop(d);
-    std::fs::remove_file(cfg).unwrap();
+    drop(cfg);
 }
 
 #[test]
@@ -117,7 +145,7 @@ fn dry_run_changes_nothing() {
     assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "no zram set up");
     assert_eq!(std::fs::read_to_string("/sys/kernel/mm/ksm/run").unwrap(), ksm);
     drop(d);
-    std::fs::remove_file(cfg).unwrap();
+    drop(cfg);
 }
 
 #[test]
@@ -146,7 +174,7 @@ fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
     assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "zram removed");
     assert_eq!((ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs")), (run0, pages0, sleep0), "KSM settings restored");
     assert!(d.log().contains("the machine is as memorch found it"));
-    std::fs::remove_file(cfg).unwrap();
+    drop(cfg);
 }
 
 #[test]
@@ -232,7 +260,7 @@ fn sighup_keeps_the_old_config_when_the_new_one_is_bad() {
     hup();
     assert!(testkit::wait_for(Duration::from_secs(5), || d.request(r#"{"cmd":"status"}"#)["data"]["preset"] == "lmkd"), "{}", d.log());
     drop(d);
-    std::fs::remove_file(cfg).unwrap();
+    drop(cfg);
 }
 
 #[test]
@@ -300,5 +328,5 @@ fn under_pressure_unshared_shared_objects_go_first() {
     drop(d);
     drop(sb);
     std::fs::remove_dir_all(dir).unwrap();
-    std::fs::remove_file(cfg).unwrap();
+    drop(cfg);
 }
