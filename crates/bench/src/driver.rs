@@ -86,6 +86,15 @@ pub struct RunResult {
     pub kills: Vec<Kill>,
     pub refault_pages: u64,
     pub major_faults: u64,
+    /// Pages read from and written to the device's zram: swap-ins and swap-outs (v1 memcgs
+    /// count neither; the device's zram is its own). None without zram.
+    #[serde(default)]
+    pub swap_in_pages: Option<u64>,
+    #[serde(default)]
+    pub swap_out_pages: Option<u64>,
+    /// Anonymous refaults per swapped-out page: how much of what went out came back soon.
+    #[serde(default)]
+    pub refault_ratio: Option<f64>,
     pub psi_some_s: f64,
     pub psi_full_s: f64,
     pub zram_ratio: Option<f64>,
@@ -302,6 +311,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
     let mut book = KillBook { peer: is_peer.then(|| cfg.manager.to_string()), oom_kills: 0 };
     let t0 = Instant::now();
     let ms = |t: Instant| t.duration_since(t0).as_millis() as u64;
+    let zram_io = || device.zram.as_ref().and_then(|z| memorch_linux::zram::io_pages(&root, &z.setup.device).ok());
+    let io0 = zram_io();
     let before = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
     book.oom_kills = before.counters.oom_kills.unwrap_or(0);
     let mut running: BTreeMap<String, Running> = BTreeMap::new();
@@ -413,6 +424,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
     let zram_ratio = device.zram.as_ref().and_then(|z| {
         after.zram.get().and_then(|st| st.devices.iter().find(|d| d.name == z.setup.device)).and_then(|d| d.compression_ratio)
     });
+    let swap_io = zram_io().zip(io0).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
+    let anon_refaults = delta(c0.refault_anon_pages, c1.refault_anon_pages);
     let restarts = peer.as_ref().map_or(0, |p| p.restarts);
     let (cpu, rss) = match (&daemon, &peer) {
         (Some(d), _) => d.usage(),
@@ -435,6 +448,9 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
         kills,
         refault_pages: delta(c0.refault_anon_pages, c1.refault_anon_pages) + delta(c0.refault_file_pages, c1.refault_file_pages),
         major_faults: delta(c0.major_faults, c1.major_faults),
+        swap_in_pages: swap_io.map(|io| io.0),
+        swap_out_pages: swap_io.map(|io| io.1),
+        refault_ratio: swap_io.filter(|io| io.1 > 0).map(|io| anon_refaults as f64 / io.1 as f64),
         psi_some_s: s1 - s0,
         psi_full_s: f1 - f0,
         zram_ratio,

@@ -24,6 +24,11 @@ pub struct Summary {
     pub kills_by_kernel: f64,
     pub foreground_kills: f64,
     pub refault_pages: f64,
+    /// Swap-ins and swap-outs (pages through the device's zram) and anonymous refaults per
+    /// swapped-out page, medians over the runs that had zram.
+    pub swap_in_pages: Option<f64>,
+    pub swap_out_pages: Option<f64>,
+    pub refault_ratio: Option<f64>,
     pub psi_some_s: f64,
     pub psi_full_s: f64,
     pub zram_ratio: Option<f64>,
@@ -49,6 +54,10 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     let n = v.len();
     if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+fn some_median(v: Vec<f64>) -> Option<f64> {
+    (!v.is_empty()).then(|| median(v))
 }
 
 /// The value at quantile q (0..=1), nearest rank.
@@ -93,9 +102,12 @@ pub fn summarize(runs: &[RunResult]) -> Vec<Summary> {
                 kills_by_kernel: per(&|r| r.kills.iter().filter(|k| k.by == "kernel").count() as f64),
                 foreground_kills: per(&|r| r.kills.iter().filter(|k| k.class == Class::Foreground).count() as f64),
                 refault_pages: per(&|r| r.refault_pages as f64),
+                swap_in_pages: some_median(rs.iter().filter_map(|r| r.swap_in_pages.map(|v| v as f64)).collect()),
+                swap_out_pages: some_median(rs.iter().filter_map(|r| r.swap_out_pages.map(|v| v as f64)).collect()),
+                refault_ratio: some_median(rs.iter().filter_map(|r| r.refault_ratio).collect()),
                 psi_some_s: per(&|r| r.psi_some_s),
                 psi_full_s: per(&|r| r.psi_full_s),
-                zram_ratio: (!ratios.is_empty()).then(|| median(ratios)),
+                zram_ratio: some_median(ratios),
                 ksm_saved_mib: per(&|r| r.ksm_saved_bytes as f64 / (1 << 20) as f64),
                 manager_cpu_s: per(&|r| r.manager_cpu_s),
                 manager_rss_mib: per(&|r| r.manager_rss_bytes as f64 / (1 << 20) as f64),
@@ -106,7 +118,7 @@ pub fn summarize(runs: &[RunResult]) -> Vec<Summary> {
                 frame_p95_ms: median(rs.iter().flat_map(|r| &r.visits).filter(|v| v.frames > 0).map(|v| v.frame_p95_ms).collect()),
                 idle_available_mib: {
                     let v: Vec<f64> = rs.iter().filter(|r| !r.idle_available_bytes.is_empty()).map(|r| r.idle_available_bytes.iter().sum::<u64>() as f64 / r.idle_available_bytes.len() as f64 / (1 << 20) as f64).collect();
-                    (!v.is_empty()).then(|| median(v))
+                    some_median(v)
                 },
                 live_apps_mean: per(&|r| r.timeline.iter().map(|t| t.live_apps as f64).sum::<f64>() / r.timeline.len().max(1) as f64),
                 cold_spread: colds.iter().cloned().fold(f64::MIN, f64::max) - colds.iter().cloned().fold(f64::MAX, f64::min),
@@ -168,6 +180,9 @@ mod tests {
             kills: kills.iter().map(|(by, c)| Kill { app: "a".into(), class: *c, by: (*by).into(), at_ms: 0 }).collect(),
             refault_pages: 10,
             major_faults: 0,
+            swap_in_pages: Some(5),
+            swap_out_pages: Some(10),
+            refault_ratio: Some(0.5),
             psi_some_s: 1.0,
             psi_full_s: 0.5,
             zram_ratio: Some(2.0),
@@ -199,6 +214,7 @@ mod tests {
         assert_eq!(s[1].kills_by_kernel, 1.0);
         assert!((s[0].jank_pct - 5.0 / 60.0 * 100.0).abs() < 1e-9, "{}", s[0].jank_pct);
         assert_eq!(s[0].idle_available_mib, None);
+        assert_eq!((s[0].swap_out_pages, s[0].refault_ratio), (Some(10.0), Some(0.5)));
         let t = table(&s);
         assert!(t.contains("memorch") && t.contains("kernel") && t.contains("hot/warm/cold"));
         assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.5), 2.0);

@@ -87,6 +87,20 @@ pub fn read_device(root: &SysRoot, name: &str, swaps: &SwapState) -> Result<Opti
 }
 
 /// The selected algorithm in `comp_algorithm` (`lzo [lz4] zstd` → `lz4`).
+/// Pages read from and written to a zram device since it was set up (its block-layer
+/// `stat`: sectors of 512 bytes). For a swap device these are swap-ins and swap-outs.
+pub fn io_pages(root: &SysRoot, name: &str) -> Result<(u64, u64)> {
+    let path = root.path(format!("/sys/block/{name}/stat"));
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    parse_io_pages(&text, root.page_size).ok_or_else(|| Error::parse(&path, "block stat fields", text.trim()))
+}
+
+fn parse_io_pages(text: &str, page_size: u64) -> Option<(u64, u64)> {
+    let f: Vec<u64> = text.split_whitespace().map(|w| w.parse().ok()).collect::<Option<_>>()?;
+    // Fields 3 and 7: sectors read, sectors written.
+    Some((f.get(2)? * 512 / page_size, f.get(6)? * 512 / page_size))
+}
+
 pub fn current_algorithm(text: &str) -> String {
     text.split_whitespace()
         .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
@@ -341,6 +355,13 @@ pub fn recover_stale(root: &SysRoot) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_stat_sectors_become_pages() {
+        let text = "     120        0      960       5      240        0     1920       9        0       14       14        0        0        0        0        0        0\n";
+        assert_eq!(parse_io_pages(text, 4096), Some((120, 240)));
+        assert_eq!(parse_io_pages("1 2", 4096), None);
+    }
 
     #[test]
     fn algorithm_in_brackets() {

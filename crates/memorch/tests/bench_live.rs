@@ -97,7 +97,9 @@ fn quick_bench_runs_reports_and_cleans_up() {
         assert_eq!(r["visits"].as_array().unwrap().len(), 22, "every visit measured");
         assert!(r["visits"].as_array().unwrap().iter().any(|x| x["kind"] == "cold"));
         assert_eq!(r["interrupted"], false);
+        assert!(r["swap_out_pages"].as_u64().is_some(), "both managers' devices have zram: its traffic is measured");
     }
+    assert!(runs.iter().any(|r| r["swap_out_pages"].as_u64().unwrap() > 0 && r["swap_in_pages"].as_u64().unwrap() > 0), "an overfilled device swaps out and back in");
     assert_eq!(runs[1]["manager"], "memorch");
     assert!(runs[1]["manager_rss_bytes"].as_u64().unwrap() > 0, "the daemon's own cost is measured");
     assert_eq!(v["summaries"].as_array().unwrap().len(), 2);
