@@ -507,6 +507,8 @@ fn launched(def: &AppDef, r: &mut Running, tick: &mut dyn FnMut()) -> bool {
                 if shell(&cmd, r.child.id()).is_ok_and(|st| st.success()) {
                     return true;
                 }
+                // The probe's polling interval, as a launcher checks a starting app.
+                std::thread::sleep(TICK);
                 tick();
             }
             false

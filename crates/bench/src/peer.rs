@@ -62,7 +62,7 @@ impl Peer {
         }
     }
 
-    /// (CPU seconds, RSS bytes) of the peer so far.
+    /// (CPU seconds, RSS bytes) of the peer so far (of its current instance, if restarted).
     pub fn usage(&self) -> (f64, u64) {
         let root = SysRoot::live();
         let cpu = process::read_stat(&root, self.child.id()).map_or(0.0, |s| s.cpu_ticks as f64 / root.clock_ticks as f64);

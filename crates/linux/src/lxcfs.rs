@@ -24,18 +24,15 @@ pub struct Lxcfs {
     dir: PathBuf,
 }
 
-/// The lxcfs program on PATH, if installed.
-pub fn binary() -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).map(|d| d.join("lxcfs")).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .find(|p| p.is_file())
+/// A program on PATH, if installed (lxcfs, and the peers the bench runs with it).
+pub fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
 }
 
 impl Lxcfs {
     pub fn start() -> Result<Lxcfs> {
-        let exe = binary().ok_or_else(|| Error::Refused("lxcfs is not installed: apt-get install lxcfs (scripts/setup does)".into()))?;
+        let exe = on_path("lxcfs").ok_or_else(|| Error::Refused("lxcfs is not installed: apt-get install lxcfs (scripts/setup does)".into()))?;
         recover_stale();
         let dir = Path::new(LXCFS_DIR).join(std::process::id().to_string());
         let mnt = dir.join("mnt");

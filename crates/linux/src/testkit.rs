@@ -94,8 +94,7 @@ pub fn cgroup_v2_facility() -> bool {
 /// The device view for peers: lxcfs and FUSE, and the peers themselves (Debian's lxcfs,
 /// earlyoom and nohang, which scripts/setup installs).
 pub fn peers_facility() -> bool {
-    let on_path = |p: &str| std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()));
-    let missing: Vec<&str> = ["lxcfs", "earlyoom", "nohang"].into_iter().filter(|p| !on_path(p)).collect();
+    let missing: Vec<&str> = ["lxcfs", "earlyoom", "nohang"].into_iter().filter(|p| crate::lxcfs::on_path(p).is_none()).collect();
     let check = if !missing.is_empty() {
         Err(format!("{} not installed (sudo ./scripts/setup installs them)", missing.join(", ")))
     } else if !std::path::Path::new("/dev/fuse").exists() {
