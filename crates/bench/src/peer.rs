@@ -75,11 +75,12 @@ impl Peer {
 /// Start a peer in the device's namespace, its output appended to `log`.
 fn launch(name: &str, device: &Device, log: &Path) -> Result<Child, String> {
     let (_, argv, _) = PEERS.iter().find(|(n, _, _)| *n == name).ok_or_else(|| format!("unknown peer '{name}'"))?;
-    let mut cmd = Command::new(argv[0]);
+    let exe = memorch_linux::lxcfs::on_path(argv[0]).ok_or_else(|| format!("{name} is not installed: apt-get install {name} (scripts/setup does)"))?;
+    let mut cmd = Command::new(exe);
     cmd.args(&argv[1..]);
     let out = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
     cmd.stdin(Stdio::null()).stdout(out.try_clone().map_err(|e| e.to_string())?).stderr(out);
-    let child = device.spawn(cmd, false).map_err(|e| format!("{e} (is it installed? scripts/setup installs {name})"))?;
+    let child = device.spawn(cmd, false).map_err(|e| e.to_string())?;
     Ok(child)
 }
 
