@@ -128,14 +128,27 @@ pub fn spawn_inside(init_pid: u32, mut cmd: Command) -> Result<Child> {
 }
 
 /// Make `cmd` join the mount namespace `mnt` between fork and exec (`mnt` must stay open
-/// until it is spawned).
+/// until it is spawned), in the working directory it was given (or the caller's).
+///
+/// Joining a mount namespace moves the process to that namespace's root directory, and std
+/// changes directory *before* the pre-exec hooks run: without changing back here, every
+/// process in a device would start in `/`, and every relative path it was given would name
+/// the wrong file (the bench once served no visit at all for this).
 fn join_mounts_on_exec(cmd: &mut Command, mnt: &OwnedFd) {
     let fd = mnt.as_raw_fd();
-    // SAFETY: setns between fork and exec, on an fd open until then.
+    let cwd = cmd.get_current_dir().map(Path::to_path_buf).or_else(|| std::env::current_dir().ok());
+    let cwd = cwd.and_then(|d| CString::new(d.into_os_string().into_encoded_bytes()).ok());
+    // SAFETY: setns and chdir between fork and exec, on an fd open until then and a path
+    // allocated before the fork.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setns(fd, libc::CLONE_NEWNS) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some(dir) = &cwd {
+                if libc::chdir(dir.as_ptr()) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             Ok(())
         });
