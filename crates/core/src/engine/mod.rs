@@ -9,6 +9,7 @@ pub mod feedback;
 pub mod ladder;
 pub mod model;
 pub mod preset;
+pub mod spec;
 pub mod stats;
 pub mod victims;
 

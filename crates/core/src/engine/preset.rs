@@ -453,7 +453,7 @@ impl Preset {
     /// Where a parameter (a dotted key of its JSON form) comes from, for `presets show`.
     pub fn source(&self, key: &str) -> &'static str {
         let k = key;
-        match self.name.as_str() {
+        match self.base_name() {
             _ if k == "detection.kind" => "DESIGN.md §5 table (detection column)",
             _ if k.starts_with("detection.levels") || k.starts_with("detection.reference_bytes") => "thesis fig. 2-18, 2-19 (minfree 2048…8192 pages on a 1 GiB phone), scaled to the domain",
             _ if k.starts_with("detection.require_file_below") => "thesis §2.6.4 lowmem_shrink: other_free and other_file below minfree",

@@ -1,12 +1,17 @@
 //! `memorch presets` and `memorch presets show NAME`.
 
 use anyhow::Result;
-use memorch_core::engine::preset::{Preset, NAMES};
-use serde_json::Value;
+use memorch_core::engine::preset::Preset;
+use memorch_core::engine::spec::SWITCHES;
 
 /// The presets: each paper's system as the same engine, so their claims can be re-run side
 /// by side. `memorch` is the default.
+///
+/// Anywhere a preset is named (`memorch run --preset`, `memorch bench --managers`), a variant
+/// may be given as PRESET:key=value,…: a step switched off or on (`memorch:home=off`), or a
+/// parameter changed (`memorch:compaction.step_pages=64`). `presets show NAME` lists both.
 #[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
 pub struct Args {
     #[command(subcommand)]
     show: Option<Show>,
@@ -14,7 +19,8 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Show {
-    /// Every parameter of a preset, its value and where it comes from.
+    /// Every step switch and parameter of a preset (or of a variant, PRESET:key=value,…),
+    /// its value and where it comes from.
     Show {
         name: String,
         #[arg(long)]
@@ -31,34 +37,25 @@ pub fn run(a: Args) -> Result<()> {
             println!("\n'memorch presets show NAME' lists every parameter; docs/presets.md explains them.");
         }
         Some(Show::Show { name, json }) => {
-            let p = Preset::by_name(&name).ok_or_else(|| anyhow::anyhow!("no preset '{name}': choose one of {}", NAMES.join(", ")))?;
-            let v = serde_json::to_value(&p)?;
+            let p = Preset::from_spec(&name).map_err(|e| anyhow::anyhow!(e))?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                println!("{}", serde_json::to_string_pretty(&p)?);
                 return Ok(());
             }
             println!("# {}: {}", p.name, p.summary);
-            let mut rows = Vec::new();
-            flatten("", &v, &mut rows);
+            println!("\n# Steps ({}:STEP=off leaves one out; '-' = this preset has no such step)", p.base_name());
+            for s in &SWITCHES {
+                let state = (s.get)(&p).map_or("-", |on| if on { "on" } else { "off" });
+                println!("{:<11} {state:<4} # {}", s.key, s.what);
+            }
+            println!("\n# Parameters ({}:KEY=VALUE changes one)", p.base_name());
+            let rows = p.parameters();
             let width = rows.iter().map(|(k, v)| k.len() + v.len() + 3).max().unwrap_or(0).min(60);
-            for (k, val) in rows.into_iter().filter(|(k, _)| k != "name" && k != "summary") {
+            for (k, val) in rows {
                 let line = format!("{k} = {val}");
                 println!("{line:<width$}  # {}", p.source(&k));
             }
         }
     }
     Ok(())
-}
-
-/// `{"a":{"b":1}}` → `a.b = 1`.
-fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&key, x, out);
-            }
-        }
-        other => out.push((prefix.to_string(), other.to_string())),
-    }
 }

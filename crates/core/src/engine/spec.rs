@@ -1,0 +1,217 @@
+//! Preset specs: `PRESET[:key=value,…]`, a preset with some of its ladder steps switched off
+//! or some parameters changed, so that every step can be measured by leaving it out
+//! (`memorch bench --managers memorch,memorch:home=off`). A key is either a *switch* (a
+//! ladder step by name, `on` or `off`) or a *parameter* (a dotted key of the preset as
+//! `memorch presets show NAME` lists them, with a JSON value).
+
+use super::preset::{KillMode, Preset, NAMES};
+use crate::Class;
+
+/// A ladder step that a spec can switch on or off.
+pub struct Switch {
+    pub key: &'static str,
+    pub what: &'static str,
+    /// Whether the step is on in this preset; `None` when the preset has no such step.
+    pub get: fn(&Preset) -> Option<bool>,
+    /// Turn it on or off; only called when `get` gave `Some`.
+    pub set: fn(&mut Preset, bool),
+}
+
+/// Every switch, in ladder order.
+pub const SWITCHES: [Switch; 10] = [
+    Switch {
+        key: "idle",
+        what: "prepare while idle: compress whole cached apps with the screen off",
+        get: |p| p.compaction.as_ref().map(|c| c.idle_min_class.is_some()),
+        set: |p, on| {
+            if let Some(c) = &mut p.compaction {
+                c.idle_min_class = on.then_some(Class::Cached);
+            }
+        },
+    },
+    Switch {
+        key: "ksm",
+        what: "KSM over background apps at idle",
+        get: |p| Some(p.ksm.is_some()),
+        set: |p, on| {
+            if !on {
+                p.ksm = None;
+            } else if p.ksm.is_none() {
+                p.ksm = Some(super::preset::KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20 });
+            }
+        },
+    },
+    Switch { key: "home", what: "at home, bring free memory to the launch threshold (MOS phase 1)", get: |p| p.ahead.as_ref().map(|a| a.home), set: |p, on| p.ahead.iter_mut().for_each(|a| a.home = on) },
+    Switch { key: "launch", what: "before a launch, secure its learned peak (MOS phase 2)", get: |p| p.ahead.as_ref().map(|a| a.launch), set: |p, on| p.ahead.iter_mut().for_each(|a| a.launch = on) },
+    Switch {
+        key: "pressure",
+        what: "under pressure, compress background apps in steps",
+        get: |p| p.compaction.as_ref().map(|c| c.pressure_min_class.is_some()),
+        set: |p, on| {
+            if let Some(c) = &mut p.compaction {
+                c.pressure_min_class = on.then_some(Class::Service);
+            }
+        },
+    },
+    Switch { key: "so_first", what: "shared-object pages only one app maps first (SWAM OOM cleaner)", get: |p| p.compaction.as_ref().map(|c| c.shared_objects_first), set: |p, on| p.compaction.iter_mut().for_each(|c| c.shared_objects_first = on) },
+    Switch { key: "feedback", what: "step sizes from refault feedback and PSI", get: |p| p.compaction.as_ref().map(|c| c.feedback), set: |p, on| p.compaction.iter_mut().for_each(|c| c.feedback = on) },
+    Switch { key: "swap_files", what: "storage swap files on demand (SWAM adaptive swap)", get: |p| Some(p.swap.swap_files), set: |p, on| p.swap.swap_files = on },
+    Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },
+    Switch {
+        key: "kill",
+        what: "the preset's own kills (off: the kernel's OOM killer only)",
+        get: |p| Some(p.kill.mode != KillMode::Never),
+        set: |p, on| {
+            if !on {
+                p.kill.mode = KillMode::Never;
+            }
+        },
+    },
+];
+
+impl Preset {
+    /// A preset by spec: `NAME` or `NAME:key=value,…` (see the module's doc). The result is
+    /// named by the whole spec, so runs of variants are told apart.
+    pub fn from_spec(spec: &str) -> Result<Preset, String> {
+        let (name, overrides) = match spec.split_once(':') {
+            Some((n, o)) => (n, Some(o)),
+            None => (spec, None),
+        };
+        let mut p = Preset::by_name(name).ok_or_else(|| format!("no preset '{name}': choose one of {}", NAMES.join(", ")))?;
+        let Some(overrides) = overrides else { return Ok(p) };
+        if overrides.trim().is_empty() {
+            return Err(format!("'{spec}': nothing after ':' (give key=value,…; 'memorch presets show {name}' lists the keys)"));
+        }
+        for item in overrides.split(',') {
+            let (key, value) = item
+                .split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| format!("'{item}' in '{spec}': write key=value ('memorch presets show {name}' lists the keys)"))?;
+            match SWITCHES.iter().find(|s| s.key == key) {
+                Some(s) => apply_switch(&mut p, s, value)?,
+                None => apply_parameter(&mut p, key, value)?,
+            }
+        }
+        p.name = spec.to_string();
+        Ok(p)
+    }
+
+    /// The name of the paper's preset a spec is a variant of (`memorch:home=off` → `memorch`).
+    pub fn base_name(&self) -> &str {
+        self.name.split(':').next().unwrap_or(&self.name)
+    }
+
+    /// The preset's parameters as `(dotted key, JSON value)`, as a spec names them.
+    pub fn parameters(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        flatten("", &serde_json::to_value(self).unwrap_or_default(), &mut out);
+        out.retain(|(k, _)| k != "name" && k != "summary");
+        out
+    }
+}
+
+fn apply_switch(p: &mut Preset, s: &Switch, value: &str) -> Result<(), String> {
+    let on = match value {
+        "on" | "true" => true,
+        "off" | "false" => false,
+        _ => return Err(format!("{}={value}: a step is 'on' or 'off'", s.key)),
+    };
+    match (s.get)(p) {
+        None if on => Err(format!("{}={value}: {} has no such step to switch on ({})", s.key, p.name, s.what)),
+        None => Ok(()),
+        Some(_) => {
+            (s.set)(p, on);
+            Ok(())
+        }
+    }
+}
+
+fn apply_parameter(p: &mut Preset, key: &str, value: &str) -> Result<(), String> {
+    let known = p.parameters();
+    if !known.iter().any(|(k, _)| k == key) {
+        let switches: Vec<&str> = SWITCHES.iter().map(|s| s.key).collect();
+        return Err(format!(
+            "'{key}' is neither a step ({}) nor a parameter of {} ('memorch presets show {}' lists them)",
+            switches.join(", "),
+            p.name,
+            p.base_name()
+        ));
+    }
+    // JSON where it parses (numbers, true, null, "…"), else the text as a string (a class name).
+    let new: serde_json::Value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+    let mut v = serde_json::to_value(&*p).map_err(|e| e.to_string())?;
+    let slot = key.split('.').try_fold(&mut v, |node, part| node.get_mut(part)).ok_or_else(|| format!("'{key}' not found"))?;
+    *slot = new;
+    *p = serde_json::from_value(v).map_err(|e| format!("{key}={value}: {e}"))?;
+    Ok(())
+}
+
+/// `{"a":{"b":1}}` → `("a.b", "1")`.
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&key, x, out);
+            }
+        }
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_name_is_the_preset() {
+        assert_eq!(Preset::from_spec("lmkd").unwrap(), Preset::by_name("lmkd").unwrap());
+        assert!(Preset::from_spec("nope").unwrap_err().contains("choose one of"));
+    }
+
+    #[test]
+    fn switches_turn_steps_off_and_name_the_variant() {
+        let p = Preset::from_spec("memorch:home=off,launch=off").unwrap();
+        assert_eq!(p.name, "memorch:home=off,launch=off");
+        assert_eq!(p.base_name(), "memorch");
+        let a = p.ahead.as_ref().unwrap();
+        assert!(!a.home && !a.launch);
+        let p = Preset::from_spec("memorch:idle=off,pressure=off,ksm=off,kill=off").unwrap();
+        let c = p.compaction.unwrap();
+        assert_eq!((c.idle_min_class, c.pressure_min_class), (None, None));
+        assert!(p.ksm.is_none());
+        assert_eq!(p.kill.mode, KillMode::Never);
+        // A step the preset does not have: off is a no-op, on is an error.
+        assert!(Preset::from_spec("lmkd:home=off").is_ok());
+        assert!(Preset::from_spec("lmkd:home=on").unwrap_err().contains("no such step"));
+        assert!(Preset::from_spec("memorch:home=maybe").unwrap_err().contains("'on' or 'off'"));
+    }
+
+    #[test]
+    fn parameters_take_json_values_and_keep_their_types() {
+        let p = Preset::from_spec("memorch:compaction.step_pages=64,detection.low_available_frac=0.15").unwrap();
+        assert_eq!(p.compaction.as_ref().unwrap().step_pages, 64);
+        assert_eq!(p.parameters().iter().find(|(k, _)| k == "detection.low_available_frac").unwrap().1, "0.15");
+        let p = Preset::from_spec("memorch:compaction.pressure_min_class=cached").unwrap();
+        assert_eq!(p.compaction.unwrap().pressure_min_class, Some(Class::Cached));
+        let e = Preset::from_spec("memorch:compaction.step_pages=lots").unwrap_err();
+        assert!(e.contains("compaction.step_pages=lots"), "{e}");
+        let e = Preset::from_spec("memorch:bogus=1").unwrap_err();
+        assert!(e.contains("neither a step") && e.contains("presets show memorch"), "{e}");
+        assert!(Preset::from_spec("memorch:").unwrap_err().contains("nothing after"));
+        assert!(Preset::from_spec("memorch:home").unwrap_err().contains("key=value"));
+    }
+
+    #[test]
+    fn every_switch_reads_what_it_writes() {
+        for name in NAMES {
+            for s in &SWITCHES {
+                let mut p = Preset::by_name(name).unwrap();
+                if (s.get)(&p).is_some() {
+                    (s.set)(&mut p, false);
+                    assert_eq!((s.get)(&p), Some(false), "{name}: {}", s.key);
+                }
+            }
+        }
+    }
+}
