@@ -1,8 +1,16 @@
+//! memorch's bench: virtual devices, apps (synthetic and real programs), scenarios, the
+//! driver that plays the user, peers, and the reports.
+
 pub mod app;
+pub mod attribution;
+pub mod campaign;
 pub mod content;
 pub mod device;
 pub mod driver;
 pub mod html;
+pub mod managed;
 pub mod peer;
 pub mod report;
+pub mod results;
+pub mod running;
 pub mod scenario;

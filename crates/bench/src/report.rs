@@ -1,184 +1,266 @@
-//! Summaries of runs, per manager: the terminal table and what `results.json` holds.
+//! Summaries of runs, per manager, and the terminal table. Every figure is taken per run and
+//! summarised as the median over runs with its min–max spread, so a difference between two
+//! managers can be read against the noise of repeated runs (`--repeat`).
 
-use crate::driver::RunResult;
+use crate::results::{RunResult, Visit, COLD, FAILED, HOT, WARM};
 use memorch_core::Class;
 use serde::Serialize;
 use std::fmt::Write;
+
+/// One figure over a manager's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Figure {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Figure {
+    /// `None` when no run has the figure.
+    pub fn of(mut v: Vec<f64>) -> Option<Figure> {
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        let n = v.len();
+        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        Some(Figure { median, min: v[0], max: v[n - 1] })
+    }
+
+    fn or_zero(v: Vec<f64>) -> Figure {
+        Figure::of(v).unwrap_or(Figure { median: 0.0, min: 0.0, max: 0.0 })
+    }
+
+    /// Whether two managers' ranges overlap: their difference is within the runs' spread.
+    pub fn overlaps(&self, other: &Figure) -> bool {
+        self.min <= other.max && other.min <= self.max
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub manager: String,
     pub runs: usize,
-    /// Medians over the runs.
-    pub hot: f64,
-    pub warm: f64,
-    pub cold: f64,
-    pub failed: f64,
-    /// Over every visit of every run.
-    pub latency_p50_ms: f64,
-    pub latency_p95_ms: f64,
-    pub cold_p50_ms: f64,
-    /// Medians over the runs.
-    /// Kills by the manager itself: memorch's daemon or the peer.
-    pub kills_by_manager: f64,
-    pub kills_by_kernel: f64,
-    pub foreground_kills: f64,
-    pub refault_pages: f64,
-    /// Swap-ins and swap-outs (pages through the device's zram) and anonymous refaults per
-    /// swapped-out page, medians over the runs that had zram.
-    pub swap_in_pages: Option<f64>,
-    pub swap_out_pages: Option<f64>,
-    pub refault_ratio: Option<f64>,
-    pub psi_some_s: f64,
-    pub psi_full_s: f64,
-    pub zram_ratio: Option<f64>,
-    pub ksm_saved_mib: f64,
-    pub manager_cpu_s: f64,
-    pub manager_rss_mib: f64,
-    /// Response while in front: frames over 16.7 ms as a share of all frames, and the
-    /// median over visits of each visit's frame-time p95.
-    pub jank_pct: f64,
-    pub frame_p95_ms: f64,
-    /// Available memory after idle steps (home, screen off), median over runs of their mean.
-    pub idle_available_mib: Option<f64>,
-    /// Apps alive, on average over the run's samples (one after each visit).
-    pub live_apps_mean: f64,
-    /// Spread of the cold launches across runs (max − min).
-    pub cold_spread: f64,
+    /// Runs cut short by Ctrl-C, stopped because their first launches failed, and runs
+    /// that served no visit at all.
+    pub interrupted_runs: usize,
+    pub stopped_runs: usize,
+    pub empty_runs: usize,
+    pub hot: Figure,
+    pub warm: Figure,
+    pub cold: Figure,
+    pub failed: Figure,
+    /// Visit latency quantiles of each run (failed visits excluded).
+    pub latency_p50_ms: Option<Figure>,
+    pub latency_p95_ms: Option<Figure>,
+    pub cold_p50_ms: Option<Figure>,
+    /// Returns to an app still alive (hot and warm), and warm returns alone.
+    pub return_p50_ms: Option<Figure>,
+    pub warm_p50_ms: Option<Figure>,
+    /// Kills by the manager itself (memorch's daemon or the peer), by the kernel's OOM
+    /// killer, and of the foreground app by anyone.
+    pub kills_by_manager: Figure,
+    pub kills_by_kernel: Figure,
+    pub foreground_kills: Figure,
+    pub refault_pages: Figure,
+    pub refault_anon_pages: Figure,
+    pub refault_file_pages: Figure,
+    /// Pages through the device's zram, and anonymous refaults per swapped-out page (runs
+    /// that had zram).
+    pub swap_in_pages: Option<Figure>,
+    pub swap_out_pages: Option<Figure>,
+    pub refault_ratio: Option<Figure>,
+    pub psi_some_s: Figure,
+    pub psi_full_s: Figure,
+    pub zram_ratio: Option<Figure>,
+    pub ksm_saved_mib: Figure,
+    pub manager_cpu_s: Figure,
+    pub manager_rss_mib: Figure,
+    /// Frames over 16.7 ms as a share of all frames in front, and each run's median of the
+    /// visits' frame-time p95 (synthetic apps draw frames; real programs do not).
+    pub jank_pct: Option<Figure>,
+    pub frame_p95_ms: Option<Figure>,
+    /// Available memory after idle steps (home, screen off): each run's mean.
+    pub idle_available_mib: Option<Figure>,
+    /// Apps alive after a visit, each run's mean.
+    pub live_apps_mean: Figure,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The value at quantile q (0..=1), nearest rank; `None` without values.
+pub fn quantile(mut v: Vec<f64>, q: f64) -> Option<f64> {
     if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
-}
-
-fn some_median(v: Vec<f64>) -> Option<f64> {
-    (!v.is_empty()).then(|| median(v))
-}
-
-/// The value at quantile q (0..=1), nearest rank.
-pub fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
+        return None;
     }
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-    v[i]
+    Some(v[i])
+}
+
+fn latencies(r: &RunResult, keep: impl Fn(&Visit) -> bool) -> Vec<f64> {
+    r.visits.iter().filter(|v| keep(v)).map(|v| v.latency_ms).collect()
+}
+
+/// The managers in the order they first ran.
+pub fn managers(runs: &[RunResult]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in runs {
+        if !out.contains(&r.manager) {
+            out.push(r.manager.clone());
+        }
+    }
+    out
 }
 
 /// One summary per manager, in the order the managers first ran.
 pub fn summarize(runs: &[RunResult]) -> Vec<Summary> {
-    let mut managers: Vec<&str> = Vec::new();
-    for r in runs {
-        if !managers.contains(&r.manager.as_str()) {
-            managers.push(&r.manager);
-        }
-    }
-    managers
-        .into_iter()
-        .map(|m| {
-            let rs: Vec<&RunResult> = runs.iter().filter(|r| r.manager == m).collect();
-            let per = |f: &dyn Fn(&RunResult) -> f64| median(rs.iter().map(|r| f(r)).collect());
-            let count = |kind: &'static str| per(&|r: &RunResult| r.visits.iter().filter(|v| v.kind == kind).count() as f64);
-            let lat: Vec<f64> = rs.iter().flat_map(|r| r.visits.iter().filter(|v| v.kind != "failed").map(|v| v.latency_ms)).collect();
-            let cold: Vec<f64> = rs.iter().flat_map(|r| r.visits.iter().filter(|v| v.kind == "cold").map(|v| v.latency_ms)).collect();
-            let colds: Vec<f64> = rs.iter().map(|r| r.visits.iter().filter(|v| v.kind == "cold").count() as f64).collect();
-            let ratios: Vec<f64> = rs.iter().filter_map(|r| r.zram_ratio).collect();
-            Summary {
-                manager: m.to_string(),
-                runs: rs.len(),
-                hot: count("hot"),
-                warm: count("warm"),
-                cold: count("cold"),
-                failed: count("failed"),
-                latency_p50_ms: quantile(lat.clone(), 0.5),
-                latency_p95_ms: quantile(lat, 0.95),
-                cold_p50_ms: quantile(cold, 0.5),
-                kills_by_manager: per(&|r| r.kills.iter().filter(|k| k.by != "kernel").count() as f64),
-                kills_by_kernel: per(&|r| r.kills.iter().filter(|k| k.by == "kernel").count() as f64),
-                foreground_kills: per(&|r| r.kills.iter().filter(|k| k.class == Class::Foreground).count() as f64),
-                refault_pages: per(&|r| r.refault_pages as f64),
-                swap_in_pages: some_median(rs.iter().filter_map(|r| r.swap_in_pages.map(|v| v as f64)).collect()),
-                swap_out_pages: some_median(rs.iter().filter_map(|r| r.swap_out_pages.map(|v| v as f64)).collect()),
-                refault_ratio: some_median(rs.iter().filter_map(|r| r.refault_ratio).collect()),
-                psi_some_s: per(&|r| r.psi_some_s),
-                psi_full_s: per(&|r| r.psi_full_s),
-                zram_ratio: some_median(ratios),
-                ksm_saved_mib: per(&|r| r.ksm_saved_bytes as f64 / (1 << 20) as f64),
-                manager_cpu_s: per(&|r| r.manager_cpu_s),
-                manager_rss_mib: per(&|r| r.manager_rss_bytes as f64 / (1 << 20) as f64),
-                jank_pct: {
-                    let (n, j) = rs.iter().flat_map(|r| &r.visits).fold((0u64, 0u64), |(n, j), v| (n + v.frames as u64, j + v.janky_frames as u64));
-                    if n == 0 { 0.0 } else { j as f64 * 100.0 / n as f64 }
-                },
-                frame_p95_ms: median(rs.iter().flat_map(|r| &r.visits).filter(|v| v.frames > 0).map(|v| v.frame_p95_ms).collect()),
-                idle_available_mib: {
-                    let v: Vec<f64> = rs.iter().filter(|r| !r.idle_available_bytes.is_empty()).map(|r| r.idle_available_bytes.iter().sum::<u64>() as f64 / r.idle_available_bytes.len() as f64 / (1 << 20) as f64).collect();
-                    some_median(v)
-                },
-                live_apps_mean: per(&|r| r.timeline.iter().map(|t| t.live_apps as f64).sum::<f64>() / r.timeline.len().max(1) as f64),
-                cold_spread: colds.iter().cloned().fold(f64::MIN, f64::max) - colds.iter().cloned().fold(f64::MAX, f64::min),
-            }
-        })
-        .collect()
+    managers(runs).into_iter().map(|m| summary(&m, &runs.iter().filter(|r| r.manager == m).collect::<Vec<_>>())).collect()
 }
 
-/// The terminal table.
+fn summary(manager: &str, rs: &[&RunResult]) -> Summary {
+    let all = |f: &dyn Fn(&RunResult) -> f64| Figure::or_zero(rs.iter().map(|r| f(r)).collect());
+    let some = |f: &dyn Fn(&RunResult) -> Option<f64>| Figure::of(rs.iter().filter_map(|r| f(r)).collect());
+    let q = |keep: fn(&Visit) -> bool, p: f64| some(&|r| quantile(latencies(r, keep), p));
+    let mib = (1u64 << 20) as f64;
+    Summary {
+        manager: manager.to_string(),
+        runs: rs.len(),
+        interrupted_runs: rs.iter().filter(|r| r.interrupted).count(),
+        stopped_runs: rs.iter().filter(|r| r.aborted.is_some()).count(),
+        empty_runs: rs.iter().filter(|r| r.served() == 0).count(),
+        hot: all(&|r| r.count(HOT) as f64),
+        warm: all(&|r| r.count(WARM) as f64),
+        cold: all(&|r| r.count(COLD) as f64),
+        failed: all(&|r| r.count(FAILED) as f64),
+        latency_p50_ms: q(Visit::served, 0.5),
+        latency_p95_ms: q(Visit::served, 0.95),
+        cold_p50_ms: q(|v| v.kind == COLD, 0.5),
+        return_p50_ms: q(Visit::is_return, 0.5),
+        warm_p50_ms: q(|v| v.kind == WARM, 0.5),
+        kills_by_manager: all(&|r| r.kills.iter().filter(|k| !k.by_kernel()).count() as f64),
+        kills_by_kernel: all(&|r| r.kills.iter().filter(|k| k.by_kernel()).count() as f64),
+        foreground_kills: all(&|r| r.kills.iter().filter(|k| k.class == Class::Foreground).count() as f64),
+        refault_pages: all(&|r| r.refault_pages as f64),
+        refault_anon_pages: all(&|r| r.refault_anon_pages as f64),
+        refault_file_pages: all(&|r| r.refault_file_pages as f64),
+        swap_in_pages: some(&|r| r.swap_in_pages.map(|v| v as f64)),
+        swap_out_pages: some(&|r| r.swap_out_pages.map(|v| v as f64)),
+        refault_ratio: some(&|r| r.refault_ratio),
+        psi_some_s: all(&|r| r.psi_some_s),
+        psi_full_s: all(&|r| r.psi_full_s),
+        zram_ratio: some(&|r| r.zram_ratio),
+        ksm_saved_mib: all(&|r| r.ksm_saved_bytes as f64 / mib),
+        manager_cpu_s: all(&|r| r.manager_cpu_s),
+        manager_rss_mib: all(&|r| r.manager_rss_bytes as f64 / mib),
+        jank_pct: some(&|r| {
+            let (n, j) = r.visits.iter().fold((0u64, 0u64), |(n, j), v| (n + v.frames as u64, j + v.janky_frames as u64));
+            (n > 0).then(|| j as f64 * 100.0 / n as f64)
+        }),
+        frame_p95_ms: some(&|r| Figure::of(r.visits.iter().filter(|v| v.frames > 0).map(|v| v.frame_p95_ms).collect()).map(|f| f.median)),
+        idle_available_mib: some(&|r| (!r.idle_available_bytes.is_empty()).then(|| r.idle_available_bytes.iter().sum::<u64>() as f64 / r.idle_available_bytes.len() as f64 / mib)),
+        live_apps_mean: all(&|r| r.timeline.iter().map(|t| t.live_apps as f64).sum::<f64>() / r.timeline.len().max(1) as f64),
+    }
+}
+
+/// A number for the table: whole for counts and large values, one or two decimals else.
+pub fn num(v: f64) -> String {
+    // A sum of nothing is -0.0: print it as 0.
+    let v = v + 0.0;
+    if v == v.trunc() || v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// `12 (10–15)`-style text of an optional figure, median only with `spread` false.
+fn cell(f: Option<Figure>, spread: bool) -> String {
+    match f {
+        None => "-".into(),
+        Some(f) if spread => format!("{}–{}", num(f.min), num(f.max)),
+        Some(f) => num(f.median),
+    }
+}
+
+/// The columns of the terminal table: header and the text of a summary's figure.
+type Column = (&'static str, usize, fn(&Summary) -> Vec<Option<Figure>>);
+
+const COLUMNS: [Column; 15] = [
+    ("hot/warm/cold/failed", 20, |s| vec![Some(s.hot), Some(s.warm), Some(s.cold), Some(s.failed)]),
+    ("alive", 5, |s| vec![Some(s.live_apps_mean)]),
+    ("p50 ms", 7, |s| vec![s.latency_p50_ms]),
+    ("p95 ms", 7, |s| vec![s.latency_p95_ms]),
+    ("return p50", 10, |s| vec![s.return_p50_ms]),
+    ("cold p50", 8, |s| vec![s.cold_p50_ms]),
+    ("jank%", 5, |s| vec![s.jank_pct]),
+    ("idle MiB", 8, |s| vec![s.idle_available_mib]),
+    ("kills m/k/fg", 12, |s| vec![Some(s.kills_by_manager), Some(s.kills_by_kernel), Some(s.foreground_kills)]),
+    ("refaults f/a", 13, |s| vec![Some(s.refault_file_pages), Some(s.refault_anon_pages)]),
+    ("psi some", 8, |s| vec![Some(s.psi_some_s)]),
+    ("psi full", 8, |s| vec![Some(s.psi_full_s)]),
+    ("ratio", 5, |s| vec![s.zram_ratio]),
+    ("cpu s", 6, |s| vec![Some(s.manager_cpu_s)]),
+    ("rss MiB", 7, |s| vec![Some(s.manager_rss_mib)]),
+];
+
+/// The terminal table: medians over runs, and under each manager that ran more than once, the
+/// min–max spread of every figure.
 pub fn table(sums: &[Summary]) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "{:<12} {:>4} {:>14} {:>6} {:>10} {:>10} {:>10} {:>6} {:>9} {:>8} {:>12} {:>9} {:>9} {:>9} {:>6} {:>7} {:>7}",
-        "manager", "runs", "hot/warm/cold", "alive", "p50 ms", "p95 ms", "cold p50", "jank%", "frame p95", "idle MiB", "kills m/k/fg", "refaults", "psi some", "psi full", "ratio", "cpu s", "rss MiB"
-    );
-    for s in sums {
-        let _ = writeln!(
-            o,
-            "{:<12} {:>4} {:>14} {:>6.1} {:>10.1} {:>10.1} {:>10.1} {:>6.1} {:>9.1} {:>8} {:>12} {:>9.0} {:>8.1}s {:>8.1}s {:>6} {:>7.2} {:>7.1}",
-            s.manager,
-            s.runs,
-            format!("{}/{}/{}", s.hot, s.warm, s.cold),
-            s.live_apps_mean,
-            s.latency_p50_ms,
-            s.latency_p95_ms,
-            s.cold_p50_ms,
-            s.jank_pct,
-            s.frame_p95_ms,
-            s.idle_available_mib.map_or("-".into(), |m| format!("{m:.0}")),
-            format!("{}/{}/{}", s.kills_by_manager, s.kills_by_kernel, s.foreground_kills),
-            s.refault_pages,
-            s.psi_some_s,
-            s.psi_full_s,
-            s.zram_ratio.map_or("-".into(), |r| format!("{r:.2}")),
-            s.manager_cpu_s,
-            s.manager_rss_mib
-        );
+    let _ = write!(o, "{:<16} {:>4}", "manager", "runs");
+    for (h, w, _) in COLUMNS {
+        let _ = write!(o, " {h:>w$}");
     }
-    let _ = writeln!(o, "\nhot/warm/cold: visits to an app alive with nothing read back / alive with pages read back / relaunched (medians over runs).");
-    let _ = writeln!(o, "alive: apps alive after a visit, on average. kills m/k/fg: by the manager (memorch's daemon or the peer) / by the kernel's OOM killer / of the foreground app.");
-    let _ = writeln!(o, "jank%: frames over 16.7 ms while in front; frame p95: per visit, median. idle MiB: available after idle (home, screen off).");
-    let _ = writeln!(o, "psi: stall time of the device's group. cpu s, rss MiB: the manager's own.");
+    o.push('\n');
+    for s in sums {
+        let _ = write!(o, "{:<16} {:>4}", s.manager, s.runs);
+        if s.empty_runs == s.runs {
+            let _ = writeln!(o, "  no visit served: every launch failed (see the logs named above)");
+            continue;
+        }
+        for spread in [false, true] {
+            if spread {
+                if s.runs < 2 {
+                    break;
+                }
+                let _ = write!(o, "{:>21}", "min–max");
+            }
+            for (_, w, f) in COLUMNS {
+                let text: Vec<String> = f(s).into_iter().map(|x| cell(x, spread)).collect();
+                let _ = write!(o, " {:>w$}", text.join("/"));
+            }
+            o.push('\n');
+        }
+    }
+    let _ = writeln!(o, "\nMedians over runs{}.", if sums.iter().any(|s| s.runs > 1) { "; min–max: the spread over runs (a difference inside it is not significant)" } else { " (one run each: no spread to judge differences by; use --repeat 3)" });
+    let _ = writeln!(o, "hot/warm/cold/failed: visits to an app alive with nothing read back / alive with pages read back / relaunched / that did not complete.");
+    let _ = writeln!(o, "alive: apps alive after a visit, on average. return p50: returns to a live app (hot and warm). kills m/k/fg: by the manager (memorch's daemon or the peer) / by the kernel's OOM killer / of the foreground app.");
+    let _ = writeln!(o, "jank%: frames over 16.7 ms while in front (synthetic apps). idle MiB: available after idle (home, screen off). refaults f/a: file / anonymous pages read back.");
+    let _ = writeln!(o, "psi: stall seconds of the device's group. ratio: zram's compression. cpu s, rss MiB: the manager's own.");
+    for s in sums.iter().filter(|s| s.failed.max > 0.0 || s.stopped_runs > 0 || s.interrupted_runs > 0) {
+        let _ = writeln!(o, "{}: {} failed visits (median {}), {} runs stopped, {} interrupted.", s.manager, num(s.failed.max), num(s.failed.median), s.stopped_runs, s.interrupted_runs);
+    }
     o
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::{Kill, Visit};
+    use crate::results::{Kill, Visit};
 
-    fn run(manager: &str, lat: &[(&str, f64)], kills: &[(&str, Class)]) -> RunResult {
+    pub fn run(manager: &str, lat: &[(&str, f64)], kills: &[(&str, Class)]) -> RunResult {
         RunResult {
             manager: manager.into(),
             scenario: "t".into(),
             seed: 1,
             ram_mb: 512,
+            device: Default::default(),
             visits: lat.iter().map(|(k, l)| Visit { frames: 10, janky_frames: if *k == "warm" { 5 } else { 0 }, frame_p95_ms: *l / 10.0, ..Visit::new("a", k, *l) }).collect(),
             kills: kills.iter().map(|(by, c)| Kill { app: "a".into(), class: *c, by: (*by).into(), at_ms: 0 }).collect(),
             refault_pages: 10,
+            refault_anon_pages: 4,
+            refault_file_pages: 6,
             major_faults: 0,
             swap_in_pages: Some(5),
             swap_out_pages: Some(10),
@@ -194,11 +276,13 @@ mod tests {
             duration_s: 1.0,
             timeline: vec![],
             interrupted: false,
+            aborted: None,
+            log_dir: String::new(),
         }
     }
 
     #[test]
-    fn summaries_take_medians_and_quantiles() {
+    fn summaries_take_medians_spreads_and_quantiles() {
         let runs = vec![
             run("memorch", &[("cold", 500.0), ("hot", 1.0), ("warm", 20.0)], &[("memorch", Class::Cached)]),
             run("kernel", &[("cold", 600.0), ("cold", 700.0)], &[("kernel", Class::Foreground)]),
@@ -207,17 +291,46 @@ mod tests {
         let s = summarize(&runs);
         assert_eq!(s[0].manager, "memorch");
         assert_eq!(s[0].runs, 2);
-        assert_eq!(s[0].hot, 1.5);
-        assert_eq!(s[0].cold_p50_ms, 400.0);
-        assert_eq!(s[0].kills_by_manager, 0.5);
-        assert_eq!(s[1].foreground_kills, 1.0);
-        assert_eq!(s[1].kills_by_kernel, 1.0);
-        assert!((s[0].jank_pct - 5.0 / 60.0 * 100.0).abs() < 1e-9, "{}", s[0].jank_pct);
+        assert_eq!(s[0].hot, Figure { median: 1.5, min: 1.0, max: 2.0 });
+        assert_eq!(s[0].cold_p50_ms, Some(Figure { median: 450.0, min: 400.0, max: 500.0 }));
+        assert_eq!(s[0].return_p50_ms.unwrap().max, 2.0, "hot and warm returns of each run");
+        assert_eq!(s[0].warm_p50_ms, Some(Figure { median: 20.0, min: 20.0, max: 20.0 }), "one run had a warm return");
+        assert_eq!(s[0].kills_by_manager.median, 0.5);
+        assert_eq!(s[1].foreground_kills.median, 1.0);
+        assert_eq!(s[1].kills_by_kernel.median, 1.0);
+        assert_eq!(s[1].return_p50_ms, None, "no return in the kernel's run");
+        let jank = s[0].jank_pct.unwrap();
+        assert!((jank.max - 5.0 / 30.0 * 100.0).abs() < 1e-9 && jank.min == 0.0, "{jank:?}");
         assert_eq!(s[0].idle_available_mib, None);
-        assert_eq!((s[0].swap_out_pages, s[0].refault_ratio), (Some(10.0), Some(0.5)));
-        let t = table(&s);
-        assert!(t.contains("memorch") && t.contains("kernel") && t.contains("hot/warm/cold"));
-        assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.5), 2.0);
-        assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.95), 4.0);
+        assert_eq!((s[0].swap_out_pages.map(|f| f.median), s[0].refault_ratio.map(|f| f.median)), (Some(10.0), Some(0.5)));
+        assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.5), Some(2.0));
+        assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.95), Some(4.0));
+        assert_eq!(quantile(vec![], 0.5), None);
+    }
+
+    #[test]
+    fn the_table_shows_spreads_failures_and_never_an_empty_run_as_a_result() {
+        let mut empty = run("lmkd", &[("failed", 5.0), ("failed", 6.0)], &[]);
+        empty.aborted = Some("the first 3 launches all failed".into());
+        let runs = vec![
+            run("memorch", &[("cold", 500.0), ("hot", 1.0), ("failed", 3.0)], &[]),
+            run("memorch", &[("cold", 400.0), ("hot", 2.0)], &[]),
+            empty,
+        ];
+        let t = table(&summarize(&runs));
+        assert!(t.contains("hot/warm/cold/failed"), "{t}");
+        let memorch: Vec<&str> = t.lines().filter(|l| l.starts_with("memorch")).collect();
+        assert!(memorch[0].contains("1/0/1/0.50"), "medians, the failed one included: {t}");
+        assert!(t.contains("1–1/0–0/1–1/0–1") && t.contains("400–500"), "the spread line: {t}");
+        let lmkd = t.lines().find(|l| l.starts_with("lmkd")).unwrap();
+        assert!(lmkd.contains("no visit served") && !lmkd.contains("0/0/0"), "{lmkd}");
+        assert!(t.contains("memorch: 1 failed visits") && t.contains("lmkd: 2 failed visits (median 2), 1 runs stopped"), "{t}");
+    }
+
+    #[test]
+    fn overlapping_ranges_are_not_significant() {
+        let a = Figure { median: 5.0, min: 4.0, max: 6.0 };
+        assert!(a.overlaps(&Figure { median: 7.0, min: 6.0, max: 8.0 }));
+        assert!(!a.overlaps(&Figure { median: 9.0, min: 7.0, max: 11.0 }));
     }
 }

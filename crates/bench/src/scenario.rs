@@ -1,7 +1,15 @@
 //! Scenarios (`scenarios/*.toml`, docs/bench.md): the apps of a virtual device and the
-//! order in which a user visits them. Built-in ones are compiled in; a path reads a file.
+//! order in which a user visits them. Built-in ones are compiled in, with the files their
+//! real programs need (assets); a path reads a file, its assets beside it.
+//!
+//! Real programs' commands may name `{assets}` (the scenario's files), `{data}` (where its
+//! generated data is cached, made once by its `[[prepare]]` steps), `{run}` (a directory of
+//! the run's own, for sockets) and `{app}` (the app's name); a resume action also `{visit}`
+//! (the visit's number). Every path that crosses into a device is made absolute first: inside,
+//! the working directory is not the caller's.
 
 use serde::Deserialize;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -22,6 +30,35 @@ pub struct Scenario {
     pub seed: u64,
     pub visits: Visits,
     pub apps: Vec<AppDef>,
+    /// Steps that generate the scenario's data once (outside any device, not measured).
+    #[serde(default)]
+    pub prepare: Vec<Prepare>,
+    /// Where its assets are; set by [`Scenario::load`].
+    #[serde(skip)]
+    pub assets: Assets,
+    /// Its prepare steps and assets, hashed: its generated data is cached under it.
+    #[serde(skip)]
+    pub fingerprint: u64,
+}
+
+/// A data-generating step: `command` runs when `creates` does not exist yet.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prepare {
+    pub creates: String,
+    pub command: Vec<String>,
+}
+
+/// The files a scenario's real programs run (their code, data generators).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Assets {
+    /// None needed.
+    #[default]
+    None,
+    /// Compiled in; written out to a directory when the bench starts.
+    Embedded(&'static [(&'static str, &'static str)]),
+    /// The directory of a scenario file.
+    Dir(PathBuf),
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -43,6 +80,14 @@ pub struct Visits {
     pub idle_every: usize,
     #[serde(default = "default_idle_ms")]
     pub idle_ms: u64,
+    /// Sessions as the LSApp study measured them (anchors.md): each uses 1 to 4 apps chosen
+    /// by popularity (2.18 on average), switches between them, and ends with the screen off
+    /// for `idle_ms`. 0: no sessions (`revisits` instead).
+    #[serde(default)]
+    pub sessions: usize,
+    /// Mean app switches a session (LSApp: 5.46).
+    #[serde(default = "default_switches")]
+    pub session_switches: f64,
 }
 
 /// A step of a visit order that is not an app: home, screen off, for `visits.idle_ms`.
@@ -105,6 +150,9 @@ fn default_ws() -> f64 {
 fn default_idle_ms() -> u64 {
     10_000
 }
+fn default_switches() -> f64 {
+    5.46
+}
 
 /// `line:TEXT` or `cmd:SHELL`, as `ready` and `resume` take them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,28 +170,67 @@ impl Probe {
     }
 }
 
-/// The scenarios shipped with memorch.
-pub const BUILT_IN: [(&str, &str); 5] = [
-    ("quick", include_str!("../../../scenarios/quick.toml")),
-    ("mos26", include_str!("../../../scenarios/mos26.toml")),
-    ("thesis", include_str!("../../../scenarios/thesis.toml")),
-    ("swam40", include_str!("../../../scenarios/swam40.toml")),
-    ("sessions", include_str!("../../../scenarios/sessions.toml")),
+/// The scenarios shipped with memorch: name, text, assets.
+pub const BUILT_IN: [(&str, &str, &[(&str, &str)]); 6] = [
+    ("quick", include_str!("../../../scenarios/quick.toml"), &[]),
+    ("mos26", include_str!("../../../scenarios/mos26.toml"), &[]),
+    ("thesis", include_str!("../../../scenarios/thesis.toml"), &[]),
+    ("swam40", include_str!("../../../scenarios/swam40.toml"), &[]),
+    ("sessions", include_str!("../../../scenarios/sessions.toml"), &[]),
+    ("realapps", include_str!("../../../scenarios/realapps.toml"), REALAPPS_ASSETS),
 ];
+
+/// The real programs' code and data generator of `realapps`.
+const REALAPPS_ASSETS: &[(&str, &str)] = &[
+    ("gen.py", include_str!("../../../scenarios/realapps/gen.py")),
+    ("app.py", include_str!("../../../scenarios/realapps/app.py")),
+    ("app.js", include_str!("../../../scenarios/realapps/app.js")),
+    ("App.java", include_str!("../../../scenarios/realapps/App.java")),
+    ("touch.lua", include_str!("../../../scenarios/realapps/touch.lua")),
+];
+
+/// Where generated scenario data is cached (`{data}`), one directory a scenario version.
+pub const DATA_ROOT: &str = "/var/cache/memorch/scenarios";
 
 impl Scenario {
     /// A built-in name or a path to a TOML file.
     pub fn load(name_or_path: &str) -> Result<Scenario, String> {
-        let (text, origin) = match BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
-            Some((_, t)) => (t.to_string(), format!("built-in scenario '{name_or_path}'")),
+        let built_in = || BUILT_IN.map(|b| b.0).join(", ");
+        let (text, origin, assets) = match BUILT_IN.iter().find(|(n, _, _)| *n == name_or_path) {
+            Some((_, t, a)) => (t.to_string(), format!("built-in scenario '{name_or_path}'"), if a.is_empty() { Assets::None } else { Assets::Embedded(a) }),
             None => {
-                let t = std::fs::read_to_string(name_or_path).map_err(|e| {
-                    format!("scenario '{name_or_path}': {e} (built in: {})", BUILT_IN.map(|b| b.0).join(", "))
-                })?;
-                (t, name_or_path.to_string())
+                let t = std::fs::read_to_string(name_or_path).map_err(|e| format!("scenario '{name_or_path}': {e} (built in: {})", built_in()))?;
+                let path = std::path::absolute(name_or_path).map_err(|e| format!("scenario '{name_or_path}': {e}"))?;
+                (t, name_or_path.to_string(), Assets::Dir(path.parent().unwrap_or(Path::new("/")).to_path_buf()))
             }
         };
-        Scenario::parse(&text).map_err(|e| format!("{origin}: {e}"))
+        let mut s = Scenario::parse(&text).map_err(|e| format!("{origin}: {e}"))?;
+        // The generated data depends on the prepare steps and the assets only.
+        let mut h = 0x5ca1_ab1e_u64;
+        let mut mix = |bytes: &[u8]| bytes.chunks(8).for_each(|c| h = crate::content::splitmix(h ^ c.iter().fold(0u64, |a, &b| a << 8 | b as u64)));
+        for p in &s.prepare {
+            mix(p.creates.as_bytes());
+            p.command.iter().for_each(|a| mix(a.as_bytes()));
+        }
+        if let Assets::Embedded(files) = &assets {
+            files.iter().for_each(|(n, t)| {
+                mix(n.as_bytes());
+                mix(t.as_bytes());
+            });
+        }
+        s.assets = assets;
+        s.fingerprint = h;
+        Ok(s)
+    }
+
+    /// Where this scenario's generated data is cached.
+    pub fn data_dir(&self) -> PathBuf {
+        Path::new(DATA_ROOT).join(format!("{}-{:016x}", self.name, self.fingerprint))
+    }
+
+    /// Whether any app is a real program.
+    pub fn has_real_programs(&self) -> bool {
+        self.apps.iter().any(|a| !a.command.is_empty())
     }
 
     pub fn parse(text: &str) -> Result<Scenario, String> {
@@ -182,6 +269,14 @@ impl Scenario {
         for v in &s.visits.sequence {
             if v != IDLE && !s.apps.iter().any(|a| a.name == *v) {
                 return Err(format!("visits.sequence names '{v}', which is not an app"));
+            }
+        }
+        if s.visits.sessions > 0 && !(0.0..=100.0).contains(&s.visits.session_switches) {
+            return Err(format!("visits.session_switches = {}: must be within 0..=100", s.visits.session_switches));
+        }
+        for p in &s.prepare {
+            if p.command.is_empty() || p.creates.is_empty() {
+                return Err("[[prepare]] needs a command and the path it creates".into());
             }
         }
         if s.ram_mb < 64 || !(0.0..=200.0).contains(&s.zram_pct) {
@@ -223,21 +318,15 @@ impl Scenario {
             return self.visits.sequence.clone();
         }
         let mut out: Vec<String> = if self.visits.launch_all { self.apps.iter().map(|a| a.name.clone()).collect() } else { Vec::new() };
+        let mut rng = Rng(seed ^ 0x5eed);
+        if self.visits.sessions > 0 {
+            self.session_visits(&mut rng, &mut out);
+            return out;
+        }
         // Zipf over the apps in their listed order: the first is the most popular.
-        let weights: Vec<f64> = (1..=self.apps.len()).map(|r| 1.0 / (r as f64).powf(self.visits.zipf_s)).collect();
-        let total: f64 = weights.iter().sum();
-        let mut x = seed ^ 0x5eed;
+        let everyone: Vec<usize> = (0..self.apps.len()).collect();
         for _ in 0..self.visits.revisits {
-            x = crate::content::splitmix(x);
-            let mut r = (x >> 11) as f64 / (1u64 << 53) as f64 * total;
-            let mut pick = 0;
-            for (i, w) in weights.iter().enumerate() {
-                if r < *w {
-                    pick = i;
-                    break;
-                }
-                r -= w;
-            }
+            let mut pick = self.zipf_pick(&mut rng, &everyone);
             // Never the app just used: a visit is a switch.
             if out.last() == Some(&self.apps[pick].name) {
                 pick = (pick + 1) % self.apps.len();
@@ -246,6 +335,80 @@ impl Scenario {
         }
         out
     }
+
+    /// LSApp sessions: 1 to 4 distinct apps (P = .30 .35 .22 .13: 2.18 on average), each
+    /// visited once in the order drawn, then switches among them (never to the app in front)
+    /// up to the session's count; the screen goes off between sessions.
+    fn session_visits(&self, rng: &mut Rng, out: &mut Vec<String>) {
+        const DISTINCT: [f64; 4] = [0.30, 0.35, 0.22, 0.13];
+        // Single-app sessions have no switch: the others carry the mean.
+        let multi_mean = self.visits.session_switches / (1.0 - DISTINCT[0]);
+        for s in 0..self.visits.sessions {
+            if s > 0 || !out.is_empty() {
+                out.push(IDLE.to_string());
+            }
+            let mut r = rng.unit();
+            let k = DISTINCT.iter().position(|p| {
+                r -= p;
+                r < 0.0
+            });
+            let k = (k.unwrap_or(3) + 1).min(self.apps.len());
+            let mut set: Vec<usize> = Vec::new();
+            while set.len() < k {
+                let rest: Vec<usize> = (0..self.apps.len()).filter(|i| !set.contains(i)).collect();
+                set.push(self.zipf_pick(rng, &rest));
+            }
+            // Exponentially distributed switch count, at least enough to visit every app.
+            let switches = if k == 1 { 0 } else { ((-multi_mean * (1.0 - rng.unit()).ln()).round() as usize).max(k - 1) };
+            let mut current = set[0];
+            out.push(self.apps[current].name.clone());
+            for i in 1..=switches {
+                let next = if i < k { set[i] } else { self.zipf_pick(rng, &set.iter().copied().filter(|&a| a != current).collect::<Vec<_>>()) };
+                out.push(self.apps[next].name.clone());
+                current = next;
+            }
+        }
+    }
+
+    /// One of `among` (indexes into the apps), by Zipf popularity of their listed rank.
+    fn zipf_pick(&self, rng: &mut Rng, among: &[usize]) -> usize {
+        let weight = |i: usize| 1.0 / ((i + 1) as f64).powf(self.visits.zipf_s);
+        let total: f64 = among.iter().map(|&i| weight(i)).sum();
+        let mut r = rng.unit() * total;
+        for &i in among {
+            if r < weight(i) {
+                return i;
+            }
+            r -= weight(i);
+        }
+        *among.last().expect("a non-empty choice")
+    }
+}
+
+/// The visit order's random numbers: deterministic for a seed.
+struct Rng(u64);
+
+impl Rng {
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        self.0 = crate::content::splitmix(self.0);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// `{key}` in `text` replaced by each value.
+pub fn expand(text: &str, vars: &[(&str, &str)]) -> String {
+    vars.iter().fold(text.to_string(), |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
+}
+
+/// A command's program as an absolute path: a bare name is looked up on PATH (it must be
+/// installed), a relative path is taken from `base` (the scenario's directory).
+pub fn resolve_program(program: &str, base: &Path) -> Result<PathBuf, String> {
+    if program.contains('/') {
+        let p = base.join(program);
+        return if p.is_file() { Ok(p) } else { Err(format!("{} does not exist", p.display())) };
+    }
+    memorch_linux::lxcfs::on_path(program).ok_or_else(|| format!("'{program}' is not installed (not on PATH): ./scripts/setup installs what the built-in scenarios run"))
 }
 
 #[cfg(test)]
@@ -269,7 +432,7 @@ mod tests {
 
     #[test]
     fn every_built_in_scenario_parses_with_the_papers_figures() {
-        for (name, _) in BUILT_IN {
+        for (name, _, _) in BUILT_IN {
             let s = Scenario::load(name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(s.name, name);
             assert!(!s.visit_order(1).is_empty());
@@ -299,6 +462,40 @@ mod tests {
         assert!(e.contains("line:TEXT"), "{e}");
         let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\nbackground='native'\n").unwrap_err();
         assert!(e.contains("perceptible"), "{e}");
+    }
+
+    #[test]
+    fn sessions_follow_the_usage_study() {
+        let mut s = Scenario::load("quick").unwrap();
+        s.visits.launch_all = false;
+        s.visits.sessions = 400;
+        let order = s.visit_order(3);
+        assert_eq!(order, s.visit_order(3), "deterministic");
+        let sessions: Vec<&[String]> = order.split(|v| v == IDLE).collect();
+        assert_eq!(sessions.len(), 400, "the screen goes off between sessions");
+        let distinct: Vec<usize> = sessions.iter().map(|v| v.iter().collect::<std::collections::BTreeSet<_>>().len()).collect();
+        assert!(distinct.iter().all(|&k| (1..=4).contains(&k)), "1 to 4 apps a session");
+        let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len() as f64;
+        let d = mean(&distinct);
+        assert!((1.9..=2.4).contains(&d), "LSApp: 2.18 apps a session on average, got {d}");
+        let switches: Vec<usize> = sessions.iter().map(|v| v.len() - 1).collect();
+        let m = mean(&switches);
+        assert!((4.5..=6.5).contains(&m), "LSApp: 5.46 switches a session on average, got {m}");
+        assert!(order.windows(2).all(|w| w[0] != w[1]), "every visit is a switch");
+        let first = order.iter().filter(|v| *v == &s.apps[0].name).count();
+        let last = order.iter().filter(|v| *v == &s.apps[7].name).count();
+        assert!(first > 2 * last, "popular apps come back more often: {first} vs {last}");
+    }
+
+    #[test]
+    fn placeholders_expand_and_programs_resolve() {
+        assert_eq!(expand("{data}/x-{app}.rdb {data}", &[("data", "/d"), ("app", "kv")]), "/d/x-kv.rdb /d");
+        assert_eq!(expand("{unknown}", &[("data", "/d")]), "{unknown}");
+        let sh = resolve_program("sh", Path::new("/nowhere")).unwrap();
+        assert!(sh.is_absolute() && sh.ends_with("sh"));
+        assert!(resolve_program("no-such-program-here", Path::new("/")).unwrap_err().contains("scripts/setup"));
+        assert_eq!(resolve_program("bin/sh", Path::new("/")).unwrap(), PathBuf::from("/bin/sh"));
+        assert!(resolve_program("./nope", Path::new("/tmp")).unwrap_err().contains("/tmp/./nope"));
     }
 
     #[test]

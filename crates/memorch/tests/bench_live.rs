@@ -79,6 +79,36 @@ fn peers_real_programs_idle_and_frames() {
     std::fs::remove_dir_all(out).unwrap();
 }
 
+/// The bench as a user runs it: from some working directory, with a relative scenario file,
+/// a relative --out, and a real program that reads a file named relative to its scenario.
+/// Every visit must be served (the README's command once served none and printed zeros).
+#[test]
+fn from_another_directory_with_relative_paths_every_visit_is_served() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cwd = std::env::temp_dir().join(testkit::unique_name("memorch-bench-cwd"));
+    std::fs::create_dir_all(cwd.join("mine")).unwrap();
+    std::fs::write(cwd.join("mine/words.txt"), "hello\n").unwrap();
+    std::fs::write(
+        cwd.join("mine/tiny.toml"),
+        "name = \"tiny\"\nram_mb = 128\nuse_ms = 100\n[visits]\nsequence = [\"a\", \"sh\", \"a\", \"sh\"]\n[[apps]]\nname = \"a\"\nanon_mb = 16\nfile_mb = 4\n[[apps]]\nname = \"sh\"\nanon_mb = 1\ncommand = [\"sh\", \"-c\", \"cat {assets}/words.txt; while read l; do echo \\\"$l\\\"; done\"]\nready = \"line:hello\"\nresume = \"line:back\"\n",
+    )
+    .unwrap();
+    let out = memorch().args(["bench", "--scenario", "mine/tiny.toml", "--managers", "kernel", "--out", "rel-out"]).current_dir(&cwd).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cwd.join("rel-out/results.json")).unwrap()).unwrap();
+    let visits = v["runs"][0]["visits"].as_array().unwrap();
+    assert_eq!(visits.len(), 4);
+    assert!(visits.iter().all(|x| x["kind"] != "failed"), "every visit served: {visits:?}");
+    assert_eq!(visits.iter().filter(|x| x["kind"] == "cold").count(), 2, "both apps launched: {visits:?}");
+    assert!(stdout.contains("hot/warm/cold/failed") && stdout.contains("/0 "), "{stdout}");
+    assert!(cwd.join("rel-out/logs").is_dir(), "logs kept beside the results");
+    std::fs::remove_dir_all(cwd).unwrap();
+}
+
 #[test]
 fn quick_bench_runs_reports_and_cleans_up() {
     if !testkit::zram_facility() {
@@ -106,7 +136,8 @@ fn quick_bench_runs_reports_and_cleans_up() {
     assert!(!out.join("work").exists(), "app files removed");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert_eq!(html.matches("<svg").count(), 4, "four charts");
-    assert!(html.contains("<td>memorch</td>") && html.contains("<td>kernel</td>"));
+    // Each manager has its row, named after its colour swatch.
+    assert!(html.contains("</span>memorch</td>") && html.contains("</span>kernel</td>"), "{html}");
     assert_eq!(leftovers(), before, "no swap or cgroup left");
     std::fs::remove_dir_all(out).unwrap();
 }

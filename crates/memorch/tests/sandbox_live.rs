@@ -35,6 +35,18 @@ fn sandbox_create_exec_list_destroy() {
     }
     let st = run(&["sandbox", "exec", &name, "--", "sh", "-c", "exit 7"]);
     assert_eq!(st.status.code(), Some(7), "exec passes the command's status on");
+    // Inside, the working directory is the caller's: a relative program and relative files
+    // name what they name outside (joining the device's mount namespace once moved them to /).
+    let here = std::env::temp_dir().join(testkit::unique_name("memorch-sbx-cwd"));
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::write(here.join("data.txt"), "found\n").unwrap();
+    std::fs::write(here.join("prog.sh"), "#!/bin/sh\ncat data.txt\npwd\n").unwrap();
+    std::fs::set_permissions(here.join("prog.sh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = memorch().args(["sandbox", "exec", &name, "--", "./prog.sh"]).current_dir(&here).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("found\n") && text.trim_end().ends_with(here.to_str().unwrap()), "{text}");
+    std::fs::remove_dir_all(here).unwrap();
     assert!(ok(&["sandbox", "list"]).contains(&name));
     assert_ne!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "its zram is swap");
     assert!(ok(&["sandbox", "destroy", &name]).contains("destroyed"));

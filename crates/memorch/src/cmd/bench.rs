@@ -1,48 +1,57 @@
 //! `memorch bench`: every manager on the same scenario, side by side.
 
-use anyhow::{Context, Result};
-use memorch_bench::driver::{self, RunConfig};
-use memorch_bench::peer::{is_peer, PEERS};
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+use memorch_bench::campaign::{self, Campaign, Progress};
 use memorch_bench::report;
+use memorch_bench::results::RunResult;
 use memorch_bench::scenario::Scenario;
-use memorch_core::engine::preset::NAMES;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// Run a scenario on a fresh virtual device under each manager in turn (alternating, run by
-/// run), and compare: visits hot/warm/cold and their latency, apps kept alive, frame times
-/// while in front, free memory after idle, kills and by whom, refaults, pressure stall,
+/// run), and compare: visits hot/warm/cold/failed and their latency, apps kept alive, frame
+/// times while in front, free memory after idle, kills and by whom, refaults, pressure stall,
 /// compression, and the manager's own CPU and memory.
 ///
-/// Managers: `kernel` (no manager), every preset (`memorch presets`), and the peers
-/// `earlyoom` and `nohang` (Debian's packages, run unmodified inside the device's namespace
-/// with lxcfs showing them the device's memory; scripts/setup installs all three).
+/// Managers: `kernel` (no manager), every preset (`memorch presets`), a preset with a step
+/// left out or a parameter changed (`memorch:home=off`, `memorch:compaction.step_pages=64`:
+/// `memorch presets show NAME` lists them), and the peers `earlyoom` and `nohang` (Debian's
+/// packages, run unmodified inside the device's namespace with lxcfs showing them the
+/// device's memory; scripts/setup installs all of them).
+///
+/// It exits non-zero if any visit failed or a run could not run, after writing its results;
+/// each failure's output is printed and kept under OUT/logs/.
 ///
 /// Examples:
 ///   memorch bench                                   quick, every manager
 ///   memorch bench --managers kernel,lmkd,memorch --repeat 3
-///   memorch bench --scenario mos26 --managers lmkd,earlyoom,memorch --repeat 2
+///   memorch bench --scenario realapps --managers kernel,earlyoom,memorch
+///   memorch bench --managers memorch,memorch:home=off,memorch:idle=off --repeat 3
 ///   memorch bench --scenario my.toml --ram 1024 --out results/
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A built-in scenario (quick, mos26, thesis, swam40, sessions) or a TOML file
-    /// (docs/bench.md).
+    /// A built-in scenario (quick, mos26, thesis, swam40, sessions, realapps) or a TOML
+    /// file (docs/bench.md).
     #[arg(long, default_value = "quick")]
     scenario: String,
     /// Comma-separated managers.
     #[arg(long, value_delimiter = ',', default_value = "kernel,lmk-classic,compcache,thesis,lmkd,mos,swam,earlyoom,nohang,memorch")]
     managers: Vec<String>,
     /// The device's RAM in MiB (app sizes scale with it); the scenario's by default.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(64..=1 << 20))]
     ram: Option<u64>,
+    /// Runs of each manager (medians and spreads are reported).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
     repeat: u64,
     /// Seed of the visit order and page contents; the scenario's by default.
     #[arg(long)]
     seed: Option<u64>,
-    /// Where results.json and report.html go (default: bench-out/SCENARIO-TIME).
+    /// Where results.json, report.html and logs/ go (default: bench-out/SCENARIO-TIME in the
+    /// working directory).
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -55,25 +64,14 @@ extern "C" fn on_interrupt(_: libc::c_int) {
 
 pub fn run(a: Args) -> Result<()> {
     let base = Scenario::load(&a.scenario).map_err(|e| anyhow::anyhow!(e))?;
-    for m in &a.managers {
-        anyhow::ensure!(
-            NAMES.contains(&m.as_str()) || is_peer(m),
-            "unknown manager '{m}': use kernel, a preset ({}) or a peer ({})",
-            NAMES.join(", "),
-            PEERS.map(|p| p.0).join(", ")
-        );
-    }
-    if let Some(r) = a.ram {
-        anyhow::ensure!(r >= 64, "--ram {r}: a device needs at least 64 MiB");
-    }
+    // Managers split on ',' by clap: rejoin a variant's own key=value list.
+    let managers = rejoin_variants(&a.managers);
+    campaign::check_managers(&managers).map_err(|e| anyhow::anyhow!(e))?;
     anyhow::ensure!(unsafe { libc::geteuid() } == 0, "memorch bench makes cgroups and zram devices: run it as root");
     let scenario = base.scaled(a.ram.unwrap_or(base.ram_mb));
     let seed = a.seed.unwrap_or(scenario.seed);
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let out = a.out.unwrap_or_else(|| PathBuf::from(format!("bench-out/{}-{stamp}", scenario.name)));
-    let work = out.join("work");
-    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let exe = std::env::current_exe().context("finding the memorch binary")?;
     // Ctrl-C ends the current visit, then everything is torn down as usual. Apps and the
     // daemon can die at any moment (that is what is measured): writing to them must give
     // EPIPE, not a SIGPIPE that would end the bench.
@@ -83,59 +81,130 @@ pub fn run(a: Args) -> Result<()> {
         libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_interrupt as *const () as libc::sighandler_t);
     }
-    // zram and swap are machine-wide: queue behind tests and other benches.
-    let _lock = memorch_linux::lock::FileLock::acquire(memorch_linux::testkit::TEST_LOCK)?;
-    // A bench or test killed before its clean-up left its device: remove it first.
-    memorch_linux::testkit::recover_stale();
-    // Peers read /proc/meminfo: lxcfs makes it the device's.
-    let lxcfs = if a.managers.iter().any(|m| is_peer(m)) {
-        Some(memorch_linux::lxcfs::Lxcfs::start().context("peers (earlyoom, nohang) need lxcfs")?)
-    } else {
-        None
-    };
-    let tty = std::io::stderr().is_terminal();
-    let total = a.repeat as usize * a.managers.len();
-    eprintln!("memorch bench: scenario {} ({} MiB device, {} apps, {} visits), {} runs -> {}", scenario.name, scenario.ram_mb, scenario.apps.len(), scenario.visit_order(seed).iter().filter(|v| *v != memorch_bench::scenario::IDLE).count(), total, out.display());
-    let mut runs = Vec::new();
-    let mut n = 0;
-    'all: for rep in 0..a.repeat {
-        for m in &a.managers {
-            n += 1;
-            let prefix = format!("[{n}/{total}]");
-            let progress = |msg: &str| {
-                if tty {
-                    eprint!("\r\x1b[K{prefix} {msg}");
-                }
-            };
-            if !tty {
-                eprintln!("{prefix} {m} (run {} of {})", rep + 1, a.repeat);
+    let order = scenario.visit_order(seed);
+    eprintln!(
+        "memorch bench: scenario {} ({} MiB device, {} apps, {} visits), {} runs -> {}",
+        scenario.name,
+        scenario.ram_mb,
+        scenario.apps.len(),
+        campaign::visit_count(&order),
+        a.repeat as usize * managers.len(),
+        std::path::absolute(&out).unwrap_or(out.clone()).display()
+    );
+    let progress = Shown::new(a.repeat as usize * managers.len() * order.len());
+    let c = Campaign { scenario, managers, repeat: a.repeat, seed, out, exe: std::env::current_exe()? };
+    let outcome = c.run(&STOP, &progress).map_err(|e| anyhow::anyhow!(e))?;
+    progress.done();
+    print!("{}", report::table(&outcome.summaries));
+    println!("\nresults: {} and {}", outcome.results_json.display(), outcome.report_html.display());
+    if STOP.load(Ordering::Relaxed) {
+        eprintln!("interrupted: devices torn down; the results so far are above");
+    }
+    if let Some(why) = &outcome.stopped {
+        anyhow::bail!("the bench stopped early: {why}");
+    }
+    anyhow::ensure!(
+        outcome.failed_visits == 0,
+        "{} visits failed (their errors are above; logs in {}): these figures are not a clean comparison",
+        outcome.failed_visits,
+        outcome.results_json.with_file_name("logs").display()
+    );
+    Ok(())
+}
+
+/// `memorch:home=off,idle=off` arrives as `memorch:home=off` and `idle=off`: an item with no
+/// ':' but an '=' continues the variant before it.
+fn rejoin_variants(items: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in items.iter().map(|m| m.trim()).filter(|m| !m.is_empty()) {
+        match out.last_mut() {
+            Some(last) if !m.contains(':') && m.contains('=') && last.contains(':') => {
+                last.push(',');
+                last.push_str(m);
             }
-            let cfg = RunConfig { scenario: &scenario, manager: m, seed: seed + rep, exe: &exe, work_dir: &work, stop: &STOP, progress: &progress, lxcfs: lxcfs.as_ref() };
-            let r = driver::run(&cfg).map_err(|e| anyhow::anyhow!(e)).with_context(|| format!("run {n}: {m}"))?;
-            if tty {
-                eprintln!("\r\x1b[K{prefix} {m}: {} visits in {:.0} s, {} kills", r.visits.len(), r.duration_s, r.kills.len());
-            }
-            let stop = r.interrupted;
-            runs.push(r);
-            if stop || STOP.load(Ordering::Relaxed) {
-                eprintln!("interrupted: devices torn down; results so far follow");
-                break 'all;
-            }
+            _ => out.push(m.to_string()),
         }
     }
-    let sums = report::summarize(&runs);
-    let json = serde_json::json!({
-        "scenario": scenario.name,
-        "ram_mb": scenario.ram_mb,
-        "seed": seed,
-        "repeat": a.repeat,
-        "summaries": sums,
-        "runs": runs,
-    });
-    std::fs::write(out.join("results.json"), serde_json::to_string_pretty(&json)?).with_context(|| format!("writing {}", out.join("results.json").display()))?;
-    std::fs::write(out.join("report.html"), memorch_bench::html::report(&scenario.name, &sums, &runs)).with_context(|| format!("writing {}", out.join("report.html").display()))?;
-    let _ = std::fs::remove_dir_all(&work);
-    print!("{}", report::table(&sums));
-    println!("\nresults: {} and {}", out.join("results.json").display(), out.join("report.html").display());
-    Ok(())
+    out
+}
+
+/// Progress on a terminal: a bar over every step of every run, with the run, the visit and
+/// an ETA; plain lines when not a terminal (a log, CI).
+struct Shown {
+    bar: Option<ProgressBar>,
+    run: Mutex<String>,
+}
+
+impl Shown {
+    fn new(total_steps: usize) -> Shown {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::new(total_steps as u64);
+            b.set_style(ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} steps, ETA {eta} | {msg}").expect("a valid template").progress_chars("=> "));
+            b
+        });
+        Shown { bar, run: Mutex::new(String::new()) }
+    }
+
+    fn say(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn done(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Shown {
+    fn prepare(&self, what: &str) {
+        self.say(&format!("preparing: {what}"));
+    }
+
+    fn run_started(&self, n: usize, total: usize, manager: &str, rep: u64, steps: usize) {
+        let label = format!("[{n}/{total}] {manager} (repeat {})", rep + 1);
+        if self.bar.is_none() {
+            eprintln!("{label}: {steps} steps");
+        }
+        *self.run.lock().expect("progress") = label;
+    }
+
+    fn step(&self, step: usize, steps: usize, what: &str) {
+        let run = self.run.lock().expect("progress").clone();
+        match &self.bar {
+            Some(b) => {
+                b.set_message(format!("{run} step {}/{steps}: {what}", step + 1));
+                b.inc(1);
+            }
+            // A line every tenth of a run, so a log shows progress without a line a visit.
+            None if step % (steps / 10).max(1) == 0 => eprintln!("{run}: step {}/{steps}", step + 1),
+            None => {}
+        }
+    }
+
+    fn run_finished(&self, r: &RunResult) {
+        let run = self.run.lock().expect("progress").clone();
+        let failed = if r.failed() > 0 { format!(", {} FAILED", r.failed()) } else { String::new() };
+        self.say(&format!("{run}: {} visits served{failed} in {:.0} s, {} kills", r.served(), r.duration_s, r.kills.len()));
+    }
+
+    fn note(&self, msg: &str) {
+        self.say(&format!("memorch bench: {msg}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_split_by_clap_are_rejoined() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(rejoin_variants(&v(&["kernel", "memorch:home=off", "idle=off", "lmkd"])), v(&["kernel", "memorch:home=off,idle=off", "lmkd"]));
+        assert_eq!(rejoin_variants(&v(&["memorch", "earlyoom"])), v(&["memorch", "earlyoom"]));
+        assert_eq!(rejoin_variants(&v(&["home=off"])), v(&["home=off"]), "nothing to join to: left for the check to refuse");
+    }
 }

@@ -1,0 +1,207 @@
+//! A campaign: a scenario under every manager asked for, repeated, alternating managers run by
+//! run, each on a fresh device; then `results.json` and `report.html`. What `memorch bench`
+//! does; the binary only parses arguments and prints.
+
+use crate::driver::{self, RunConfig};
+use crate::peer::{is_peer, PEERS};
+use crate::report::{self, Summary};
+use crate::results::RunResult;
+use crate::scenario::{expand, resolve_program, Assets, Scenario, IDLE};
+use memorch_core::engine::Preset;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub struct Campaign {
+    /// Scaled to the device's RAM already.
+    pub scenario: Scenario,
+    pub managers: Vec<String>,
+    pub repeat: u64,
+    pub seed: u64,
+    /// Where results go; made absolute before anything else.
+    pub out: PathBuf,
+    /// The memorch binary.
+    pub exe: PathBuf,
+}
+
+/// What the user sees while a campaign runs.
+pub trait Progress {
+    /// Data is being generated (once per scenario version).
+    fn prepare(&self, what: &str);
+    /// Run `n` of `total` starts: `steps` visits and idle steps.
+    fn run_started(&self, n: usize, total: usize, manager: &str, rep: u64, steps: usize);
+    fn step(&self, step: usize, steps: usize, what: &str);
+    fn run_finished(&self, r: &RunResult);
+    /// Something to show at once (a failed visit and why).
+    fn note(&self, msg: &str);
+}
+
+pub struct Outcome {
+    pub runs: Vec<RunResult>,
+    pub summaries: Vec<Summary>,
+    pub results_json: PathBuf,
+    pub report_html: PathBuf,
+    /// Failed visits over all runs.
+    pub failed_visits: usize,
+    /// Why the campaign stopped before its last run, if it did (an interrupt is not this).
+    pub stopped: Option<String>,
+}
+
+/// Check a manager list: `kernel`, a preset spec (`memorch`, `memorch:home=off`) or a peer.
+pub fn check_managers(managers: &[String]) -> Result<(), String> {
+    for m in managers {
+        if is_peer(m) {
+            continue;
+        }
+        if let Err(e) = Preset::from_spec(m) {
+            let peers = PEERS.map(|p| p.0).join(", ");
+            return Err(if m.contains(':') { format!("manager '{m}': {e}") } else { format!("unknown manager '{m}': {e}, or a peer ({peers})") });
+        }
+    }
+    Ok(())
+}
+
+impl Campaign {
+    pub fn run(mut self, stop: &AtomicBool, progress: &dyn Progress) -> Result<Outcome, String> {
+        check_managers(&self.managers)?;
+        self.out = std::path::absolute(&self.out).map_err(|e| format!("--out {}: {e}", self.out.display()))?;
+        let (work, logs) = (self.out.join("work"), self.out.join("logs"));
+        for d in [&work, &logs] {
+            std::fs::create_dir_all(d).map_err(|e| format!("creating {}: {e}", d.display()))?;
+        }
+        // zram and swap are machine-wide: queue behind tests and other benches.
+        let _lock = memorch_linux::lock::FileLock::acquire(memorch_linux::testkit::TEST_LOCK).map_err(|e| e.to_string())?;
+        // A bench or test killed before its clean-up left its device: remove it first.
+        memorch_linux::testkit::recover_stale();
+        let scenario = self.prepared_scenario(progress)?;
+        // Peers read /proc/meminfo: lxcfs makes it the device's.
+        let lxcfs = match self.managers.iter().any(|m| is_peer(m)) {
+            true => Some(memorch_linux::lxcfs::Lxcfs::start().map_err(|e| format!("peers (earlyoom, nohang) need lxcfs: {e}"))?),
+            false => None,
+        };
+        let total = self.repeat as usize * self.managers.len();
+        let mut runs = Vec::new();
+        let mut stopped = None;
+        'all: for rep in 0..self.repeat {
+            for m in &self.managers {
+                let n = runs.len() + 1;
+                let steps = scenario.visit_order(self.seed + rep).len();
+                progress.run_started(n, total, m, rep, steps);
+                let run_dir = Path::new(RUN_ROOT).join(std::process::id().to_string()).join(n.to_string());
+                let log_dir = logs.join(format!("{n:02}-{}", m.replace([':', ',', '=', '/'], "_")));
+                let cfg = RunConfig {
+                    scenario: &scenario,
+                    manager: m,
+                    seed: self.seed + rep,
+                    exe: &self.exe,
+                    work_dir: &work,
+                    log_dir: &log_dir,
+                    run_dir: &run_dir,
+                    stop,
+                    progress: &|i, steps, what| progress.step(i, steps, what),
+                    note: &|msg| progress.note(msg),
+                    lxcfs: lxcfs.as_ref(),
+                };
+                let r = match driver::run(&cfg) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        stopped = Some(format!("run {n} ({m}) could not run: {e}"));
+                        break 'all;
+                    }
+                };
+                progress.run_finished(&r);
+                let (interrupted, aborted) = (r.interrupted, r.aborted.clone());
+                runs.push(r);
+                if let Some(e) = aborted {
+                    stopped = Some(format!("run {n} ({m}): {e}"));
+                    break 'all;
+                }
+                if interrupted || stop.load(Ordering::Relaxed) {
+                    break 'all;
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(Path::new(RUN_ROOT).join(std::process::id().to_string()));
+        self.write(&scenario, runs, stopped, &work)
+    }
+
+    /// results.json and report.html; the app files go, the logs stay.
+    fn write(&self, scenario: &Scenario, runs: Vec<RunResult>, stopped: Option<String>, work: &Path) -> Result<Outcome, String> {
+        let summaries = report::summarize(&runs);
+        let json = serde_json::json!({
+            "scenario": scenario.name,
+            "description": scenario.description,
+            "ram_mb": scenario.ram_mb,
+            "seed": self.seed,
+            "repeat": self.repeat,
+            "managers": self.managers,
+            "stopped": stopped,
+            "summaries": summaries,
+            "runs": runs,
+        });
+        let results_json = self.out.join("results.json");
+        let report_html = self.out.join("report.html");
+        let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+        std::fs::write(&results_json, text).map_err(|e| format!("writing {}: {e}", results_json.display()))?;
+        let html = crate::html::report(scenario, &summaries, &runs, stopped.as_deref());
+        std::fs::write(&report_html, html).map_err(|e| format!("writing {}: {e}", report_html.display()))?;
+        let _ = std::fs::remove_dir_all(work);
+        let failed_visits = runs.iter().map(RunResult::failed).sum();
+        Ok(Outcome { runs, summaries, results_json, report_html, failed_visits, stopped })
+    }
+
+    /// The scenario with its assets written out, its data generated (once), `{assets}` and
+    /// `{data}` filled in and every real program's path absolute: nothing relative may
+    /// cross into a device.
+    fn prepared_scenario(&self, progress: &dyn Progress) -> Result<Scenario, String> {
+        let mut s = self.scenario.clone();
+        if !s.has_real_programs() && s.prepare.is_empty() {
+            return Ok(s);
+        }
+        let assets = match &s.assets {
+            Assets::Dir(d) => d.clone(),
+            Assets::None => self.out.clone(),
+            Assets::Embedded(files) => {
+                let dir = self.out.join("assets");
+                std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                for (name, text) in files.iter() {
+                    std::fs::write(dir.join(name), text).map_err(|e| format!("{}: {e}", dir.join(name).display()))?;
+                }
+                dir
+            }
+        };
+        let data = s.data_dir();
+        let (a, d) = (assets.to_string_lossy().into_owned(), data.to_string_lossy().into_owned());
+        let vars = [("assets", a.as_str()), ("data", d.as_str())];
+        for p in &s.prepare {
+            let creates = PathBuf::from(expand(&p.creates, &vars));
+            if creates.exists() {
+                continue;
+            }
+            let argv: Vec<String> = p.command.iter().map(|x| expand(x, &vars)).collect();
+            progress.prepare(&format!("generating {} (once; cached in {})", creates.display(), data.display()));
+            std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
+            let program = resolve_program(&argv[0], &assets)?;
+            let out = Command::new(&program).args(&argv[1..]).current_dir(&data).output().map_err(|e| format!("{}: {e}", program.display()))?;
+            if !out.status.success() || !creates.exists() {
+                return Err(format!("preparing {}: {} {} failed ({}): {}", s.name, program.display(), argv[1..].join(" "), out.status, String::from_utf8_lossy(&out.stderr).trim()));
+            }
+        }
+        for app in s.apps.iter_mut().filter(|a| !a.command.is_empty()) {
+            let e = |x: &String| expand(x, &vars);
+            app.command = app.command.iter().map(e).collect();
+            app.command[0] = resolve_program(&app.command[0], &assets).map_err(|err| format!("app '{}': {err}", app.name))?.to_string_lossy().into_owned();
+            app.ready = app.ready.as_ref().map(e);
+            app.resume = app.resume.as_ref().map(e);
+        }
+        Ok(s)
+    }
+}
+
+/// Where runs keep their `{run}` directories: short paths (Unix sockets allow 107 bytes).
+pub const RUN_ROOT: &str = "/run/memorch/bench";
+
+/// The number of app visits in a visit order (idle steps are not visits).
+pub fn visit_count(order: &[String]) -> usize {
+    order.iter().filter(|v| *v != IDLE).count()
+}

@@ -1,0 +1,152 @@
+//! What one run measured: its visits, kills, samples over time and counters. `results.json`
+//! holds these as they are; [`crate::report`] summarises them per manager.
+
+use memorch_core::Class;
+use serde::{Deserialize, Serialize};
+
+/// What a visit found.
+pub const HOT: &str = "hot";
+pub const WARM: &str = "warm";
+pub const COLD: &str = "cold";
+/// The launch or return did not complete: the app died, timed out or never became ready.
+pub const FAILED: &str = "failed";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Visit {
+    pub app: String,
+    /// hot (alive, nothing read back), warm (alive, pages read back), cold (relaunched) or
+    /// failed.
+    pub kind: String,
+    pub latency_ms: f64,
+    pub at_ms: u64,
+    /// Frames drawn while in front (synthetic apps), those over 16.7 ms, and their p95.
+    pub frames: u32,
+    pub janky_frames: u32,
+    pub frame_p95_ms: f64,
+    /// Why a failed visit failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Visit {
+    pub fn new(app: &str, kind: &str, latency_ms: f64) -> Visit {
+        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None }
+    }
+
+    pub fn failed(app: &str, latency_ms: f64, error: String) -> Visit {
+        Visit { error: Some(error), ..Visit::new(app, FAILED, latency_ms) }
+    }
+
+    pub fn served(&self) -> bool {
+        self.kind != FAILED
+    }
+
+    /// A return to an app that was still alive.
+    pub fn is_return(&self) -> bool {
+        self.kind == HOT || self.kind == WARM
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Kill {
+    pub app: String,
+    pub class: Class,
+    /// memorch (the daemon's kill), kernel (the memcg OOM killer) or the peer's name.
+    pub by: String,
+    pub at_ms: u64,
+}
+
+pub const BY_KERNEL: &str = "kernel";
+
+impl Kill {
+    pub fn by_kernel(&self) -> bool {
+        self.by == BY_KERNEL
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sample {
+    pub at_ms: u64,
+    pub free_bytes: u64,
+    pub available_bytes: u64,
+    pub live_apps: usize,
+}
+
+/// The device a run had: the same scenario gives each manager its own swap set-up.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub ram_bytes: u64,
+    /// 0: no zram.
+    pub zram_bytes: u64,
+    pub zram_algorithm: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub manager: String,
+    pub scenario: String,
+    pub seed: u64,
+    pub ram_mb: u64,
+    #[serde(default)]
+    pub device: DeviceInfo,
+    pub visits: Vec<Visit>,
+    pub kills: Vec<Kill>,
+    pub refault_pages: u64,
+    /// Refaults split: anonymous pages (back from swap) and file pages (code and data read
+    /// again from storage).
+    #[serde(default)]
+    pub refault_anon_pages: u64,
+    #[serde(default)]
+    pub refault_file_pages: u64,
+    pub major_faults: u64,
+    /// Pages read from and written to the device's zram: swap-ins and swap-outs (v1 memcgs
+    /// count neither; the device's zram is its own). None without zram.
+    #[serde(default)]
+    pub swap_in_pages: Option<u64>,
+    #[serde(default)]
+    pub swap_out_pages: Option<u64>,
+    /// Anonymous refaults per swapped-out page: how much of what went out came back soon.
+    #[serde(default)]
+    pub refault_ratio: Option<f64>,
+    pub psi_some_s: f64,
+    pub psi_full_s: f64,
+    /// zram's compression ratio at the end; None when too little went through it to say.
+    pub zram_ratio: Option<f64>,
+    /// What KSM's savings (pages_sharing) grew by over the run. KSM is machine-wide: only a
+    /// manager that runs it makes this grow, and only for apps that opted in.
+    #[serde(default)]
+    pub ksm_saved_bytes: u64,
+    pub manager_cpu_s: f64,
+    pub manager_rss_bytes: u64,
+    /// Times a peer exited and was started again (its service's Restart=always).
+    #[serde(default)]
+    pub manager_restarts: u32,
+    /// Available memory at the end of each idle step (home, screen off).
+    #[serde(default)]
+    pub idle_available_bytes: Vec<u64>,
+    pub duration_s: f64,
+    pub timeline: Vec<Sample>,
+    /// Set when Ctrl-C cut the run short.
+    pub interrupted: bool,
+    /// Why the run stopped early (its first launches all failed), if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
+    /// Where the run's logs are: the manager's and each app launch's output.
+    #[serde(default)]
+    pub log_dir: String,
+}
+
+impl RunResult {
+    pub fn count(&self, kind: &str) -> usize {
+        self.visits.iter().filter(|v| v.kind == kind).count()
+    }
+
+    /// Visits served (every kind but failed).
+    pub fn served(&self) -> usize {
+        self.visits.iter().filter(|v| v.served()).count()
+    }
+
+    pub fn failed(&self) -> usize {
+        self.count(FAILED)
+    }
+}
