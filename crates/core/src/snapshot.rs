@@ -184,6 +184,10 @@ pub struct ProcessInfo {
     pub ksm_merging_pages: Option<u64>,
     /// Time since the process started.
     pub age_ms: u64,
+    /// It is the init (pid 1) of a PID namespace below the reader's: killing it kills every
+    /// process of that namespace.
+    #[serde(default)]
+    pub pid_ns_init: bool,
 }
 
 impl ProcessInfo {
@@ -242,6 +246,7 @@ mod tests {
             swap_bytes: 0,
             ksm_merging_pages: None,
             age_ms: 0,
+            pid_ns_init: false,
         }
     }
 

@@ -48,7 +48,8 @@ fn mos_kills_two_cached_apps_at_once_where_lmk_needs_repeated_triggers() {
     let still_dying = kills(&decide(&mut lmk, 1100, &low, &apps, &[]));
     assert!(still_dying.is_empty(), "deathpending: no kill while the victim lives");
     let rest: Vec<_> = apps.iter().filter(|a| a.pid != first[0][0]).cloned().collect();
-    let second = kills(&decide(&mut lmk, 1200, &low, &rest, &[]));
+    let gone = [Event::VictimGone { pid: first[0][0] }];
+    let second = kills(&decide(&mut lmk, 1200, &low, &rest, &gone));
     assert_eq!(second.len(), 1, "a second trigger, a second victim");
 }
 
@@ -210,7 +211,7 @@ fn lmkd_kills_one_then_waits() {
     let k2 = kills(&decide(&mut e, 50, &low, &apps, &[Event::Pressure { level: PressureLevel::Partial }]));
     assert!(k2.is_empty(), "waits for the victim (kill timeout 100 ms)");
     let rest = vec![app(11, "c1", Class::Cached, 50), app(2, "fg", Class::Foreground, 300)];
-    let k3 = kills(&decide(&mut e, 60, &low, &rest, &[Event::Pressure { level: PressureLevel::Complete }]));
+    let k3 = kills(&decide(&mut e, 60, &low, &rest, &[Event::VictimGone { pid: 12 }, Event::Pressure { level: PressureLevel::Complete }]));
     assert_eq!(k3, vec![vec![11]], "critical, but the cached app before the foreground");
     // Plenty of free memory: a partial stall alone does not kill.
     let k4 = kills(&decide(&mut e, 500, &snap(1024, 500, 100), &rest, &[Event::Pressure { level: PressureLevel::Partial }]));
@@ -300,4 +301,25 @@ fn memorch_kills_only_when_zram_cannot_take_more() {
     let mut m = engine("memorch");
     let acts = decide(&mut m, 0, &full, &apps, &[]);
     assert_eq!(kills(&acts).len(), 1, "{acts:?}");
+}
+
+/// DESIGN.md §8: after a kill, no further kill until the victim's memory is back (its pidfd
+/// says so) or the step's bound passes. A victim missing from the process list may still be
+/// freeing its memory: a decision 2 ms later, memory still short, must not kill again (it
+/// once killed a device's namespace init that way).
+#[test]
+fn no_second_kill_until_the_victims_memory_is_back() {
+    let apps = vec![app(11, "big", Class::Cached, 300), app(12, "small", Class::Cached, 20), app(2, "fg", Class::Foreground, 100)];
+    let mut e = engine("memorch");
+    let short = snap(1024, 4, 2);
+    let first = kills(&decide(&mut e, 1000, &short, &apps, &[Event::Pressure { level: PressureLevel::Complete }]));
+    assert_eq!(first.len(), 1, "a kill: {first:?}");
+    let rest: Vec<_> = apps.iter().filter(|a| !first[0].contains(&a.pid)).cloned().collect();
+    for t in [1002, 1100, 1500] {
+        let again = kills(&decide(&mut e, t, &short, &rest, &[Event::Pressure { level: PressureLevel::Complete }]));
+        assert!(again.is_empty(), "at {t} ms the victim's memory is not back yet: {again:?}");
+    }
+    let gone: Vec<Event> = first[0].iter().map(|&pid| Event::VictimGone { pid }).chain([Event::Pressure { level: PressureLevel::Complete }]).collect();
+    let after = kills(&decide(&mut e, 1600, &short, &rest, &gone));
+    assert_eq!(after.len(), 1, "once it is back and memory is still short, the next kill: {after:?}");
 }

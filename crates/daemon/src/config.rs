@@ -3,17 +3,18 @@
 //! unknown key, a wrong type or a value out of range is an error naming the key and the line;
 //! nothing of a bad file is applied.
 
-use memorch_core::engine::preset::{Preset, NAMES};
+use memorch_core::engine::preset::Preset;
 use memorch_core::Class;
 use memorch_linux::DomainSpec;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// The complete default configuration, with every key and what it means.
 pub const DEFAULTS: &str = r#"# memorch configuration. Every key is optional; the values shown are the defaults.
 
 # Which system to run: kernel, lmk-classic, compcache, thesis, lmkd, mos, swam, memorch
-# (`memorch presets` describes them).
+# (`memorch presets` describes them), or a variant: "memorch:home=off,compaction.step_pages=64"
+# (`memorch presets show NAME` lists the steps and parameters a variant may change).
 preset = "memorch"
 # What to manage: "system" (the whole machine) or "cgroup:PATH" (a cgroup path as
 # /proc/PID/cgroup writes it).
@@ -69,7 +70,7 @@ protected = []
 uids = []
 "#;
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub preset: String,
@@ -85,7 +86,7 @@ pub struct Config {
     pub control: Control,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LoopConfig {
     pub tick_ms: u64,
@@ -97,7 +98,7 @@ pub struct LoopConfig {
     pub nice: i32,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Manage {
     pub zram: bool,
@@ -106,21 +107,21 @@ pub struct Manage {
     pub swap_file_dir: PathBuf,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Apps {
     pub protected: Vec<String>,
     pub rules: Vec<Rule>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     pub name: String,
     pub class: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Control {
     pub uids: Vec<u32>,
@@ -171,6 +172,14 @@ impl Config {
         Ok(cfg)
     }
 
+    /// Every key whose value differs from `other`'s: `(key, this value, other value)`.
+    pub fn changes_from(&self, other: &Config) -> Vec<(String, String, String)> {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        flatten("", &serde_json::to_value(other).unwrap_or_default(), &mut a);
+        flatten("", &serde_json::to_value(self).unwrap_or_default(), &mut b);
+        a.into_iter().zip(b).filter(|(x, y)| x.1 != y.1).map(|((k, old), (_, new))| (k, old, new)).collect()
+    }
+
     pub fn load(path: &std::path::Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError { file: path.display().to_string(), message: e.to_string() })?;
         Config::parse(&text, &path.display().to_string())
@@ -182,7 +191,7 @@ impl Config {
     }
 
     pub fn preset(&self) -> Preset {
-        Preset::by_name(&self.preset).expect("validated")
+        Preset::from_spec(&self.preset).expect("validated")
     }
 
     pub fn domain_spec(&self) -> DomainSpec {
@@ -199,12 +208,16 @@ impl Config {
             Some(l) => format!("line {l}: "),
             None => String::new(),
         };
-        if Preset::by_name(&self.preset).is_none() {
-            return Err(format!("{}preset = \"{}\": choose one of {}", at(None, "preset"), self.preset, NAMES.join(", ")));
+        if let Err(e) = Preset::from_spec(&self.preset) {
+            return Err(format!("{}preset = \"{}\": {e}", at(None, "preset"), self.preset));
         }
         if let Err(e) = self.domain.parse::<DomainSpec>() {
             return Err(format!("{}domain: {e}", at(None, "domain")));
         }
+        for (key, path) in [("socket", &self.socket), ("state_dir", &self.state_dir)] {
+            check_path(key, path).map_err(|e| format!("{}{e}", at(None, key)))?;
+        }
+        check_path("manage.swap_file_dir", &self.manage.swap_file_dir).map_err(|e| format!("{}{e}", at(Some("manage"), "swap_file_dir")))?;
         if !matches!(self.log_format.as_str(), "text" | "json") {
             return Err(format!("{}log_format = \"{}\": use \"text\" or \"json\"", at(None, "log_format"), self.log_format));
         }
@@ -235,6 +248,62 @@ impl Config {
             }
         }
         Ok(())
+    }
+}
+
+/// A path the daemon keeps: not empty, absolute (the daemon's working directory is not the
+/// file's), no NUL.
+fn check_path(key: &str, p: &std::path::Path) -> Result<(), String> {
+    if p.as_os_str().is_empty() {
+        return Err(format!("{key} = \"\": give a path"));
+    }
+    if !p.is_absolute() {
+        return Err(format!("{key} = \"{}\": give an absolute path", p.display()));
+    }
+    if p.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(format!("{key}: a path cannot hold a NUL byte"));
+    }
+    Ok(())
+}
+
+/// What the command line set over the config file. A reload reads the file again and puts
+/// these back on top, so that a SIGHUP never undoes `--dry-run` or `--preset`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub preset: Option<String>,
+    pub domain: Option<String>,
+    pub dry_run: bool,
+    pub socket: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
+    pub log_format: Option<String>,
+}
+
+impl Overrides {
+    pub fn apply(&self, cfg: &mut Config) {
+        let set = |slot: &mut String, v: &Option<String>| v.iter().for_each(|v| *slot = v.clone());
+        set(&mut cfg.preset, &self.preset);
+        set(&mut cfg.domain, &self.domain);
+        set(&mut cfg.log_format, &self.log_format);
+        cfg.dry_run |= self.dry_run;
+        if let Some(v) = &self.socket {
+            cfg.socket = v.clone();
+        }
+        if let Some(v) = &self.state_dir {
+            cfg.state_dir = v.clone();
+        }
+    }
+}
+
+/// `{"a":{"b":1}}` → `("a.b", "1")`.
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&key, x, out);
+            }
+        }
+        other => out.push((prefix.to_string(), other.to_string())),
     }
 }
 
@@ -300,6 +369,29 @@ mod tests {
         assert!(e.contains("domain") && e.contains("must start with '/'"), "{e}");
         let e = Config::parse("[[apps.rules]]\nname = \"x\"\nclass = \"vip\"\n", "m.toml").unwrap_err().to_string();
         assert!(e.contains("line 3") && e.contains("\"vip\""), "{e}");
+    }
+
+    #[test]
+    fn paths_must_be_given_and_absolute() {
+        let e = Config::parse("socket = \"\"\n", "m.toml").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("socket") && e.contains("give a path"), "{e}");
+        let e = Config::parse("state_dir = \"var/lib\"\n", "m.toml").unwrap_err().to_string();
+        assert!(e.contains("absolute"), "{e}");
+        let e = Config::parse("[manage]\nswap_file_dir = \"\"\n", "m.toml").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("swap_file_dir"), "{e}");
+    }
+
+    #[test]
+    fn overrides_stay_on_top_and_changes_are_listed() {
+        let file = Config::parse("preset = \"lmkd\"\ndry_run = false\n[loop]\ntick_ms = 500\n", "m").unwrap();
+        let o = Overrides { preset: Some("mos".into()), dry_run: true, ..Default::default() };
+        let mut c = file.clone();
+        o.apply(&mut c);
+        assert_eq!((c.preset.as_str(), c.dry_run), ("mos", true));
+        let changes = c.changes_from(&Config::default());
+        assert!(changes.contains(&("loop.tick_ms".into(), "1000".into(), "500".into())), "{changes:?}");
+        assert!(changes.iter().any(|(k, _, new)| k == "preset" && new == "\"mos\""), "{changes:?}");
+        assert!(Config::default().changes_from(&Config::default()).is_empty());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Cheap snapshots every tick; a full snapshot and a decision on pressure, on a request, when
 //! memory runs low, or at least every `full_snapshot_ms`.
 
-use crate::config::Config;
+use crate::config::{Config, Overrides};
 use crate::executor::{Executor, Outcome};
 use crate::metrics::{self, Counters};
 use crate::protocol::{self, Answer, Request};
@@ -26,6 +26,8 @@ const SAVE_EVERY: Duration = Duration::from_secs(60);
 pub struct Daemon {
     cfg: Config,
     config_path: Option<PathBuf>,
+    /// What the command line set: kept on top of every reload.
+    overrides: Overrides,
     root: SysRoot,
     engine: Engine,
     exec: Executor,
@@ -59,8 +61,16 @@ const SO_REFRESH: Duration = Duration::from_secs(30);
 
 impl Daemon {
     /// Set up everything the preset needs; nothing is changed if any part fails.
-    pub fn start(cfg: Config, config_path: Option<PathBuf>) -> Result<Daemon, String> {
+    pub fn start(cfg: Config, config_path: Option<PathBuf>, overrides: Overrides) -> Result<Daemon, String> {
         let root = SysRoot::live();
+        // What a memorch that died left (zram, swap files, KSM settings) goes first: it
+        // would otherwise look like the machine's own set-up.
+        for r in memorch_linux::recovery::recover_all(&root) {
+            match r {
+                Ok(done) => tracing::warn!("{done}"),
+                Err(e) => tracing::error!(error = %e, "could not undo what a memorch process that died left"),
+            }
+        }
         let spec = cfg.domain_spec();
         let domain = Domain::open(&root, &spec).map_err(|e| format!("domain {spec}: {e}"))?;
         let signals = SignalFd::new(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).map_err(|e| e.to_string())?;
@@ -82,9 +92,6 @@ impl Daemon {
                 }
             }
         }
-        for d in memorch_linux::zram::recover_stale(&root) {
-            tracing::warn!(device = %d, "put back a zram set-up left by a process that died");
-        }
         let zram = setup_zram(&cfg, &root, &domain, &preset)?;
         // SAFETY: setpriority on this process only.
         if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, cfg.loop_.nice) } != 0 {
@@ -102,6 +109,7 @@ impl Daemon {
             engine: Engine::with_stats(preset, stats),
             cfg,
             config_path,
+            overrides,
             root,
             exec,
             server,
@@ -143,7 +151,10 @@ impl Daemon {
             let r0 = fds.len();
             fds.extend(self.exec.reaping.iter().map(|r| pfd(r.pidfd.raw(), libc::POLLIN)));
             // SAFETY: polling our own fds.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+            // A client with requests read but not yet handled (its budget ran out) is served
+            // again at once.
+            let wait = if self.server.clients.iter().any(|c| c.has_pending()) { 0 } else { -1 };
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait) };
             if n < 0 {
                 continue; // EINTR
             }
@@ -176,7 +187,7 @@ impl Daemon {
                 if rev & libc::POLLOUT != 0 {
                     self.server.clients[i].flush();
                 }
-                if rev & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+                if rev & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 || self.server.clients[i].has_pending() {
                     for line in self.server.clients[i].read_lines() {
                         if self.on_line(i, line, woke) {
                             decide_now = true;
@@ -189,9 +200,12 @@ impl Daemon {
             }
             let gone: Vec<usize> = fds[r0..].iter().enumerate().filter(|(_, f)| f.revents != 0).map(|(i, _)| i).collect();
             for i in gone.into_iter().rev() {
-                if let Some((name, regained, ms)) = self.exec.reaped(i) {
+                if let Some((pid, name, regained, ms)) = self.exec.reaped(i) {
                     self.counters.regained_bytes += regained;
-                    self.publish(&json!({"event": "victim_gone", "app": name, "regained_bytes": regained, "ms": ms}));
+                    self.publish(&json!({"event": "victim_gone", "pid": pid, "app": name, "regained_bytes": regained, "ms": ms}));
+                    // The engine waits for this before it kills again; then it looks again.
+                    self.events.push(Event::VictimGone { pid });
+                    decide_now = true;
                 }
             }
             if fds[1].revents != 0 {
@@ -224,32 +238,46 @@ impl Daemon {
         }
     }
 
-    /// SIGHUP: read the config again; keep the old one if the new one is bad.
+    /// SIGHUP: read the config again, the command line's settings on top; keep the old one if
+    /// the new one is bad. A dry run stays one: only a restart without it arms memorch.
+    /// Every change that takes effect is logged.
     fn reload(&mut self) {
         let Some(path) = self.config_path.clone() else {
             tracing::warn!("SIGHUP: started without --config, nothing to reload");
             return;
         };
-        match Config::load(&path) {
-            Err(e) => tracing::error!(error = %e, "SIGHUP: new config rejected, keeping the old one"),
-            Ok(new) => {
-                if new.domain != self.cfg.domain || new.socket != self.cfg.socket || new.state_dir != self.cfg.state_dir {
-                    tracing::warn!("SIGHUP: domain, socket and state_dir take effect on restart only");
-                }
-                if new.preset != self.cfg.preset {
-                    let stats = self.engine.state.stats.clone();
-                    self.engine = Engine::with_stats(new.preset(), stats);
-                }
-                if new.loop_.tick_ms != self.cfg.loop_.tick_ms {
-                    let _ = self.timer.set(Duration::from_millis(new.loop_.tick_ms));
-                }
-                self.exec.dry_run = new.dry_run;
-                self.exec.manage = new.manage.clone();
-                let (domain, socket, state_dir) = (self.cfg.domain.clone(), self.cfg.socket.clone(), self.cfg.state_dir.clone());
-                self.cfg = Config { domain, socket, state_dir, ..new };
-                tracing::info!(preset = %self.cfg.preset, dry_run = self.cfg.dry_run, "config reloaded");
+        let mut new = match Config::load(&path) {
+            Ok(c) => c,
+            Err(e) => return tracing::error!(error = %e, "SIGHUP: new config rejected, keeping the old one"),
+        };
+        let file_arms = !new.dry_run;
+        self.overrides.apply(&mut new);
+        if self.cfg.dry_run && file_arms {
+            tracing::warn!("SIGHUP: dry_run stays on: a reload never arms memorch; restart it without --dry-run and with dry_run = false to act");
+            new.dry_run = true;
+        }
+        for key in ["domain", "socket", "state_dir", "log_format"] {
+            if new.changes_from(&self.cfg).iter().any(|(k, _, _)| k == key) {
+                tracing::warn!(key, "SIGHUP: {key} takes effect on restart only; kept as it was");
             }
         }
+        let (domain, socket, state_dir, log_format) = (self.cfg.domain.clone(), self.cfg.socket.clone(), self.cfg.state_dir.clone(), self.cfg.log_format.clone());
+        let new = Config { domain, socket, state_dir, log_format, ..new };
+        let changes = new.changes_from(&self.cfg);
+        if new.preset != self.cfg.preset {
+            let stats = self.engine.state.stats.clone();
+            self.engine = Engine::with_stats(new.preset(), stats);
+        }
+        if new.loop_.tick_ms != self.cfg.loop_.tick_ms {
+            let _ = self.timer.set(Duration::from_millis(new.loop_.tick_ms));
+        }
+        self.exec.dry_run = new.dry_run;
+        self.exec.manage = new.manage.clone();
+        self.cfg = new;
+        for (key, old, new) in &changes {
+            tracing::info!(key = %key, old = %old, new = %new, "config changed");
+        }
+        tracing::info!(preset = %self.cfg.preset, dry_run = self.cfg.dry_run, changes = changes.len(), "config reloaded");
     }
 
     /// A cheap look every tick; whether it calls for a decision.
@@ -370,7 +398,9 @@ impl Daemon {
             if let Some(c) = self.classes.get(&p.pid).copied().or_else(|| self.cfg.rule_class(&p.name)) {
                 a.class = c;
             }
-            a.protected = self.own_pids.contains(&p.pid) || self.cfg.apps.protected.iter().any(|n| *n == p.name);
+            // Never memorch, its ancestors, a name the config protects, or the init of a PID
+            // namespace (its death would take every process of the namespace with it).
+            a.protected = self.own_pids.contains(&p.pid) || p.pid_ns_init || self.cfg.apps.protected.iter().any(|n| *n == p.name);
             // One more read per app: not on a decision woken by pressure (KSM runs at idle).
             if read_ksm && !under_pressure && a.is_background() {
                 a.ksm_mergeable = memorch_linux::ksm::read_process(&self.root, p.pid).is_ok_and(|k| k.merge_any);
@@ -404,6 +434,7 @@ impl Daemon {
             let root = &self.root;
             protocol::authorize(&r, peer, &self.cfg.control.uids, |pid| process::read_uid(root, pid).ok()).map(|_| r)
         });
+        self.server.clients[i].judged(req.is_ok());
         let req = match req {
             Ok(r) => r,
             Err(e) => {
@@ -504,7 +535,7 @@ impl Daemon {
         let rank = order.iter().position(|c| c.pid == pid);
         let me = Candidate::new(app, stats, ratio);
         let why = if app.protected {
-            "protected: memorch, an ancestor of it, or a name in [apps] protected".to_string()
+            "protected: memorch, an ancestor of it, the init of a PID namespace, or a name in [apps] protected".to_string()
         } else if app.class.is_protected() {
             "a system process (oom_score_adj < 0): never acted on".to_string()
         } else {
@@ -537,14 +568,37 @@ impl Daemon {
         }
     }
 
-    /// Put back what memorch changed: swap files, KSM settings, zram.
+    /// Put back what memorch changed: swap files, KSM settings, zram; and say exactly what
+    /// was put back and what could not be.
     fn shutdown(mut self) {
         self.save();
-        let files = self.exec.swap_files.len();
-        self.exec.swap_files.clear();
-        let ksm = self.exec.ksm_guard.take().is_some();
-        let zram = self.zram.take().map(|z| z.setup.device.clone());
-        tracing::info!(swap_files_removed = files, ksm_restored = ksm, zram_removed = ?zram, "stopped; the machine is as memorch found it");
+        let mut done = Vec::new();
+        let mut failed = Vec::new();
+        for mut g in std::mem::take(&mut self.exec.swap_files) {
+            match g.remove_now() {
+                Ok(()) => done.push(format!("removed swap file {}", g.path.display())),
+                Err(e) => failed.push(format!("swap file {}: {e}", g.path.display())),
+            }
+        }
+        if let Some(mut g) = self.exec.ksm_guard.take() {
+            match g.restore_now() {
+                Ok(()) => done.push(format!("put KSM back (run {:?}, pages_to_scan {:?}, sleep {:?} ms)", g.previous().run, g.previous().pages_to_scan, g.previous().sleep_ms)),
+                Err(e) => failed.push(format!("KSM settings: {e}")),
+            }
+        }
+        if let Some(mut z) = self.zram.take() {
+            match z.teardown_now() {
+                Ok(()) => done.push(format!("removed its zram {}", z.setup.device)),
+                Err(e) => failed.push(format!("zram {}: {e}", z.setup.device)),
+            }
+        }
+        if !failed.is_empty() {
+            tracing::error!(put_back = ?done, not_put_back = ?failed, "stopped, but not everything memorch changed could be put back");
+        } else if done.is_empty() {
+            tracing::info!("stopped; memorch had changed nothing machine-wide");
+        } else {
+            tracing::info!(put_back = ?done, "stopped; everything memorch changed is put back");
+        }
     }
 }
 

@@ -157,14 +157,15 @@ impl Executor {
         Ok(res.rss_bytes())
     }
 
-    /// A victim's pidfd turned readable: it is gone. Log what came back.
-    pub fn reaped(&mut self, index: usize) -> Option<(String, u64, u64)> {
+    /// A victim's pidfd turned readable: it is gone. Log what came back; returns its pid,
+    /// name, the bytes regained and how long it took.
+    pub fn reaped(&mut self, index: usize) -> Option<(u32, String, u64, u64)> {
         let r = self.reaping.swap_remove(index);
         let used = snapshot::cheap(&self.root, &self.domain).map(|s| s.memory.used_bytes).unwrap_or(r.used_before);
         let regained = r.used_before.saturating_sub(used);
         let ms = r.at.elapsed().as_millis() as u64;
         tracing::info!(pid = r.pidfd.pid, app = %r.name, regained_bytes = regained, ms, "victim gone");
-        Some((r.name, regained, ms))
+        Some((r.pidfd.pid, r.name, regained, ms))
     }
 
     fn ksm(&mut self, run: bool, pages_to_scan: u64, sleep_ms: u64) -> Result<(String, u64), String> {

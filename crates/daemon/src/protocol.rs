@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 /// Longest request line accepted; longer ones are answered with an error and dropped.
 pub const MAX_LINE: usize = 16 * 1024;
+/// Longest launch a report may claim (10 minutes).
+pub const MAX_LAUNCH_MS: u64 = 600_000;
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
@@ -49,26 +51,29 @@ pub fn parse(line: &str) -> Result<Request, String> {
             return Err("app must be 1 to 256 bytes".into());
         }
         Request::Launch { expect_mb: Some(mb), .. } if *mb == 0 || *mb > 1 << 20 => return Err(format!("expect_mb {mb} is out of range (1..=1048576)")),
+        Request::Launched { ms, .. } if *ms == 0 || *ms > MAX_LAUNCH_MS => return Err(format!("ms {ms} is out of range (1..={MAX_LAUNCH_MS}): a launch takes time, and not hours")),
         _ => {}
     }
     Ok(req)
 }
 
 /// Whether `peer` may send `req`. Root and the configured controller uids may say anything;
-/// others may describe only their own processes, and read.
+/// others may describe only their own processes' classes, and read. What memorch learns and
+/// keeps across restarts (launch reports, sizes in launch intents) comes only from root and
+/// the controllers: nobody else can teach it that an app is cheap to kill.
 pub fn authorize(req: &Request, peer: Peer, controllers: &[u32], owner_of: impl Fn(u32) -> Option<u32>) -> Result<(), String> {
     if peer.uid == 0 || controllers.contains(&peer.uid) {
         return Ok(());
     }
     match req {
         Request::Status {} | Request::Explain { .. } | Request::Events {} | Request::Metrics {} => Ok(()),
-        Request::State { pid, .. } | Request::Launched { pid, .. } => match owner_of(*pid) {
+        Request::State { pid, .. } => match owner_of(*pid) {
             Some(uid) if uid == peer.uid => Ok(()),
             Some(_) => Err(format!("pid {pid} is not yours (uid {}): only root describes others' processes", peer.uid)),
             None => Err(format!("no process {pid}")),
         },
-        Request::Launch { .. } | Request::Home {} | Request::Screen { .. } => {
-            Err(format!("uid {} may not send launch, home or screen events: root or a uid in [control] uids may", peer.uid))
+        Request::Launch { .. } | Request::Launched { .. } | Request::Home {} | Request::Screen { .. } => {
+            Err(format!("uid {} may not send launch, launched, home or screen events: root or a uid in [control] uids may", peer.uid))
         }
     }
 }
@@ -128,6 +133,8 @@ mod tests {
             (r#"{"cmd":"home","extra":1}"#, "unknown field"),
             (r#"{"cmd":"launch","app":""}"#, "1 to 256"),
             (r#"{"cmd":"launch","app":"x","expect_mb":0}"#, "out of range"),
+            (r#"{"cmd":"launched","app":"x","pid":5,"ms":0,"cold":true}"#, "out of range"),
+            (r#"{"cmd":"launched","app":"x","pid":5,"ms":600001,"cold":true}"#, "out of range"),
         ] {
             let e = parse(line).unwrap_err();
             assert!(e.contains(want), "{line}: {e}");
@@ -147,6 +154,9 @@ mod tests {
         assert!(authorize(&Request::State { pid: 1, class: "cached".into() }, user, &[], owner).unwrap_err().contains("not yours"));
         assert!(authorize(&Request::State { pid: 7, class: "cached".into() }, user, &[], owner).unwrap_err().contains("no process"));
         assert!(authorize(&Request::Home {}, user, &[], owner).is_err());
+        let report = Request::Launched { app: "maps".into(), pid: 2, ms: 900, cold: true };
+        assert!(authorize(&report, user, &[], owner).unwrap_err().contains("may not send launch"), "its own pid is not enough to teach memorch");
+        assert!(authorize(&report, user, &[1000], owner).is_ok());
         assert!(authorize(&Request::Home {}, user, &[1000], owner).is_ok());
         assert!(authorize(&Request::Status {}, user, &[], owner).is_ok());
         assert!(authorize(&Request::State { pid: 1, class: "cached".into() }, Peer { pid: 3, uid: 0 }, &[], owner).is_ok());

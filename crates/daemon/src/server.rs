@@ -1,7 +1,13 @@
 //! The control socket: a non-blocking Unix listener and its clients, read and written from
 //! the daemon's poll loop. Lines longer than the protocol allows, clients that send garbage
 //! or do not read their answers are dealt with here, so nothing a client does can stop the
-//! daemon.
+//! daemon or grow its memory (docs/protocol.md, "Who may do what"):
+//! - at most [`MAX_CLIENTS`] connections, at most [`MAX_PER_UID`] of any one non-root uid,
+//!   and [`ROOT_RESERVED`] of them only root may take, so root always gets in;
+//! - at most [`READ_BUDGET`] bytes and [`LINES_PER_WAKE`] requests of a client handled per
+//!   wake-up (the rest waits in the kernel's socket buffer, which is bounded);
+//! - at most [`MAX_PENDING_OUT`] bytes of answers or events waiting for a client that does not
+//!   read them; past that it is dropped; [`MAX_BAD_LINES`] bad requests in a row drop it too.
 
 use crate::protocol::{Peer, MAX_LINE};
 use std::io::{ErrorKind, Read, Write};
@@ -12,8 +18,19 @@ use std::path::{Path, PathBuf};
 
 /// At most this many clients at once; more are refused.
 pub const MAX_CLIENTS: usize = 64;
-/// A client whose unread answers exceed this is dropped.
-const MAX_PENDING_OUT: usize = 1 << 20;
+/// Of which this many only root may take.
+pub const ROOT_RESERVED: usize = 8;
+/// Connections one non-root uid may hold at once.
+pub const MAX_PER_UID: usize = 4;
+/// A client whose unread answers and events exceed this is dropped.
+pub const MAX_PENDING_OUT: usize = 128 << 10;
+/// Bytes read from one client per wake-up (more than the longest line, so a long line is
+/// seen whole or refused in one wake-up).
+pub const READ_BUDGET: usize = 2 * MAX_LINE + 4096;
+/// Requests of one client handled per wake-up.
+pub const LINES_PER_WAKE: usize = 32;
+/// Bad requests in a row after which a client is dropped.
+pub const MAX_BAD_LINES: u32 = 16;
 
 pub struct Client {
     pub stream: UnixStream,
@@ -24,6 +41,8 @@ pub struct Client {
     out: Vec<u8>,
     pub subscribed: bool,
     pub closed: bool,
+    /// Bad requests in a row.
+    bad_lines: u32,
 }
 
 pub struct Server {
@@ -57,13 +76,14 @@ impl Server {
 
     pub fn accept(&mut self) {
         while let Ok((stream, _)) = self.listener.accept() {
-            if self.clients.len() >= MAX_CLIENTS {
-                let _ = (&stream).write_all(b"{\"ok\":false,\"error\":\"too many clients\"}\n");
+            let (pid, uid) = memorch_linux::peercred::peer_cred(&stream).unwrap_or((0, u32::MAX));
+            if let Err(why) = admit(uid, self.clients.iter().map(|c| c.peer.uid)) {
+                let _ = (&stream).set_nonblocking(true);
+                let _ = (&stream).write_all(format!("{{\"ok\":false,\"error\":\"{why}\"}}\n").as_bytes());
                 continue;
             }
             let _ = stream.set_nonblocking(true);
-            let (pid, uid) = memorch_linux::peercred::peer_cred(&stream).unwrap_or((0, u32::MAX));
-            self.clients.push(Client { stream, peer: Peer { pid, uid }, inbuf: Vec::new(), discarding: false, out: Vec::new(), subscribed: false, closed: false });
+            self.clients.push(Client::new(stream, Peer { pid, uid }));
         }
     }
 
@@ -73,6 +93,27 @@ impl Server {
     }
 }
 
+/// Whether a client of `uid` may connect while clients of `connected` uids are: root
+/// always (while any slot is free), others within their own limit and outside root's
+/// reserve. `Err` says why not.
+pub fn admit(uid: u32, connected: impl Iterator<Item = u32>) -> Result<(), String> {
+    let (mut all, mut mine) = (0, 0);
+    for u in connected {
+        all += 1;
+        mine += (u == uid) as usize;
+    }
+    if all >= MAX_CLIENTS {
+        return Err(format!("too many clients ({MAX_CLIENTS})"));
+    }
+    if uid != 0 && all >= MAX_CLIENTS - ROOT_RESERVED {
+        return Err(format!("too many clients: the last {ROOT_RESERVED} places are root's"));
+    }
+    if uid != 0 && mine >= MAX_PER_UID {
+        return Err(format!("uid {uid} has {MAX_PER_UID} connections already"));
+    }
+    Ok(())
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
@@ -80,6 +121,20 @@ impl Drop for Server {
 }
 
 impl Client {
+    pub fn new(stream: UnixStream, peer: Peer) -> Client {
+        Client { stream, peer, inbuf: Vec::new(), discarding: false, out: Vec::new(), subscribed: false, closed: false, bad_lines: 0 }
+    }
+
+    /// Count a request's outcome: too many bad ones in a row and the client is dropped.
+    pub fn judged(&mut self, ok: bool) {
+        self.bad_lines = if ok { 0 } else { self.bad_lines + 1 };
+        if self.bad_lines >= MAX_BAD_LINES {
+            self.send(format!("{{\"ok\":false,\"error\":\"{MAX_BAD_LINES} bad requests in a row: disconnected\"}}\n").as_bytes());
+            self.flush();
+            self.closed = true;
+        }
+    }
+
     pub fn fd(&self) -> RawFd {
         self.stream.as_raw_fd()
     }
@@ -88,17 +143,26 @@ impl Client {
         !self.out.is_empty()
     }
 
-    /// Read what is there; return complete lines (oversized ones as `Err`).
+    /// Read what is there, within this wake-up's budget; return complete lines (oversized
+    /// ones as `Err`). Bytes are read from the socket only while no complete line waits in
+    /// ours, so at most one read's worth waits here; the rest stays in the kernel's socket
+    /// buffer. Lines that wait make [`Client::has_pending`] true: the loop must come back.
     pub fn read_lines(&mut self) -> Vec<Result<String, String>> {
         let mut lines = Vec::new();
         let mut buf = [0u8; 4096];
-        loop {
+        let mut read = 0;
+        self.split(&mut lines);
+        while read < READ_BUDGET && lines.len() < LINES_PER_WAKE && !self.closed && !self.has_pending() {
             match self.stream.read(&mut buf) {
                 Ok(0) => {
                     self.closed = true;
                     break;
                 }
-                Ok(n) => self.take(&buf[..n], &mut lines),
+                Ok(n) => {
+                    read += n;
+                    self.take(&buf[..n]);
+                    self.split(&mut lines);
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(_) => {
@@ -110,32 +174,55 @@ impl Client {
         lines
     }
 
-    fn take(&mut self, mut data: &[u8], lines: &mut Vec<Result<String, String>>) {
-        while let Some(nl) = data.iter().position(|&b| b == b'\n') {
-            if self.discarding {
-                self.discarding = false;
-            } else {
-                self.inbuf.extend_from_slice(&data[..nl]);
-                let line = std::mem::take(&mut self.inbuf);
-                lines.push(String::from_utf8(line).map_err(|_| "request is not UTF-8".to_string()));
-            }
-            data = &data[nl + 1..];
-        }
+    /// Whether a complete request waits in our buffer (read, not yet handled).
+    pub fn has_pending(&self) -> bool {
+        !self.closed && self.inbuf.contains(&b'\n')
+    }
+
+    /// Append what was read; a line that outgrows the limit is dropped up to its end.
+    fn take(&mut self, mut data: &[u8]) {
         if self.discarding {
-            return;
+            match data.iter().position(|&b| b == b'\n') {
+                None => return,
+                Some(nl) => {
+                    self.discarding = false;
+                    data = &data[nl + 1..];
+                }
+            }
         }
         self.inbuf.extend_from_slice(data);
-        if self.inbuf.len() > MAX_LINE {
-            self.inbuf.clear();
-            self.discarding = true;
-            lines.push(Err(format!("request longer than {MAX_LINE} bytes")));
+    }
+
+    /// Complete lines out of our buffer, up to the wake-up's budget.
+    fn split(&mut self, lines: &mut Vec<Result<String, String>>) {
+        while lines.len() < LINES_PER_WAKE {
+            match self.inbuf.iter().position(|&b| b == b'\n') {
+                Some(nl) if nl <= MAX_LINE => {
+                    let line: Vec<u8> = self.inbuf.drain(..=nl).take(nl).collect();
+                    lines.push(String::from_utf8(line).map_err(|_| "request is not UTF-8".to_string()));
+                }
+                Some(nl) => {
+                    self.inbuf.drain(..=nl);
+                    lines.push(Err(format!("request longer than {MAX_LINE} bytes")));
+                }
+                None if self.inbuf.len() > MAX_LINE => {
+                    self.inbuf.clear();
+                    self.discarding = true;
+                    lines.push(Err(format!("request longer than {MAX_LINE} bytes")));
+                }
+                None => break,
+            }
         }
     }
 
     /// Queue bytes and write what the socket takes now.
     pub fn send(&mut self, bytes: &[u8]) {
+        if self.closed {
+            return;
+        }
         if self.out.len() + bytes.len() > MAX_PENDING_OUT {
             self.closed = true;
+            self.out = Vec::new();
             return;
         }
         self.out.extend_from_slice(bytes);
@@ -167,7 +254,7 @@ mod tests {
     fn client() -> (Client, UnixStream) {
         let (a, b) = UnixStream::pair().unwrap();
         a.set_nonblocking(true).unwrap();
-        (Client { stream: a, peer: Peer { pid: 1, uid: 0 }, inbuf: Vec::new(), discarding: false, out: Vec::new(), subscribed: false, closed: false }, b)
+        (Client::new(a, Peer { pid: 1, uid: 0 }), b)
     }
 
     #[test]
@@ -187,5 +274,56 @@ mod tests {
         drop(other);
         c.read_lines();
         assert!(c.closed);
+    }
+
+    #[test]
+    fn a_fast_sender_is_read_a_budget_at_a_time() {
+        let (mut c, mut other) = client();
+        other.write_all(&b"x\n".repeat(2000)).unwrap();
+        let first = c.read_lines();
+        assert_eq!(first.len(), LINES_PER_WAKE, "no more requests than the budget in one wake-up");
+        assert!(c.inbuf.len() <= 4096, "one read's worth waits in ours, the rest in the kernel's buffer");
+        assert!(c.has_pending(), "the loop must come back for what waits");
+        let mut total = first.len();
+        while total < 2000 {
+            let n = c.read_lines().len();
+            assert!(n > 0 && n <= LINES_PER_WAKE);
+            total += n;
+        }
+        assert_eq!(total, 2000, "nothing lost, only spread over wake-ups");
+    }
+
+    #[test]
+    fn bad_requests_in_a_row_drop_the_client_and_answers_are_bounded() {
+        let (mut c, _other) = client();
+        for _ in 0..MAX_BAD_LINES - 1 {
+            c.judged(false);
+        }
+        c.judged(true);
+        assert!(!c.closed, "a good request resets the count");
+        for _ in 0..MAX_BAD_LINES {
+            c.judged(false);
+        }
+        assert!(c.closed);
+        let (mut c, _other) = client();
+        // The peer never reads: the socket's buffer fills, then ours up to its bound.
+        for _ in 0..100_000 {
+            c.send(&[b'y'; 100]);
+            if c.closed {
+                break;
+            }
+        }
+        assert!(c.closed && c.out.capacity() < MAX_PENDING_OUT, "dropped once its unread answers pass the bound");
+    }
+
+    #[test]
+    fn uids_are_limited_and_root_keeps_its_places() {
+        assert!(admit(1000, std::iter::repeat_n(1000, MAX_PER_UID - 1)).is_ok());
+        assert!(admit(1000, std::iter::repeat_n(1000, MAX_PER_UID)).unwrap_err().contains("uid 1000"));
+        assert!(admit(1001, std::iter::repeat_n(1000, MAX_PER_UID)).is_ok(), "another uid is not affected");
+        let crowd = || (0..MAX_CLIENTS - ROOT_RESERVED).map(|i| 2000 + i as u32);
+        assert!(admit(3000, crowd()).unwrap_err().contains("root's"));
+        assert!(admit(0, crowd()).is_ok(), "root gets in");
+        assert!(admit(0, std::iter::repeat_n(0, MAX_CLIENTS)).is_err());
     }
 }

@@ -18,8 +18,9 @@ pub fn path(state_dir: &Path) -> PathBuf {
 /// Load what was learned. Returns the stats and, if the file was unusable, where it was put.
 pub fn load(state_dir: &Path) -> (Stats, Option<PathBuf>) {
     let p = path(state_dir);
-    let Ok(text) = std::fs::read_to_string(&p) else { return (Stats::default(), None) };
-    match serde_json::from_str::<File>(&text) {
+    // Bytes, not text: a file that is not even UTF-8 is as corrupt as bad JSON, and is kept.
+    let Ok(bytes) = std::fs::read(&p) else { return (Stats::default(), None) };
+    match serde_json::from_slice::<File>(&bytes) {
         Ok(f) if f.version == 1 => (f.stats, None),
         _ => {
             let aside = p.with_extension(format!("json.corrupt-{}", std::process::id()));
@@ -52,6 +53,12 @@ mod tests {
         let aside = aside.unwrap();
         assert_eq!(std::fs::read_to_string(&aside).unwrap(), "{ half a file", "the bad file is kept");
         assert!(!path(&dir).exists());
+        // Random bytes (not UTF-8) are kept aside too, never silently overwritten.
+        let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 | 0x80).collect();
+        std::fs::write(path(&dir), &noise).unwrap();
+        let (fresh, aside) = load(&dir);
+        assert_eq!(fresh, Stats::default());
+        assert_eq!(std::fs::read(aside.expect("kept aside")).unwrap(), noise);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -106,25 +106,78 @@ fn restore(root: &SysRoot, previous: &KsmSettings) -> Result<()> {
     Ok(())
 }
 
-/// KSM settings restored on drop (tests, the daemon).
+/// Records of KSM settings a guard will put back (records.rs).
+const RECORD_KIND: &str = "ksm";
+
+/// KSM settings restored on drop (tests, the daemon). The settings it replaces are
+/// recorded with its owner before it changes any: if the owner dies without dropping it,
+/// [`recover_stale`] puts them back.
 #[derive(Debug)]
 pub struct KsmGuard {
     previous: KsmSettings,
     root: SysRoot,
+    key: String,
+    restored: bool,
 }
 
 impl KsmGuard {
     pub fn tune(root: &SysRoot, settings: &KsmSettings) -> Result<KsmGuard> {
-        Ok(KsmGuard { previous: tune(root, settings)?, root: root.clone() })
+        let previous = plan(root, settings)?;
+        let key = format!("{}-{}", std::process::id(), GUARDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        if root.is_live() {
+            crate::records::save(RECORD_KIND, &key, &previous)?;
+        }
+        match tune(root, settings) {
+            Ok(previous) => Ok(KsmGuard { previous, root: root.clone(), key, restored: false }),
+            Err(e) => {
+                let _ = crate::records::forget(RECORD_KIND, &key);
+                Err(e)
+            }
+        }
+    }
+
+    /// The settings it will put back.
+    pub fn previous(&self) -> &KsmSettings {
+        &self.previous
+    }
+
+    /// Put them back now (drop does it too, but cannot say how it went).
+    pub fn restore_now(&mut self) -> Result<()> {
+        if !self.restored {
+            restore(&self.root, &self.previous)?;
+            self.restored = true;
+            if self.root.is_live() {
+                let _ = crate::records::forget(RECORD_KIND, &self.key);
+            }
+        }
+        Ok(())
     }
 }
 
+static GUARDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 impl Drop for KsmGuard {
     fn drop(&mut self) {
-        if let Err(e) = restore(&self.root, &self.previous) {
+        if let Err(e) = self.restore_now() {
             eprintln!("memorch: ksm: restoring settings failed: {e}");
         }
     }
+}
+
+/// Put back the KSM settings that guards of dead owners replaced. Returns what was done, or
+/// why not.
+pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
+    let mut out = Vec::new();
+    for (rec, change) in crate::records::stale::<KsmSettings>(root, RECORD_KIND) {
+        match change.and_then(|prev| restore(root, &prev).map(|_| prev).map_err(|e| e.to_string())) {
+            Ok(prev) => {
+                crate::records::remove(&rec);
+                out.push(Ok(format!("put KSM back as a memorch process that died found it (run {:?}, pages_to_scan {:?}, sleep {:?} ms)", prev.run, prev.pages_to_scan, prev.sleep_ms)));
+            }
+            Err(e) => out.push(Err(format!("KSM settings left by a memorch process that died ({}): {e}", rec.display()))),
+        }
+    }
+    out
 }
 
 /// Mark the calling process, and what it execs, as mergeable by KSM

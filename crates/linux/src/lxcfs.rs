@@ -106,7 +106,8 @@ pub fn recover_stale() -> Vec<PathBuf> {
     let mut done = Vec::new();
     for e in std::fs::read_dir(LXCFS_DIR).into_iter().flatten().flatten() {
         let Some(owner) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        if owner == std::process::id() || Path::new(&format!("/proc/{owner}")).exists() {
+        let owner = crate::owner::Owner { pid: owner, start_ticks: None };
+        if owner.is_me() || owner.alive(&crate::SysRoot::live()) {
             continue;
         }
         let dir = e.path();

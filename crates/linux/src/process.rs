@@ -78,6 +78,15 @@ pub fn read_stat(root: &SysRoot, pid: u32) -> Result<Stat> {
     parse_stat(&text).ok_or_else(|| Error::parse(&path, "stat fields", text.trim()))
 }
 
+/// Whether `/proc/PID/status` text is of the init of a PID namespace below the reader's:
+/// `NSpid:` lists its pid in each namespace, outermost first, and the last is 1.
+pub fn is_pid_ns_init(status: &str) -> bool {
+    status.lines().find_map(|l| l.strip_prefix("NSpid:")).is_some_and(|ids| {
+        let ids: Vec<&str> = ids.split_whitespace().collect();
+        ids.len() > 1 && ids.last() == Some(&"1")
+    })
+}
+
 /// `/proc/PID/oom_score_adj`.
 pub fn read_oom_score_adj(root: &SysRoot, pid: u32) -> Result<i32> {
     let path = root.path(format!("/proc/{pid}/oom_score_adj"));
@@ -153,6 +162,7 @@ impl<'a> ProcessReader<'a> {
         let rss_file = field_kib(&self.buf, "RssFile").unwrap_or(0);
         let rss_shmem = field_kib(&self.buf, "RssShmem").unwrap_or(0);
         let swap = field_kib(&self.buf, "VmSwap").unwrap_or(0);
+        let pid_ns_init = is_pid_ns_init(&self.buf);
         self.read(pid, "oom_score_adj")?;
         let adj: i32 = self
             .buf
@@ -189,6 +199,7 @@ impl<'a> ProcessReader<'a> {
             swap_bytes: swap,
             ksm_merging_pages: ksm,
             age_ms: self.uptime_ms.saturating_sub(start_ms),
+            pid_ns_init,
         }))
     }
 }
@@ -215,6 +226,14 @@ mod tests {
     fn kernel_thread_flag() {
         let text = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0 0";
         assert!(parse_stat(text).unwrap().is_kernel_thread());
+    }
+
+    #[test]
+    fn namespace_inits_are_told_from_their_status() {
+        assert!(is_pid_ns_init("Name:\tmemorch\nNSpid:\t4321\t1\nNSpgid:\t1\n"));
+        assert!(!is_pid_ns_init("NSpid:\t4322\t2\n"), "another process of the namespace");
+        assert!(!is_pid_ns_init("NSpid:\t1\n"), "the machine's own init is pid 1 in one namespace only");
+        assert!(!is_pid_ns_init("Name:\tx\n"));
     }
 
     #[test]

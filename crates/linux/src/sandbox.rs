@@ -303,7 +303,8 @@ pub fn remove_stale() -> Vec<String> {
     let mut removed = Vec::new();
     for name in names {
         let Some(pid) = owner_of(&name) else { continue };
-        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+        let owner = crate::owner::Owner { pid, start_ticks: None };
+        if owner.is_me() || owner.alive(&root) {
             continue;
         }
         let path = if base == "/" { format!("/{name}") } else { format!("{base}/{name}") };

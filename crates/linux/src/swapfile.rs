@@ -56,11 +56,29 @@ pub fn list(root: &SysRoot, dir: &Path) -> Result<Vec<SwapFile>> {
 
 /// What `add` would create, changing nothing: the file's path; the same no-space error.
 pub fn plan(dir: &Path, size_bytes: u64) -> Result<PathBuf> {
-    let existing = dir.ancestors().find(|d| d.exists()).unwrap_or(Path::new("/"));
-    if statvfs_free(existing).is_some_and(|free| free < size_bytes) {
-        return Err(no_space(dir, size_bytes));
-    }
+    check_space(dir, size_bytes)?;
     next_path(dir)
+}
+
+/// Free space a swap file must leave on its filesystem: a full disk breaks everything else
+/// on the machine, and swap is the last thing worth that.
+pub fn reserve_bytes(fs_bytes: u64) -> u64 {
+    (fs_bytes / 20).max(256 << 20)
+}
+
+/// Refuse a size the filesystem under `dir` cannot hold with its reserve left free, before
+/// any block is written.
+fn check_space(dir: &Path, size_bytes: u64) -> Result<()> {
+    if size_bytes < 40 * 4096 {
+        return Err(Error::Refused(format!("a swap file of {size_bytes} bytes is too small: give at least 1 MiB")));
+    }
+    let existing = dir.ancestors().find(|d| d.exists()).unwrap_or(Path::new("/"));
+    if let Some((free, total)) = statvfs_space(existing) {
+        if size_bytes.saturating_add(reserve_bytes(total)) > free {
+            return Err(no_space(dir, size_bytes));
+        }
+    }
+    Ok(())
 }
 
 /// The first unused `memorch-swap-N.swap` in `dir`.
@@ -72,18 +90,25 @@ fn next_path(dir: &Path) -> Result<PathBuf> {
 }
 
 /// Create, fill, format and enable a swap file of `size_bytes` in `dir`. A full disk or a
-/// filesystem that cannot hold swap gives a clear error and leaves nothing behind.
+/// filesystem that cannot hold swap gives a clear error and leaves nothing behind. The
+/// directory is made absolute: `/proc/swaps` names files by absolute path.
 pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result<PathBuf> {
+    add_inner(root, dir, size_bytes, priority, false)
+}
+
+fn add_inner(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32, record: bool) -> Result<PathBuf> {
+    let dir = &std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
+    check_space(dir, size_bytes)?;
     let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let path = next_path(dir)?;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
+    let key = path.to_string_lossy().into_owned();
+    if record {
+        // Before the file exists: a crash from here on leaves a record to undo it by.
+        crate::records::save(RECORD_KIND, &key, &path)?;
+    }
     let result = (|| {
+        let f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path).map_err(|e| Error::io(&path, e))?;
         allocate(&f, &path, dir, size_bytes)?;
         drop(f);
         swapon::write_header(&path, size_bytes, root.page_size)?;
@@ -91,6 +116,9 @@ pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(&path);
+        if record {
+            let _ = crate::records::forget(RECORD_KIND, &key);
+        }
         return Err(e);
     }
     Ok(path)
@@ -123,7 +151,10 @@ fn allocate(f: &std::fs::File, path: &Path, dir: &Path, size_bytes: u64) -> Resu
 }
 
 fn no_space(dir: &Path, size_bytes: u64) -> Error {
-    let free = statvfs_free(dir).map(|b| format!("{} MiB free", b >> 20)).unwrap_or_else(|| "free space unknown".into());
+    let existing = dir.ancestors().find(|d| d.exists()).unwrap_or(Path::new("/"));
+    let free = statvfs_space(existing)
+        .map(|(b, t)| format!("{} MiB free, of which {} MiB must stay free", b >> 20, reserve_bytes(t) >> 20))
+        .unwrap_or_else(|| "free space unknown".into());
     Error::Refused(format!(
         "no space on {} for a {} MiB swap file ({free}): give a smaller --size or another --dir",
         dir.display(),
@@ -131,11 +162,12 @@ fn no_space(dir: &Path, size_bytes: u64) -> Error {
     ))
 }
 
-fn statvfs_free(dir: &Path) -> Option<u64> {
+/// (free bytes for unprivileged use, total bytes) of the filesystem holding `dir`.
+fn statvfs_space(dir: &Path) -> Option<(u64, u64)> {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: valid path and out-struct.
-    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0).then(|| st.f_bavail * st.f_frsize)
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0).then(|| (st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize))
 }
 
 /// Disable (if active) and delete one of memorch's swap files.
@@ -158,25 +190,62 @@ pub fn remove(root: &SysRoot, path: &Path) -> Result<()> {
     }
 }
 
-/// A swap file removed on drop (tests, the daemon).
+/// Records of swap files a guard owns (records.rs).
+const RECORD_KIND: &str = "swapfile";
+
+/// A swap file removed on drop (tests, the daemon). Recorded with its owner before it is
+/// made: if the owner dies without dropping it, [`recover_stale`] removes it.
 #[derive(Debug)]
 pub struct SwapFileGuard {
     pub path: PathBuf,
     root: SysRoot,
+    removed: bool,
 }
 
 impl SwapFileGuard {
     pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result<SwapFileGuard> {
-        Ok(SwapFileGuard { path: add(root, dir, size_bytes, priority)?, root: root.clone() })
+        Ok(SwapFileGuard { path: add_inner(root, dir, size_bytes, priority, true)?, root: root.clone(), removed: false })
+    }
+
+    /// Remove it now (drop does it too, but cannot say how it went).
+    pub fn remove_now(&mut self) -> Result<()> {
+        if !self.removed {
+            remove(&self.root, &self.path)?;
+            self.removed = true;
+            let _ = crate::records::forget(RECORD_KIND, &self.path.to_string_lossy());
+        }
+        Ok(())
     }
 }
 
 impl Drop for SwapFileGuard {
     fn drop(&mut self) {
-        if let Err(e) = remove(&self.root, &self.path) {
+        if let Err(e) = self.remove_now() {
             eprintln!("memorch: swap file {}: removal failed: {e}", self.path.display());
         }
     }
+}
+
+/// Remove the swap files of guards whose owners died (SIGKILL, a crash). Returns what was
+/// removed, or why not.
+pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
+    let mut out = Vec::new();
+    for (rec, change) in crate::records::stale::<PathBuf>(root, RECORD_KIND) {
+        match change {
+            Ok(path) if !path.exists() => {
+                crate::records::remove(&rec);
+            }
+            Ok(path) => match remove(root, &path) {
+                Ok(()) => {
+                    crate::records::remove(&rec);
+                    out.push(Ok(format!("removed swap file {}, left by a memorch process that died", path.display())));
+                }
+                Err(e) => out.push(Err(format!("swap file {} left by a memorch process that died: {e}", path.display()))),
+            },
+            Err(e) => out.push(Err(format!("{}: {e}", rec.display()))),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

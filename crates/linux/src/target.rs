@@ -1,7 +1,7 @@
 //! Who memorch may act on. Every actuator that touches a process goes through
-//! [`check`]: it refuses PID 1, kernel threads, memorch itself and its ancestors, system
-//! processes (`oom_score_adj` < 0), and anything outside the given domain, and every refusal
-//! says why.
+//! [`check`]: it refuses PID 1, kernel threads, memorch itself and its ancestors, the init of
+//! a PID namespace (its death takes the namespace with it), system processes
+//! (`oom_score_adj` < 0), and anything outside the given domain, and every refusal says why.
 
 use crate::domain::Domain;
 use crate::error::{Error, Result};
@@ -52,6 +52,9 @@ pub fn check(root: &SysRoot, pid: u32, domain: &Domain) -> Result<Target> {
     }
     if !domain.contains(root, pid)? {
         return Err(refuse(pid, format!("'{}' is not in domain {}", stat.name, domain.spec)));
+    }
+    if root.read(format!("/proc/{pid}/status")).is_ok_and(|t| process::is_pid_ns_init(&t)) {
+        return Err(refuse(pid, format!("'{}' is the init of a PID namespace: its death would kill every process in it", stat.name)));
     }
     let adj = process::read_oom_score_adj(root, pid).map_err(|e| gone_or(pid, e))?;
     let class = Class::from_oom_score_adj(adj);

@@ -61,15 +61,26 @@ pub fn machine_test_lock() -> crate::lock::FileLock {
 /// Undo what killed test or bench processes left (zram set-ups, sandboxes): their guards
 /// never ran. Call with the test lock held.
 pub fn recover_stale() {
-    for d in crate::zram::recover_stale(&crate::SysRoot::live()) {
-        eprintln!("memorch: put back {d}, left set up by a process that died");
+    for r in crate::recovery::recover_all(&crate::SysRoot::live()) {
+        match r {
+            Ok(done) => eprintln!("memorch: {done}"),
+            Err(e) => eprintln!("memorch: could not undo: {e}"),
+        }
     }
-    for d in crate::lxcfs::recover_stale() {
-        eprintln!("memorch: stopped lxcfs at {}, left by a process that died", d.display());
+}
+
+/// Whether no swap is active: a test that needs the daemon to set up its own zram cannot
+/// run while other swap is on (the daemon rightly uses what is there), and must not turn
+/// off what it did not make. Skips with a reason (also under MEMORCH_REQUIRE_KERNEL: swap
+/// is a state of the machine, not a missing facility). Call with the test lock held.
+pub fn no_foreign_swap() -> bool {
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let active: Vec<&str> = swaps.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    if active.is_empty() {
+        return true;
     }
-    for p in crate::sandbox::remove_stale() {
-        eprintln!("memorch: removed sandbox {p}, left by a process that died");
-    }
+    eprintln!("SKIP: swap that memorch did not set up is active ({}): this test needs a machine without swap", active.join(", "));
+    false
 }
 
 /// zram (module loaded, control interface present).

@@ -126,7 +126,8 @@ impl ZramSize {
     pub fn parse(s: &str) -> Option<ZramSize> {
         match s.strip_suffix('%') {
             Some(p) => p.trim().parse().ok().filter(|p: &f64| *p > 0.0 && *p <= 400.0).map(ZramSize::PercentOfRam),
-            None => s.trim().parse::<u64>().ok().filter(|mb| *mb > 0).map(|mb| ZramSize::Bytes(mb << 20)),
+            // MiB, checked: `<< 20` of a huge number would wrap to a tiny device.
+            None => s.trim().parse::<u64>().ok().filter(|mb| *mb > 0).and_then(|mb| mb.checked_mul(1 << 20)).filter(|b| *b <= 1 << 50).map(ZramSize::Bytes),
         }
     }
 
@@ -155,6 +156,15 @@ pub struct ZramSetup {
     /// whose owner died without undoing it is stale: `recover_stale` tears it down.
     #[serde(default)]
     pub owner_pid: Option<u32>,
+    /// The owner's start time, so that a reused pid is not taken for it.
+    #[serde(default)]
+    pub owner_start_ticks: Option<u64>,
+}
+
+impl ZramSetup {
+    pub fn owner(&self) -> Option<crate::owner::Owner> {
+        self.owner_pid.map(|pid| crate::owner::Owner { pid, start_ticks: self.owner_start_ticks })
+    }
 }
 
 /// Where set-up records live: `/run` is cleared at boot, as zram devices are.
@@ -216,6 +226,12 @@ fn free_device(root: &SysRoot) -> Result<(String, bool)> {
 /// and size, write a swap header, enable it at `priority`. On any failure, what was done is
 /// undone before the error returns.
 pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32) -> Result<ZramSetup> {
+    setup_owned(root, size_bytes, algorithm, priority, None)
+}
+
+/// `setup`, recorded with its `owner` (if any) once the device is chosen and before it is
+/// configured, so that a crash at any later point leaves a record to undo it by.
+fn setup_owned(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32, owner: Option<crate::owner::Owner>) -> Result<ZramSetup> {
     // The same checks as a dry run, before anything changes.
     plan(root, size_bytes, algorithm)?;
     let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
@@ -228,8 +244,15 @@ pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority:
         algorithm: previous_algorithm.clone(),
         disksize_bytes: size_bytes,
         priority,
-        owner_pid: None,
+        owner_pid: owner.map(|o| o.pid),
+        owner_start_ticks: owner.and_then(|o| o.start_ticks),
     };
+    if owner.is_some() && root.is_live() {
+        if let Err(e) = save_record(&rec) {
+            let _ = teardown_device(root, &rec);
+            return Err(e);
+        }
+    }
     let result = (|| {
         if let Some(alg) = algorithm {
             write_sys(root, &device, "comp_algorithm", alg)?;
@@ -243,7 +266,9 @@ pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority:
     match result {
         Ok(()) => Ok(rec),
         Err(e) => {
-            let _ = teardown_device(root, &rec);
+            if teardown_device(root, &rec).is_ok() && owner.is_some() && root.is_live() {
+                let _ = forget_record(&rec);
+            }
             Err(e)
         }
     }
@@ -307,46 +332,58 @@ pub fn forget_record(rec: &ZramSetup) -> Result<()> {
 pub struct ZramGuard {
     pub setup: ZramSetup,
     root: SysRoot,
+    torn_down: bool,
 }
 
 impl ZramGuard {
     /// Set up, and record it with this process as owner, so that if the process dies
     /// without its destructors (SIGKILL), the next start can undo it (`recover_stale`).
     pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32) -> Result<ZramGuard> {
-        let mut rec = setup(root, size_bytes, algorithm, priority)?;
-        rec.owner_pid = Some(std::process::id());
-        if root.is_live() {
-            let _ = save_record(&rec);
+        let rec = setup_owned(root, size_bytes, algorithm, priority, Some(crate::owner::Owner::me()))?;
+        Ok(ZramGuard { setup: rec, root: root.clone(), torn_down: false })
+    }
+
+    /// Tear it down now (drop does it too, but cannot say how it went).
+    pub fn teardown_now(&mut self) -> Result<()> {
+        if !self.torn_down {
+            teardown(&self.root, &self.setup)?;
+            self.torn_down = true;
+            if self.root.is_live() {
+                let _ = forget_record(&self.setup);
+            }
         }
-        Ok(ZramGuard { setup: rec, root: root.clone() })
+        Ok(())
     }
 }
 
 impl Drop for ZramGuard {
     fn drop(&mut self) {
-        match teardown(&self.root, &self.setup) {
-            Ok(()) => {
-                if self.root.is_live() {
-                    let _ = forget_record(&self.setup);
-                }
-            }
-            Err(e) => eprintln!("memorch: zram {}: teardown failed: {e}", self.setup.device),
+        if let Err(e) = self.teardown_now() {
+            eprintln!("memorch: zram {}: teardown failed: {e}", self.setup.device);
         }
     }
 }
 
 /// Tear down zram set-ups whose owning process is gone (it was killed before its guard
 /// could). Returns the devices put back.
-pub fn recover_stale(root: &SysRoot) -> Vec<String> {
+pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
     let mut done = Vec::new();
-    for rec in records().unwrap_or_default() {
-        let Some(owner) = rec.owner_pid else { continue };
-        if owner == std::process::id() || root.path(format!("/proc/{owner}")).exists() {
+    let records = match records() {
+        Ok(r) => r,
+        Err(e) => return vec![Err(e.to_string())],
+    };
+    for rec in records {
+        // A zombie owner is dead (its guard will never run); a reused pid is another process.
+        let Some(owner) = rec.owner() else { continue };
+        if owner.is_me() || owner.alive(root) {
             continue;
         }
-        if teardown(root, &rec).is_ok() {
-            let _ = forget_record(&rec);
-            done.push(rec.device);
+        match teardown(root, &rec) {
+            Ok(()) => {
+                let _ = forget_record(&rec);
+                done.push(Ok(format!("put back {}, left set up by a memorch process that died (pid {})", rec.device, owner.pid)));
+            }
+            Err(e) => done.push(Err(format!("{} left set up by a memorch process that died (pid {}): {e}", rec.device, owner.pid))),
         }
     }
     done
@@ -377,5 +414,6 @@ mod tests {
         assert_eq!(ZramSize::parse("0"), None);
         assert_eq!(ZramSize::parse("-5%"), None);
         assert_eq!(ZramSize::parse("lots"), None);
+        assert_eq!(ZramSize::parse("17592186044417"), None, "no silent wrap to a 1 MiB device");
     }
 }

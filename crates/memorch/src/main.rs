@@ -1,5 +1,6 @@
 //! The `memorch` command: argument parsing and wiring only; the work is in the libraries.
 
+mod args;
 mod cmd;
 mod human;
 

@@ -19,26 +19,26 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
                 state.last_front_ms.insert(*pid, input.now_ms);
             }
             Event::LaunchIntent { app, expected_bytes: Some(b) } => state.stats.entry(app).observe_size(*b),
+            Event::VictimGone { pid } => {
+                if let Some((pids, _)) = &mut state.pending_kill {
+                    pids.retain(|p| p != pid);
+                    if pids.is_empty() {
+                        state.pending_kill = None;
+                    }
+                }
+            }
             _ => {}
         }
     }
     for a in input.apps {
-        let size = a.pss_bytes.unwrap_or(a.rss_bytes());
-        // get_mut first: no allocation for apps already known (the common case, every tick).
-        match state.stats.apps.get_mut(&a.name) {
-            Some(s) => s.observe_size(size),
-            None => state.stats.entry(&a.name).observe_size(size),
-        }
+        state.stats.entry(&a.name).observe_size(a.pss_bytes.unwrap_or(a.rss_bytes()));
     }
     let mut live: Vec<u32> = input.apps.iter().map(|a| a.pid).collect();
     live.sort_unstable();
     let alive = |pid: &u32| live.binary_search(pid).is_ok();
-    // Pending kills end when the victims are gone.
-    if let Some((pids, _)) = &state.pending_kill {
-        if !pids.iter().any(alive) {
-            state.pending_kill = None;
-        }
-    }
+    // Pending kills end when the victims are gone *and their memory is back*, which only
+    // their pidfds tell ([`Event::VictimGone`]); a victim missing from the process list may
+    // still be freeing its memory. Each step waits at most its own bound (`kill_pending`).
     // Forget marks of apps that are gone.
     state.whole.retain(|pid, _| alive(pid));
     state.so_done.retain(alive);

@@ -88,6 +88,8 @@ pub enum Event {
     LaunchIntent { app: String, expected_bytes: Option<u64> },
     /// An app finished launching.
     Launched { app: String, pid: u32, ms: u64, cold: bool },
+    /// A victim of a kill is gone and its memory is back (its pidfd said so).
+    VictimGone { pid: u32 },
     /// The home screen (launcher) came to the front: between apps.
     Home,
     Screen { on: bool },

@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 
 pub const EWMA_WEIGHT: f64 = 0.3;
 pub const REFAULT_WINDOW_MS: u64 = 60_000;
+/// Apps remembered at most; the one learned about least recently goes first.
+pub const MAX_APPS: usize = 512;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AppStats {
@@ -21,6 +23,9 @@ pub struct AppStats {
     pub warm_launch_ms: Option<f64>,
     pub launches: u64,
     pub refault_ratio: Option<f64>,
+    /// When it was last learned about ([`Stats::seq`] then): the oldest is forgotten first.
+    #[serde(default)]
+    pub touched: u64,
 }
 
 fn ewma(old: Option<f64>, sample: f64) -> f64 {
@@ -61,6 +66,9 @@ impl AppStats {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub apps: BTreeMap<String, AppStats>,
+    /// Counts every learning, to order apps by when they were last learned about.
+    #[serde(default)]
+    pub seq: u64,
 }
 
 impl Stats {
@@ -68,8 +76,23 @@ impl Stats {
         self.apps.get(app)
     }
 
+    /// An app's statistics to learn into, made if new; at most [`MAX_APPS`] are kept.
     pub fn entry(&mut self, app: &str) -> &mut AppStats {
-        self.apps.entry(app.to_string()).or_default()
+        self.seq += 1;
+        let seq = self.seq;
+        // get_mut first: no allocation for apps already known (the common case, every tick).
+        if self.apps.contains_key(app) {
+            let s = self.apps.get_mut(app).expect("present");
+            s.touched = seq;
+            return s;
+        }
+        while self.apps.len() >= MAX_APPS {
+            let oldest = self.apps.iter().min_by_key(|(_, s)| s.touched).map(|(k, _)| k.clone()).expect("not empty");
+            self.apps.remove(&oldest);
+        }
+        let s = self.apps.entry(app.to_string()).or_default();
+        s.touched = seq;
+        s
     }
 }
 
@@ -106,6 +129,20 @@ mod tests {
         assert!((s.refault_ratio.unwrap() - 0.35).abs() < 1e-9);
         s.observe_refault(0, 0);
         assert!((s.refault_ratio.unwrap() - 0.35).abs() < 1e-9);
+    }
+
+    #[test]
+    fn at_most_max_apps_are_kept_and_the_stalest_goes() {
+        let mut s = Stats::default();
+        s.entry("kept").observe_launch(100, true);
+        for i in 0..MAX_APPS {
+            s.entry(&format!("app{i}"));
+            s.entry("kept");
+        }
+        assert_eq!(s.apps.len(), MAX_APPS);
+        assert!(s.get("kept").is_some(), "an app learned about all along stays");
+        assert!(s.get("app0").is_none(), "the one learned about least recently went");
+        assert!(s.get(&format!("app{}", MAX_APPS - 1)).is_some());
     }
 
     #[test]

@@ -9,22 +9,21 @@ use std::time::Duration;
 #[derive(clap::Args)]
 pub struct Args {
     path: String,
-    /// Give up after this many seconds.
-    #[arg(long, default_value_t = 5.0)]
-    timeout: f64,
+    /// Give up after this many seconds (at most a day).
+    #[arg(long, default_value = "5", value_parser = crate::args::timeout)]
+    timeout: Duration,
     /// Check that it could be done; change nothing.
     #[arg(long)]
     dry_run: bool,
 }
 
 pub fn run(a: Args, frozen: bool) -> Result<()> {
-    anyhow::ensure!(a.timeout > 0.0 && a.timeout.is_finite(), "--timeout {}: give a positive number of seconds", a.timeout);
     if a.dry_run {
         freeze::check(&SysRoot::live(), &a.path, frozen)?;
         println!("would {} {}", if frozen { "freeze" } else { "thaw" }, a.path);
         return Ok(());
     }
-    freeze::set_frozen(&SysRoot::live(), &a.path, frozen, Duration::from_secs_f64(a.timeout))?;
+    freeze::set_frozen(&SysRoot::live(), &a.path, frozen, a.timeout)?;
     println!("{} {}", if frozen { "froze" } else { "thawed" }, a.path);
     Ok(())
 }

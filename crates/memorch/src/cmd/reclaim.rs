@@ -17,28 +17,13 @@ use memorch_linux::{reclaim, SysRoot};
 pub struct Args {
     #[arg(long, default_value = "system")]
     domain: String,
-    /// How much: bytes, or with a K, M or G suffix (binary units).
-    #[arg(long, value_parser = parse_size)]
+    /// How much: bytes, or with a K, M, G or T suffix (binary units).
+    #[arg(long, value_parser = crate::args::bytes)]
     bytes: u64,
     #[arg(long)]
     dry_run: bool,
     #[arg(long)]
     json: bool,
-}
-
-/// `4096`, `64K`, `100M`, `2G`.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let (num, shift) = match s.trim().chars().last() {
-        Some('K' | 'k') => (&s[..s.len() - 1], 10),
-        Some('M' | 'm') => (&s[..s.len() - 1], 20),
-        Some('G' | 'g') => (&s[..s.len() - 1], 30),
-        _ => (s, 0),
-    };
-    num.trim()
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(1 << shift))
-        .ok_or_else(|| format!("'{s}' is not a size: give bytes, or a number with K, M or G"))
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -66,17 +51,4 @@ pub fn run(a: Args) -> Result<()> {
         println!("  note: {n}");
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn sizes() {
-        assert_eq!(super::parse_size("4096"), Ok(4096));
-        assert_eq!(super::parse_size("64K"), Ok(64 << 10));
-        assert_eq!(super::parse_size("100M"), Ok(100 << 20));
-        assert_eq!(super::parse_size("2g"), Ok(2 << 30));
-        assert!(super::parse_size("lots").is_err());
-        assert!(super::parse_size("99999999999999G").is_err());
-    }
 }

@@ -1,15 +1,17 @@
 //! `memorch run`: the daemon.
 
 use anyhow::{Context, Result};
-use memorch_daemon::config::Config;
+use memorch_daemon::config::{Config, Overrides};
 use memorch_daemon::daemon::Daemon;
 use std::path::PathBuf;
 
 /// Run memorch: watch a domain, decide with a preset, act through the kernel.
 ///
 /// Settings come from --config (TOML; `memorch config --defaults` prints every key), then
-/// the options here. SIGHUP reloads the config file (keeping the old one if the new one is
-/// bad); SIGTERM or SIGINT stop it and put back what it changed (zram, swap files, KSM).
+/// the options here, which stay on top of the file: SIGHUP reloads the file (keeping the
+/// old config if the new one is bad; a dry run stays a dry run), and logs every change it
+/// makes. SIGTERM or SIGINT stop it and put back what it changed (zram, swap files, KSM);
+/// what a killed memorch left is put back when the next one starts.
 ///
 /// Examples:
 ///   memorch run                                       the whole machine, preset memorch
@@ -43,30 +45,24 @@ pub fn run(a: Args) -> Result<()> {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
-    if let Some(v) = a.preset {
-        cfg.preset = v;
-    }
-    if let Some(v) = a.domain {
-        cfg.domain = v;
-    }
-    if a.dry_run {
-        cfg.dry_run = true;
-    }
-    if let Some(v) = a.socket {
-        cfg.socket = v;
-    }
-    if let Some(v) = a.state_dir {
-        cfg.state_dir = v;
-    }
-    if let Some(v) = a.log_format {
-        cfg.log_format = v;
-    }
+    // Paths as the daemon will keep them: absolute, whatever its working directory later.
+    let absolute = |p: Option<PathBuf>| p.map(std::path::absolute).transpose();
+    let overrides = Overrides {
+        preset: a.preset,
+        domain: a.domain,
+        dry_run: a.dry_run,
+        socket: absolute(a.socket).context("--socket")?,
+        state_dir: absolute(a.state_dir).context("--state-dir")?,
+        log_format: a.log_format,
+    };
+    overrides.apply(&mut cfg);
     cfg.check().map_err(|e| anyhow::anyhow!("{e}"))?;
     init_logging(&cfg.log_format);
     // The daemon writes to sockets: a client that hung up must not kill it.
     // SAFETY: setting a signal disposition at start-up, single-threaded.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-    let daemon = Daemon::start(cfg, a.config).map_err(|e| anyhow::anyhow!(e)).context("starting memorch")?;
+    let config_path = absolute(a.config).context("--config")?;
+    let daemon = Daemon::start(cfg, config_path, overrides).map_err(|e| anyhow::anyhow!(e)).context("starting memorch")?;
     daemon.run().map_err(|e| anyhow::anyhow!(e))
 }
 

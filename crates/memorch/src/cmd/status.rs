@@ -27,9 +27,9 @@ pub struct Args {
     /// Print JSON (schema in docs/status-json.md); with --watch, one object a line.
     #[arg(long)]
     json: bool,
-    /// Redraw every SECS seconds until interrupted.
-    #[arg(long, value_name = "SECS")]
-    watch: Option<f64>,
+    /// Redraw every SECS seconds (0.1 to 86400) until interrupted.
+    #[arg(long, value_name = "SECS", value_parser = crate::args::period)]
+    watch: Option<Duration>,
     /// Show only the first N processes of the kill order (all with --json unless given).
     #[arg(long, value_name = "N")]
     top: Option<usize>,
@@ -49,9 +49,6 @@ pub fn run(args: Args) -> Result<()> {
     let root = SysRoot::live();
     let spec: DomainSpec = args.domain.parse()?;
     let domain = Domain::open(&root, &spec).with_context(|| format!("domain {spec}"))?;
-    if let Some(secs) = args.watch {
-        anyhow::ensure!(secs >= 0.1 && secs.is_finite(), "--watch {secs}: give a period of at least 0.1 seconds");
-    }
     let tty = std::io::stdout().is_terminal();
     loop {
         let mut snap = snapshot::full(&root, &domain).with_context(|| format!("reading domain {spec}"))?;
@@ -75,7 +72,7 @@ pub fn run(args: Args) -> Result<()> {
         stdout.write_all(out.as_bytes())?;
         stdout.flush()?;
         match args.watch {
-            Some(secs) => std::thread::sleep(Duration::from_secs_f64(secs)),
+            Some(period) => std::thread::sleep(period),
             None => return Ok(()),
         }
     }

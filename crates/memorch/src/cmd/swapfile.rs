@@ -14,7 +14,7 @@ pub enum Command {
     /// Create, format and enable a swap file.
     Add {
         /// Size in MiB.
-        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, default_value = "512", value_parser = crate::args::mib)]
         size: u64,
         /// Directory on a filesystem that can hold swap (ext4, xfs).
         #[arg(long, default_value = DEFAULT_DIR)]
@@ -56,12 +56,12 @@ pub fn run(c: Command) -> Result<()> {
     let root = SysRoot::live();
     match c {
         Command::Add { size, dir, priority, dry_run: true } => {
-            let p = swapfile::plan(&dir, size << 20)?;
-            println!("would add swap file {}: {size} MiB, priority {priority}", p.display());
+            let p = swapfile::plan(&dir, size)?;
+            println!("would add swap file {}: {}, priority {priority}", p.display(), bytes(size));
         }
         Command::Add { size, dir, priority, dry_run: false } => {
-            let p = swapfile::add(&root, &dir, size << 20, priority)?;
-            println!("swap file {} added: {} MiB, priority {priority}", p.display(), size);
+            let p = swapfile::add(&root, &dir, size, priority)?;
+            println!("swap file {} added: {}, priority {priority}", p.display(), bytes(size));
         }
         Command::List { dir, json } => {
             let files = swapfile::list(&root, &dir)?;
