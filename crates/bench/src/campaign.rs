@@ -70,9 +70,11 @@ impl Campaign {
             std::fs::create_dir_all(d).map_err(|e| format!("creating {}: {e}", d.display()))?;
         }
         // zram and swap are machine-wide: queue behind tests and other benches.
-        let _lock = memorch_linux::lock::FileLock::acquire(memorch_linux::testkit::TEST_LOCK).map_err(|e| e.to_string())?;
+        let _lock = memorch_linux::lock::FileLock::acquire(memorch_linux::lock::WHOLE_RUN_LOCK).map_err(|e| e.to_string())?;
         // A bench or test killed before its clean-up left its device: remove it first.
-        memorch_linux::testkit::recover_stale();
+        for r in memorch_linux::recovery::recover_all(&memorch_linux::SysRoot::live()) {
+            progress.note(&r.unwrap_or_else(|e| format!("could not undo: {e}")));
+        }
         let scenario = self.prepared_scenario(progress)?;
         // Peers read /proc/meminfo: lxcfs makes it the device's.
         let lxcfs = match self.managers.iter().any(|m| is_peer(m)) {
@@ -143,7 +145,7 @@ impl Campaign {
         let report_html = self.out.join("report.html");
         let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
         std::fs::write(&results_json, text).map_err(|e| format!("writing {}: {e}", results_json.display()))?;
-        let html = crate::html::report(scenario, &summaries, &runs, stopped.as_deref());
+        let html = crate::html::report(&scenario.name, &scenario.description, &summaries, &runs, stopped.as_deref());
         std::fs::write(&report_html, html).map_err(|e| format!("writing {}: {e}", report_html.display()))?;
         let _ = std::fs::remove_dir_all(work);
         let failed_visits = runs.iter().map(RunResult::failed).sum();
@@ -199,7 +201,7 @@ impl Campaign {
 }
 
 /// Where runs keep their `{run}` directories: short paths (Unix sockets allow 107 bytes).
-pub const RUN_ROOT: &str = "/run/memorch/bench";
+pub const RUN_ROOT: &str = memorch_linux::recovery::BENCH_RUN_ROOT;
 
 /// The number of app visits in a visit order (idle steps are not visits).
 pub fn visit_count(order: &[String]) -> usize {

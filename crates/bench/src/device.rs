@@ -101,7 +101,23 @@ impl Device {
     pub fn domain(&self) -> String {
         format!("cgroup:{}", self.sandbox.path)
     }
+
+    /// Pages read from and written to its zram so far (its swap-ins and swap-outs).
+    pub fn zram_io(&self) -> Option<(u64, u64)> {
+        self.zram.as_ref().and_then(|z| memorch_linux::zram::io_pages(&SysRoot::live(), &z.setup.device).ok())
+    }
 }
+
+/// The swap a manager's device gets: the preset's own set-up (none for `lmk-classic`, …),
+/// or for a peer the scenario's (the device as shipped).
+pub fn swap_of(scenario: &crate::scenario::Scenario, manager: &str) -> Result<(Option<f64>, String), String> {
+    if crate::peer::is_peer(manager) {
+        return Ok((Some(scenario.zram_pct), scenario.zram_algorithm.clone()));
+    }
+    let preset = memorch_core::engine::Preset::from_spec(manager)?;
+    Ok((preset.swap.zram_pct, preset.swap.zram_algorithm))
+}
+
 
 impl Drop for Device {
     fn drop(&mut self) {

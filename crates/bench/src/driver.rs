@@ -11,8 +11,8 @@ use crate::peer::{self, Peer};
 use crate::results::{DeviceInfo, Kill, RunResult, Sample, Visit};
 use crate::running::{self, Running};
 use crate::scenario::{expand, AppDef, Scenario, IDLE};
-use memorch_core::engine::Preset;
 use memorch_core::{Class, Snapshot};
+use memorch_protocol::Request;
 use memorch_linux::{process, snapshot, Domain, DomainSpec, SysRoot};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -51,16 +51,6 @@ pub struct RunConfig<'a> {
     pub note: &'a dyn Fn(&str),
     /// lxcfs for the device's `/proc/meminfo`; peers need it.
     pub lxcfs: Option<&'a memorch_linux::lxcfs::Lxcfs>,
-}
-
-/// The swap a manager's device gets: the preset's own set-up (none for `lmk-classic`, …),
-/// or for a peer the scenario's (the device as shipped).
-pub fn device_swap(scenario: &Scenario, manager: &str) -> Result<(Option<f64>, String), String> {
-    if peer::is_peer(manager) {
-        return Ok((Some(scenario.zram_pct), scenario.zram_algorithm.clone()));
-    }
-    let preset = Preset::from_spec(manager)?;
-    Ok((preset.swap.zram_pct, preset.swap.zram_algorithm))
 }
 
 pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
@@ -124,10 +114,10 @@ impl<'a> Run<'a> {
         if is_peer && cfg.lxcfs.is_none() {
             return Err(format!("{} needs lxcfs to see the device's memory: apt-get install lxcfs (scripts/setup does)", cfg.manager));
         }
-        let (zram_pct, alg) = device_swap(s, cfg.manager)?;
+        let (zram_pct, alg) = crate::device::swap_of(s, cfg.manager)?;
         let ram = s.ram_mb << 20;
         let zram = zram_pct.map_or(0, |p| (ram as f64 * p / 100.0) as u64);
-        let name = memorch_linux::testkit::unique_name(&format!("memorch-bench-{}", cfg.manager.split(':').next().unwrap_or("x")));
+        let name = memorch_linux::unique::unique_name(&format!("memorch-bench-{}", cfg.manager.split(':').next().unwrap_or("x")));
         let mut device = Device::create(&name, ram, zram, &alg)?;
         device.enter_namespace(cfg.exe, cfg.lxcfs)?;
         let domain_name = device.domain();
@@ -144,7 +134,7 @@ impl<'a> Run<'a> {
         let peer = if is_peer { Some(Peer::start(cfg.manager, &device, &log)?) } else { None };
         let before = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
         let book = KillBook::new(is_peer.then(|| cfg.manager.to_string()), before.counters.oom_kills.unwrap_or(0));
-        let zram_io_before = zram_io(&root, &device);
+        let zram_io_before = device.zram_io();
         Ok(Run {
             cfg,
             root,
@@ -206,14 +196,14 @@ impl<'a> Run<'a> {
                 }
             }
         }
-        self.tell(serde_json::json!({"cmd": "home"}));
+        self.tell(Request::Home {});
     }
 
     /// Home, screen off: the managers' idle work, then what it left free.
     fn idle(&mut self) -> Result<(), String> {
-        self.tell(serde_json::json!({"cmd": "screen", "on": false}));
+        self.tell(Request::Screen { on: false });
         self.pass_time(self.cfg.scenario.visits.idle_ms);
-        self.tell(serde_json::json!({"cmd": "screen", "on": true}));
+        self.tell(Request::Screen { on: true });
         let at = self.sample()?;
         self.idle_available.push(at.available_bytes);
         self.timeline.push(at);
@@ -252,7 +242,7 @@ impl<'a> Run<'a> {
     fn launch(&mut self, def: &AppDef, number: usize) -> Result<Visit, String> {
         self.reap();
         self.running.remove(&def.name);
-        self.tell(serde_json::json!({"cmd": "launch", "app": def.name, "expect_mb": def.anon_mb + def.file_mb}));
+        self.tell(Request::Launch { app: def.name.clone(), expect_mb: Some(def.anon_mb + def.file_mb) });
         let file = self.cfg.work_dir.join(format!("{}.bin", def.name));
         let cmd = running::app_command(self.cfg.exe, &self.domain_name, def, self.cfg.scenario.seed + number as u64, &file);
         let log = self.cfg.log_dir.join(format!("{}.{number}.log", def.name));
@@ -265,7 +255,7 @@ impl<'a> Run<'a> {
         if let Some(r) = up {
             let pid = r.pid();
             self.running.insert(def.name.clone(), r);
-            self.tell(serde_json::json!({"cmd": "launched", "app": def.name, "pid": pid, "ms": visit.latency_ms as u64, "cold": true}));
+            self.tell(Request::Launched { app: def.name.clone(), pid, ms: (visit.latency_ms as u64).clamp(1, memorch_protocol::MAX_LAUNCH_MS), cold: true });
         }
         Ok(visit)
     }
@@ -285,8 +275,10 @@ impl<'a> Run<'a> {
         first.iter().all(Option::is_some).then(|| format!("the first {n} launches all failed, so the run stopped; the first: {}", first[0].clone().unwrap_or_default()))
     }
 
-    /// Tell the kernel (oom_score_adj, as Android's activity manager does whatever the
-    /// killer) and the daemon an app's class.
+    /// An app's class, as Android's activity manager says it whatever the killer: to
+    /// memorch's daemon where it manages the device (it writes `oom_score_adj`, as lmkd does
+    /// for the activity manager), else to the kernel directly (`oom_score_adj`, which the
+    /// kernel's OOM killer and the peers rank by). One writer either way.
     fn set_class(&mut self, app: &str, class: Class) {
         let Some(r) = self.running.get_mut(app) else { return };
         if !r.alive() {
@@ -294,14 +286,18 @@ impl<'a> Run<'a> {
         }
         r.class = class;
         let pid = r.pid();
-        let _ = process::write_oom_score_adj(&self.root, &pid.to_string(), class.oom_score_adj());
-        self.tell(serde_json::json!({"cmd": "state", "pid": pid, "class": class.name()}));
+        match &self.daemon {
+            Some(d) => d.tell(&Request::state(pid, class)),
+            None => {
+                let _ = process::write_oom_score_adj(&self.root, &pid.to_string(), class.oom_score_adj());
+            }
+        }
     }
 
     /// Tell memorch's daemon, if it is the manager.
-    fn tell(&self, req: serde_json::Value) {
+    fn tell(&self, req: Request) {
         if let Some(d) = &self.daemon {
-            d.request(req);
+            d.tell(&req);
         }
     }
 
@@ -335,7 +331,7 @@ impl<'a> Run<'a> {
         let delta = |a: Option<u64>, b: Option<u64>| b.unwrap_or(0).saturating_sub(a.unwrap_or(0));
         let psi = |s: &Snapshot| s.psi.get().map_or((0.0, 0.0), |p| (p.some.total_us as f64 / 1e6, p.full.total_us as f64 / 1e6));
         let ((s0, f0), (s1, f1)) = (psi(&self.before), psi(&after));
-        let swap_io = zram_io(&self.root, &self.device).zip(self.zram_io_before).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
+        let swap_io = self.device.zram_io().zip(self.zram_io_before).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
         let zram_ratio = self.device.zram.as_ref().and_then(|z| after.zram.get().and_then(|st| st.devices.iter().find(|d| d.name == z.setup.device)).and_then(|d| d.compression_ratio));
         let anon_refaults = delta(c0.refault_anon_pages, c1.refault_anon_pages);
         let file_refaults = delta(c0.refault_file_pages, c1.refault_file_pages);
@@ -388,11 +384,6 @@ impl<'a> Run<'a> {
             log_dir: self.cfg.log_dir.display().to_string(),
         })
     }
-}
-
-/// Pages read from and written to the device's zram so far.
-fn zram_io(root: &SysRoot, device: &Device) -> Option<(u64, u64)> {
-    device.zram.as_ref().and_then(|z| memorch_linux::zram::io_pages(root, &z.setup.device).ok())
 }
 
 fn supervise(peer: &mut Option<Peer>, device: &Device) {

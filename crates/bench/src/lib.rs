@@ -4,6 +4,7 @@
 pub mod app;
 pub mod attribution;
 pub mod campaign;
+pub mod charts;
 pub mod content;
 pub mod device;
 pub mod driver;
@@ -14,3 +15,4 @@ pub mod report;
 pub mod results;
 pub mod running;
 pub mod scenario;
+pub mod visits;

@@ -2,19 +2,30 @@
 //! state, followed on its events stream (to tell its kills from the kernel's), told what the
 //! user does, and stopped at the end of the run.
 
+use memorch_daemon::config::Config;
+use memorch_protocol::{Client, Event, Request};
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub struct ManagedDaemon {
     child: Child,
-    socket: PathBuf,
+    client: Client,
     victims: Arc<Mutex<BTreeSet<u32>>>,
-    pub log: PathBuf,
+    pub log: std::path::PathBuf,
+}
+
+/// The daemon's config for a bench run: a fast loop, the device's zram left to the bench,
+/// swap files in the run's own directory.
+fn config(dir: &Path) -> Config {
+    let mut c = Config::default();
+    c.loop_.tick_ms = 250;
+    c.loop_.full_snapshot_ms = 1000;
+    c.manage.zram = false;
+    c.manage.swap_file_dir = dir.join("swap");
+    c
 }
 
 impl ManagedDaemon {
@@ -22,8 +33,7 @@ impl ManagedDaemon {
     pub fn start(exe: &Path, preset: &str, domain: &str, dir: &Path, log: &Path) -> Result<ManagedDaemon, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let cfg = dir.join("memorch.toml");
-        let swap_dir = dir.join("swap");
-        std::fs::write(&cfg, format!("[loop]\ntick_ms = 250\nfull_snapshot_ms = 1000\n[manage]\nzram = false\nswap_file_dir = \"{}\"\n", swap_dir.display())).map_err(|e| e.to_string())?;
+        std::fs::write(&cfg, toml::to_string(&config(dir)).map_err(|e| e.to_string())?).map_err(|e| format!("{}: {e}", cfg.display()))?;
         let socket = dir.join("ctl.sock");
         let mut cmd = Command::new(exe);
         // The daemon must not outlive the run, even if the bench is killed outright.
@@ -48,8 +58,8 @@ impl ManagedDaemon {
             .stderr(std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?)
             .spawn()
             .map_err(|e| format!("starting memorch run: {e}"))?;
-        let mut d = ManagedDaemon { child, socket, victims: Arc::new(Mutex::new(BTreeSet::new())), log: log.to_path_buf() };
-        let up = memorch_linux::testkit::wait_for(Duration::from_secs(20), || UnixStream::connect(&d.socket).is_ok() || d.child.try_wait().ok().flatten().is_some());
+        let mut d = ManagedDaemon { child, client: Client::new(&socket), victims: Arc::new(Mutex::new(BTreeSet::new())), log: log.to_path_buf() };
+        let up = memorch_linux::wait::wait_for(Duration::from_secs(20), || d.client.reachable() || d.child.try_wait().ok().flatten().is_some());
         if !up || d.child.try_wait().ok().flatten().is_some() {
             let text = std::fs::read_to_string(log).unwrap_or_default();
             return Err(format!("memorch run --preset {preset} did not come up; its log ({}) ends: {}", log.display(), text.lines().last().unwrap_or("(empty)")));
@@ -60,18 +70,12 @@ impl ManagedDaemon {
 
     /// Follow its kills, to tell them from the kernel's.
     fn follow_kills(&mut self) -> Result<(), String> {
-        let mut s = UnixStream::connect(&self.socket).map_err(|e| e.to_string())?;
-        writeln!(s, "{{\"cmd\":\"events\"}}").map_err(|e| e.to_string())?;
+        let events = self.client.subscribe().map_err(|e| e.to_string())?;
         let victims = self.victims.clone();
         std::thread::spawn(move || {
-            for line in BufReader::new(s).lines().map_while(Result::ok) {
-                let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
-                if v["action"] == "kill" && v["done"] == true {
-                    for x in v["victims"].as_array().into_iter().flatten() {
-                        if let Some(p) = x["pid"].as_u64() {
-                            victims.lock().expect("victims").insert(p as u32);
-                        }
-                    }
+            for e in events {
+                if let Event::Action(a) = e {
+                    victims.lock().expect("victims").extend(a.killed());
                 }
             }
         });
@@ -83,21 +87,15 @@ impl ManagedDaemon {
         self.victims.lock().expect("victims").clone()
     }
 
-    pub fn request(&self, req: serde_json::Value) -> serde_json::Value {
-        let Ok(mut s) = UnixStream::connect(&self.socket) else { return serde_json::Value::Null };
-        let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
-        if writeln!(s, "{req}").is_err() {
-            return serde_json::Value::Null;
-        }
-        let mut line = String::new();
-        let _ = BufReader::new(s).read_line(&mut line);
-        serde_json::from_str(&line).unwrap_or(serde_json::Value::Null)
+    /// Tell it something; a daemon that died or refused is not the run's concern here (its
+    /// log says why, and the run's figures show what it did not do).
+    pub fn tell(&self, req: &Request) {
+        let _ = self.client.request(req);
     }
 
     /// (CPU seconds, RSS bytes) of the daemon.
     pub fn usage(&self) -> (f64, u64) {
-        let st = self.request(serde_json::json!({"cmd": "status"}));
-        (st["data"]["cpu_seconds"].as_f64().unwrap_or(0.0), st["data"]["rss_bytes"].as_u64().unwrap_or(0))
+        self.client.status().map_or((0.0, 0), |s| (s.cpu_seconds, s.rss_bytes))
     }
 }
 

@@ -40,7 +40,7 @@ impl Peer {
         let child = launch(name, device, log)?;
         let mut p = Peer { name: name.into(), child, log: log.into(), restarts: 0 };
         let (_, _, started) = PEERS.iter().find(|(n, _, _)| *n == name).expect("launched");
-        let up = memorch_linux::testkit::wait_for(START_TIMEOUT, || {
+        let up = memorch_linux::wait::wait_for(START_TIMEOUT, || {
             std::fs::read_to_string(log).is_ok_and(|t| t.contains(started)) || p.child.try_wait().ok().flatten().is_some()
         });
         if !up || p.child.try_wait().ok().flatten().is_some() {
@@ -75,7 +75,7 @@ impl Peer {
 /// Start a peer in the device's namespace, its output appended to `log`.
 fn launch(name: &str, device: &Device, log: &Path) -> Result<Child, String> {
     let (_, argv, _) = PEERS.iter().find(|(n, _, _)| *n == name).ok_or_else(|| format!("unknown peer '{name}'"))?;
-    let exe = memorch_linux::lxcfs::on_path(argv[0]).ok_or_else(|| format!("{name} is not installed: apt-get install {name} (scripts/setup does)"))?;
+    let exe = memorch_linux::which::on_path(argv[0]).ok_or_else(|| format!("{name} is not installed: apt-get install {name} (scripts/setup does)"))?;
     let mut cmd = Command::new(exe);
     cmd.args(&argv[1..]);
     let out = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;

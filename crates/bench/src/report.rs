@@ -40,6 +40,9 @@ impl Figure {
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub manager: String,
+    /// Whether a manager ran at all (`kernel` is the kernel alone: no kills or cost of its
+    /// own to report).
+    pub has_manager: bool,
     pub runs: usize,
     /// Runs cut short by Ctrl-C, stopped because their first launches failed, and runs
     /// that served no visit at all.
@@ -123,6 +126,7 @@ fn summary(manager: &str, rs: &[&RunResult]) -> Summary {
     let mib = (1u64 << 20) as f64;
     Summary {
         manager: manager.to_string(),
+        has_manager: manager != "kernel",
         runs: rs.len(),
         interrupted_runs: rs.iter().filter(|r| r.interrupted).count(),
         stopped_runs: rs.iter().filter(|r| r.aborted.is_some()).count(),
@@ -195,13 +199,13 @@ const COLUMNS: [Column; 15] = [
     ("cold p50", 8, |s| vec![s.cold_p50_ms]),
     ("jank%", 5, |s| vec![s.jank_pct]),
     ("idle MiB", 8, |s| vec![s.idle_available_mib]),
-    ("kills m/k/fg", 12, |s| vec![Some(s.kills_by_manager), Some(s.kills_by_kernel), Some(s.foreground_kills)]),
+    ("kills m/k/fg", 12, |s| vec![s.has_manager.then_some(s.kills_by_manager), Some(s.kills_by_kernel), Some(s.foreground_kills)]),
     ("refaults f/a", 13, |s| vec![Some(s.refault_file_pages), Some(s.refault_anon_pages)]),
     ("psi some", 8, |s| vec![Some(s.psi_some_s)]),
     ("psi full", 8, |s| vec![Some(s.psi_full_s)]),
     ("ratio", 5, |s| vec![s.zram_ratio]),
-    ("cpu s", 6, |s| vec![Some(s.manager_cpu_s)]),
-    ("rss MiB", 7, |s| vec![Some(s.manager_rss_mib)]),
+    ("cpu s", 6, |s| vec![s.has_manager.then_some(s.manager_cpu_s)]),
+    ("rss MiB", 7, |s| vec![s.has_manager.then_some(s.manager_rss_mib)]),
 ];
 
 /// The terminal table: medians over runs, and under each manager that ran more than once, the

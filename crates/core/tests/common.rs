@@ -69,6 +69,15 @@ pub fn engine(name: &str) -> Engine {
     Engine::new(Preset::by_name(name).unwrap())
 }
 
+/// A decision whose actions are all carried out (the engine learns them as done).
 pub fn decide(e: &mut Engine, now_ms: u64, s: &Snapshot, apps: &[App], events: &[Event]) -> Vec<memorch_core::engine::Action> {
-    e.decide(&Input { now_ms, snapshot: s, apps, events })
+    e.decide_and_assume_done(&Input { now_ms, snapshot: s, apps, events })
+}
+
+/// A decision none of whose actions is carried out (a dry run, or every one refused).
+pub fn decide_undone(e: &mut Engine, now_ms: u64, s: &Snapshot, apps: &[App], events: &[Event]) -> Vec<memorch_core::engine::Action> {
+    let input = Input { now_ms, snapshot: s, apps, events };
+    let actions = e.decide(&input);
+    e.learn(&input, &actions.iter().map(|a| (a, false)).collect::<Vec<_>>());
+    actions
 }

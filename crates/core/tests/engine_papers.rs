@@ -323,3 +323,23 @@ fn no_second_kill_until_the_victims_memory_is_back() {
     let after = kills(&decide(&mut e, 1600, &short, &rest, &gone));
     assert_eq!(after.len(), 1, "once it is back and memory is still short, the next kill: {after:?}");
 }
+
+/// The engine learns what was done, not what it decided: a kill that was not carried out
+/// (refused, a dry run) leaves no kill pending, so the next decision kills as if it had not
+/// been tried; one that was carried out makes the next wait for its victim.
+#[test]
+fn an_undone_kill_leaves_no_mark() {
+    let apps = vec![app(11, "big", Class::Cached, 300), app(12, "small", Class::Cached, 20), app(2, "fg", Class::Foreground, 100)];
+    let short = snap(1024, 4, 2);
+    let pressure = [Event::Pressure { level: PressureLevel::Complete }];
+    let mut e = engine("memorch");
+    let first = kills(&decide_undone(&mut e, 1000, &short, &apps, &pressure));
+    assert_eq!(first.len(), 1);
+    assert!(e.state.pending_kill.is_none() && e.state.compacted.is_empty() && e.state.whole.is_empty(), "nothing done, nothing marked");
+    let again = kills(&decide_undone(&mut e, 1002, &short, &apps, &pressure));
+    assert_eq!(again, first, "the same kill is proposed again");
+    let mut done = engine("memorch");
+    let k = kills(&decide(&mut done, 1000, &short, &apps, &pressure));
+    assert_eq!(done.state.pending_kill.as_ref().map(|p| p.0.clone()), Some(k[0].clone()));
+    assert!(kills(&decide(&mut done, 1002, &short, &apps, &pressure)).is_empty(), "a kill carried out is waited for");
+}

@@ -9,66 +9,9 @@ use memorch_linux::DomainSpec;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// The complete default configuration, with every key and what it means.
-pub const DEFAULTS: &str = r#"# memorch configuration. Every key is optional; the values shown are the defaults.
-
-# Which system to run: kernel, lmk-classic, compcache, thesis, lmkd, mos, swam, memorch
-# (`memorch presets` describes them), or a variant: "memorch:home=off,compaction.step_pages=64"
-# (`memorch presets show NAME` lists the steps and parameters a variant may change).
-preset = "memorch"
-# What to manage: "system" (the whole machine) or "cgroup:PATH" (a cgroup path as
-# /proc/PID/cgroup writes it).
-domain = "system"
-# Log every action it would take, and take none.
-dry_run = false
-# The control socket (`memorch ctl`).
-socket = "/run/memorch/memorch.sock"
-# Where learned app statistics are kept.
-state_dir = "/var/lib/memorch"
-# "text" or "json".
-log_format = "text"
-
-[loop]
-# A cheap snapshot (memory, PSI, swap, zram, KSM) this often, in ms (100..=60000).
-tick_ms = 1000
-# A full snapshot (every process) and a decision at least this often, in ms
-# (tick_ms..=600000); sooner on pressure, on a request, or when memory runs low.
-full_snapshot_ms = 10000
-# PSI triggers: a partial stall (some) or a complete stall (full) of this many ms per window
-# wakes the daemon at once. Android lmkd uses 70 and 700 ms per 1000 ms. Where the kernel
-# accepts only 2 s multiples (no CAP_SYS_RESOURCE) the window is rounded up and the stall
-# scaled with it.
-psi_some_stall_ms = 70
-psi_full_stall_ms = 700
-psi_window_ms = 1000
-# Lock the daemon's memory so it never waits on a page fault when memory is short.
-lock_memory = true
-# The daemon's own nice value (-20..=19): when memory is short the CPUs are busy reclaiming
-# and compressing, and a kill must not wait its turn (Android runs lmkd at high priority).
-nice = -10
-
-[manage]
-# Set up zram as the preset asks when the domain has no swap; remove it on exit.
-zram = true
-# Let the preset run and tune ksmd; put KSM's settings back on exit.
-ksm = true
-# Let the preset add and remove storage swap files.
-swap_files = true
-swap_file_dir = "/var/lib/memorch/swap"
-
-[apps]
-# Process names memorch never acts on.
-protected = []
-# Classes by process name, over what oom_score_adj says, e.g.
-# [[apps.rules]]
-# name = "launcher"
-# class = "home"
-
-[control]
-# Besides root, the uids that may send launch, home and screen events (a launcher or
-# session manager). Anyone may describe their own processes and read status.
-uids = []
-"#;
+/// The complete default configuration, with every key and what it means: the file the
+/// package installs as /etc/memorch.toml, so the two cannot drift apart.
+pub const DEFAULTS: &str = include_str!("../../../packaging/memorch.toml");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

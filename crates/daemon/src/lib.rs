@@ -1,7 +1,13 @@
+//! memorch's daemon (`memorch run`): the poll loop and what it serves.
+
+pub mod access;
+pub mod apps;
 pub mod config;
+pub mod control;
 pub mod daemon;
 pub mod executor;
+pub mod machine;
 pub mod metrics;
-pub mod protocol;
+pub mod reload;
 pub mod server;
 pub mod store;

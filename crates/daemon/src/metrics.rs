@@ -1,25 +1,27 @@
 //! Counters the daemon keeps, and their Prometheus text form.
 
 use memorch_core::Snapshot;
-use serde::Serialize;
+use memorch_protocol::Counters;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-#[derive(Debug, Default, Clone, Serialize)]
-pub struct Counters {
-    pub decisions: u64,
-    pub full_snapshots: u64,
-    pub cheap_snapshots: u64,
-    pub pressure_events: u64,
-    /// Actions done (not dry-run), by kind.
-    pub actions: BTreeMap<String, u64>,
-    /// Kills by the victim's class.
-    pub kills: BTreeMap<String, u64>,
-    pub compacted_bytes: u64,
-    pub reclaimed_bytes: u64,
-    pub regained_bytes: u64,
-    pub requests: u64,
-    pub bad_requests: u64,
+/// Count what an action did, if it was carried out.
+pub fn account(c: &mut Counters, o: &crate::executor::Outcome) {
+    use memorch_core::engine::ActionKind;
+    if !o.done || matches!(o.action.kind, ActionKind::Nothing) {
+        return;
+    }
+    match &o.action.kind {
+        ActionKind::Compact { .. } => c.compacted_bytes += o.bytes,
+        ActionKind::Kill { victims, .. } => {
+            for v in victims {
+                *c.kills.entry(v.class.name().to_string()).or_default() += 1;
+            }
+        }
+        ActionKind::Reclaim { .. } => c.reclaimed_bytes += o.bytes,
+        _ => {}
+    }
+    *c.actions.entry(o.action.kind.name().to_string()).or_default() += 1;
 }
 
 /// The daemon's own CPU time (user + system) and RSS.

@@ -9,7 +9,8 @@
 //! - at most [`MAX_PENDING_OUT`] bytes of answers or events waiting for a client that does not
 //!   read them; past that it is dropped; [`MAX_BAD_LINES`] bad requests in a row drop it too.
 
-use crate::protocol::{Peer, MAX_LINE};
+use crate::access::Peer;
+use memorch_protocol::MAX_LINE;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::PermissionsExt;

@@ -15,19 +15,9 @@ use serde::Serialize;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
-/// Which pages to compact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Scope {
-    /// Private anonymous memory (to swap).
-    Anon,
-    /// Private file mappings, shared objects included (dropped; reread on use).
-    File,
-    /// Shared-object mappings no other process maps (SWAM's OOM cleaner).
-    SharedObjects,
-    /// Anon and file.
-    All,
-}
+/// Which pages to compact: the engine's own type (anon to swap; private file mappings,
+/// shared objects included, dropped; shared objects no other process maps; all).
+pub use memorch_core::engine::CompactScope;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -83,7 +73,7 @@ impl Resident {
 pub struct CompactReport {
     pub pid: u32,
     pub name: String,
-    pub scope: Scope,
+    pub scope: CompactScope,
     pub advice: Advice,
     pub dry_run: bool,
     pub vmas: usize,
@@ -107,9 +97,9 @@ const MAX_IOV: usize = 1024;
 const MAX_CALL_BYTES: u64 = 1 << 30;
 
 /// The ranges to advise for `scope`; with `max_pages`, only resident pages, at most that many.
-pub fn plan(root: &SysRoot, pid: u32, scope: Scope, max_pages: Option<u64>) -> Result<(usize, Vec<Range>)> {
+pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, max_pages: Option<u64>) -> Result<(usize, Vec<Range>)> {
     let vmas: Vec<Vma> = match scope {
-        Scope::SharedObjects => maps::read_smaps(root, pid)?
+        CompactScope::SharedObjects => maps::read_smaps(root, pid)?
             .into_iter()
             .filter(|s| s.vma.kind() == VmaKind::SharedObject && s.rss_bytes > 0 && s.shared_bytes == 0)
             .map(|s| s.vma)
@@ -117,8 +107,8 @@ pub fn plan(root: &SysRoot, pid: u32, scope: Scope, max_pages: Option<u64>) -> R
         _ => maps::read(root, pid)?
             .into_iter()
             .filter(|v| match (scope, v.kind()) {
-                (Scope::Anon | Scope::All, VmaKind::Anon) => true,
-                (Scope::File | Scope::All, VmaKind::File | VmaKind::SharedObject) => true,
+                (CompactScope::Anon | CompactScope::All, VmaKind::Anon) => true,
+                (CompactScope::File | CompactScope::All, VmaKind::File | VmaKind::SharedObject) => true,
                 _ => false,
             })
             .collect(),
@@ -168,8 +158,24 @@ fn resident_runs(root: &SysRoot, pid: u32, vmas: &[Vma], max_pages: u64) -> Resu
     Ok(out)
 }
 
+/// The iovecs of one `process_madvise` call: from `ranges[0]` (of which `skip` bytes are
+/// done), at most [`MAX_IOV`] ranges and [`MAX_CALL_BYTES`].
+fn next_call(ranges: &[Range], skip: u64, iov: &mut Vec<libc::iovec>) {
+    iov.clear();
+    let mut bytes = 0u64;
+    for (k, r) in ranges.iter().enumerate() {
+        if iov.len() == MAX_IOV || bytes >= MAX_CALL_BYTES {
+            break;
+        }
+        let off = if k == 0 { skip } else { 0 };
+        let len = (r.len - off).min(MAX_CALL_BYTES - bytes);
+        iov.push(libc::iovec { iov_base: (r.start + off) as *mut libc::c_void, iov_len: len as usize });
+        bytes += len;
+    }
+}
+
 /// Compact `target`. Stops cleanly if the process exits mid-way.
-pub fn compact(root: &SysRoot, target: &Target, scope: Scope, advice: Advice, max_pages: Option<u64>, dry_run: bool) -> Result<CompactReport> {
+pub fn compact(root: &SysRoot, target: &Target, scope: CompactScope, advice: Advice, max_pages: Option<u64>, dry_run: bool) -> Result<CompactReport> {
     let pid = target.pid;
     let t0 = Instant::now();
     let before = Resident::read(root, pid)?;
@@ -198,17 +204,7 @@ pub fn compact(root: &SysRoot, target: &Target, scope: Scope, advice: Advice, ma
     let mut skip = 0u64; // bytes of ranges[i] already advised
     let mut iov: Vec<libc::iovec> = Vec::with_capacity(MAX_IOV);
     while i < ranges.len() {
-        iov.clear();
-        let mut bytes = 0u64;
-        for (k, r) in ranges[i..].iter().enumerate() {
-            if iov.len() == MAX_IOV || bytes >= MAX_CALL_BYTES {
-                break;
-            }
-            let off = if k == 0 { skip } else { 0 };
-            let len = (r.len - off).min(MAX_CALL_BYTES - bytes);
-            iov.push(libc::iovec { iov_base: (r.start + off) as *mut libc::c_void, iov_len: len as usize });
-            bytes += len;
-        }
+        next_call(&ranges[i..], skip, &mut iov);
         report.calls += 1;
         match target.pidfd.madvise(&iov, advice.code()) {
             Ok(n) if n > 0 => {

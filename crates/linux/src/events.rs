@@ -140,3 +140,79 @@ pub fn lock_memory() -> Result<()> {
     }
     Ok(())
 }
+
+/// The fds of one `poll(2)` call, in groups (signals, the timer, the triggers, the clients…):
+/// add each group, wait, then ask which members of a group are ready. Rebuilt for every
+/// wait, as the groups change size between waits.
+#[derive(Debug, Default)]
+pub struct Poller {
+    fds: Vec<libc::pollfd>,
+}
+
+/// A group of fds added to a [`Poller`]: its members are numbered from 0 in the order added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Group {
+    start: usize,
+    len: usize,
+}
+
+impl Poller {
+    pub fn with_capacity(n: usize) -> Poller {
+        Poller { fds: Vec::with_capacity(n) }
+    }
+
+    pub fn clear(&mut self) {
+        self.fds.clear();
+    }
+
+    /// Add fds waiting for `events` each.
+    pub fn add(&mut self, fds: impl IntoIterator<Item = (RawFd, i16)>) -> Group {
+        let start = self.fds.len();
+        self.fds.extend(fds.into_iter().map(|(fd, events)| libc::pollfd { fd, events, revents: 0 }));
+        Group { start, len: self.fds.len() - start }
+    }
+
+    /// Wait until an fd is ready or `timeout_ms` passes (-1: no limit). An interrupted wait
+    /// (EINTR) returns with nothing ready.
+    pub fn wait(&mut self, timeout_ms: i32) -> usize {
+        // SAFETY: polling our own pollfds, a valid slice.
+        let n = unsafe { libc::poll(self.fds.as_mut_ptr(), self.fds.len() as libc::nfds_t, timeout_ms) };
+        if n < 0 {
+            self.fds.iter_mut().for_each(|f| f.revents = 0);
+            return 0;
+        }
+        n as usize
+    }
+
+    /// The members of `g` with events, as (member index, revents), in order.
+    pub fn ready(&self, g: Group) -> Vec<(usize, i16)> {
+        self.fds[g.start..g.start + g.len].iter().enumerate().filter(|(_, f)| f.revents != 0).map(|(i, f)| (i, f.revents)).collect()
+    }
+
+    /// Every member's revents, ready or not.
+    pub fn revents(&self, g: Group) -> Vec<i16> {
+        self.fds[g.start..g.start + g.len].iter().map(|f| f.revents).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_report_their_own_ready_members() {
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let (c, _d) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut p = Poller::default();
+        let first = p.add([(a.as_raw_fd(), libc::POLLIN)]);
+        let second = p.add([(c.as_raw_fd(), libc::POLLIN), (b.as_raw_fd(), libc::POLLIN)]);
+        assert_eq!(p.wait(0), 0, "nothing written yet");
+        (&a).write_all(b"x").unwrap();
+        assert_eq!(p.wait(1000), 1);
+        assert!(p.ready(first).is_empty());
+        assert_eq!(p.ready(second), vec![(1, libc::POLLIN)], "b, the second member of the second group");
+        p.clear();
+        let none = p.add([]);
+        assert!(p.ready(none).is_empty());
+    }
+}

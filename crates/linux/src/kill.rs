@@ -51,6 +51,13 @@ pub fn signal(root: &SysRoot, target: &Target) -> Result<Signalled> {
     Ok(Signalled { resident, uid, at })
 }
 
+/// The one line a kill is logged with, in Android lmkd's familiar form ("Kill 'name' (pid),
+/// uid U, oom_score_adj A to free N kB rss, M kB swap; reason: …"), with the class added:
+/// the daemon's log and `memorch kill` print the same.
+pub fn line(name: &str, pid: u32, uid: u32, class: Class, oom_score_adj: i32, rss_bytes: u64, swap_bytes: u64, reason: &str) -> String {
+    format!("Kill '{name}' ({pid}), uid {uid}, class {class}, oom_score_adj {oom_score_adj} to free {}kB rss, {}kB swap; reason: {reason}", rss_bytes / 1024, swap_bytes / 1024)
+}
+
 /// Kill, reap its memory at once, and wait for it to exit (`memorch kill`).
 pub fn kill(root: &SysRoot, domain: &Domain, target: &Target, reason: &str) -> Result<KillReport> {
     let used_before = snapshot::cheap(root, domain)?.memory.used_bytes;

@@ -33,7 +33,10 @@ pub mod swapfile;
 pub mod swaps;
 pub mod target;
 pub mod testkit;
+pub mod unique;
 pub mod vmstat;
+pub mod wait;
+pub mod which;
 pub mod zram;
 
 pub use domain::{Domain, DomainSpec};

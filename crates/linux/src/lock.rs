@@ -9,6 +9,12 @@ use std::path::{Path, PathBuf};
 /// The lock every memorch test and command takes before it changes machine-wide state.
 pub const MACHINE_LOCK: &str = "/run/lock/memorch-machine.lock";
 
+/// The lock held for a whole run that uses machine-wide state (zram, swap, KSM) throughout:
+/// a bench, a test. Parallel test threads, test binaries and benches queue on it. Distinct
+/// from [`MACHINE_LOCK`], which actuators take for each change, so a holder of this one never
+/// deadlocks with them.
+pub const WHOLE_RUN_LOCK: &str = "/run/lock/memorch-test.lock";
+
 #[derive(Debug)]
 pub struct FileLock {
     file: File,

@@ -24,15 +24,9 @@ pub struct Lxcfs {
     dir: PathBuf,
 }
 
-/// A program on PATH, if installed (lxcfs, and the peers the bench runs with it).
-pub fn on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
-}
-
 impl Lxcfs {
     pub fn start() -> Result<Lxcfs> {
-        let exe = on_path("lxcfs").ok_or_else(|| Error::Refused("lxcfs is not installed: apt-get install lxcfs (scripts/setup does)".into()))?;
+        let exe = crate::which::on_path("lxcfs").ok_or_else(|| Error::Refused("lxcfs is not installed: apt-get install lxcfs (scripts/setup does)".into()))?;
         recover_stale();
         let dir = Path::new(LXCFS_DIR).join(std::process::id().to_string());
         let mnt = dir.join("mnt");
@@ -51,7 +45,7 @@ impl Lxcfs {
         let child = cmd.spawn().map_err(|e| Error::Other { what: "start lxcfs".into(), detail: e.to_string() })?;
         let mut l = Lxcfs { child, dir };
         let meminfo = l.proc_dir().join("meminfo");
-        let up = crate::testkit::wait_for(START_TIMEOUT, || meminfo.exists() || l.child.try_wait().ok().flatten().is_some());
+        let up = crate::wait::wait_for(START_TIMEOUT, || meminfo.exists() || l.child.try_wait().ok().flatten().is_some());
         if !up || !meminfo.exists() {
             let log = std::fs::read_to_string(l.dir.join("lxcfs.log")).unwrap_or_default();
             let tail: Vec<&str> = log.lines().rev().take(5).collect();
@@ -73,7 +67,7 @@ impl Drop for Lxcfs {
     fn drop(&mut self) {
         // SAFETY: signalling the lxcfs this guard started.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        if !crate::testkit::wait_for(Duration::from_secs(5), || self.child.try_wait().ok().flatten().is_some()) {
+        if !crate::wait::wait_for(Duration::from_secs(5), || self.child.try_wait().ok().flatten().is_some()) {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
@@ -118,7 +112,7 @@ pub fn recover_stale() -> Vec<PathBuf> {
             if String::from_utf8_lossy(&cmdline).contains(&*mnt.to_string_lossy()) {
                 // SAFETY: signalling an lxcfs an earlier memorch started on its own mount point.
                 unsafe { libc::kill(pid, libc::SIGTERM) };
-                crate::testkit::wait_for(Duration::from_secs(5), || !Path::new(&format!("/proc/{pid}")).exists());
+                crate::wait::wait_for(Duration::from_secs(5), || !Path::new(&format!("/proc/{pid}")).exists());
             }
         }
         clean(&dir);

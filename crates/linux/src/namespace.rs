@@ -187,7 +187,7 @@ impl Drop for DeviceNamespace {
         // once they are all reaped, and those that are the caller's children are its to reap:
         // wait a bounded time, not forever, should one still be unreaped.
         let _ = self.init.kill();
-        if !crate::testkit::wait_for(std::time::Duration::from_secs(10), || self.init.try_wait().ok().flatten().is_some()) {
+        if !crate::wait::wait_for(std::time::Duration::from_secs(10), || self.init.try_wait().ok().flatten().is_some()) {
             eprintln!("memorch: the device namespace's init (pid {}) waits for processes not yet reaped", self.init.id());
         }
         self.jobs.take();

@@ -6,7 +6,7 @@
 //! - `system`: file-page compaction of cached apps, least important first.
 
 use crate::cgroup::MemorySource;
-use crate::compact::{self, Advice, Scope};
+use crate::compact::{self, Advice, CompactScope};
 use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::root::SysRoot;
@@ -135,7 +135,7 @@ fn compact_cached_files(root: &SysRoot, domain: &Domain, bytes: u64) -> Result<O
             break;
         }
         let Ok(t) = target::check(root, p.pid, domain) else { continue };
-        if let Ok(r) = compact::compact(root, &t, Scope::File, Advice::Pageout, None, false) {
+        if let Ok(r) = compact::compact(root, &t, CompactScope::File, Advice::Pageout, None, false) {
             got += r.moved_bytes;
             victims += 1;
         }

@@ -16,6 +16,25 @@ pub fn recover_all(root: &SysRoot) -> Vec<Result<String, String>> {
     if root.is_live() {
         out.extend(crate::lxcfs::recover_stale().into_iter().map(|d| Ok(format!("stopped lxcfs at {}, left by a memorch process that died", d.display()))));
         out.extend(crate::sandbox::remove_stale().into_iter().map(|p| Ok(format!("removed sandbox {p}, left by a memorch process that died"))));
+        out.extend(remove_dead_owners_dirs(root, BENCH_RUN_ROOT));
+    }
+    out
+}
+
+/// Where the bench keeps each run's short-lived files (`{run}`: real programs' sockets), in
+/// a directory named by the bench's pid.
+pub const BENCH_RUN_ROOT: &str = "/run/memorch/bench";
+
+/// Directories under `parent` named by the pid of an owner that is gone.
+fn remove_dead_owners_dirs(root: &SysRoot, parent: &str) -> Vec<Result<String, String>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let owner = crate::owner::Owner { pid, start_ticks: None };
+        if owner.is_me() || owner.alive(root) {
+            continue;
+        }
+        out.push(std::fs::remove_dir_all(e.path()).map(|_| format!("removed {}, left by a bench that died", e.path().display())).map_err(|err| format!("{}: {err}", e.path().display())));
     }
     out
 }

@@ -275,7 +275,7 @@ fn remove_registered_parents() {
     }
 }
 
-/// The pid in a name made by `testkit::unique_name` (`prefix-PID-N`).
+/// The pid in a name made by `unique::unique_name` (`prefix-PID-N`).
 fn owner_of(name: &str) -> Option<u32> {
     let mut parts = name.rsplitn(3, '-');
     let n = parts.next()?;

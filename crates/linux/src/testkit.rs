@@ -1,5 +1,7 @@
-//! Helpers for tests that need the kernel's facilities: run, skip with a printed reason, or,
-//! under `MEMORCH_REQUIRE_KERNEL=1` (as CI sets it), fail when a facility is missing.
+//! For tests only: whether the kernel's facilities a test needs are here (run, skip with a
+//! printed reason, or, under `MEMORCH_REQUIRE_KERNEL=1` as CI sets it, fail), and the
+//! whole-run lock with recovery first. What production code needs of the same kind lives in
+//! its own modules (wait.rs, unique.rs, which.rs, lock.rs, recovery.rs).
 
 /// Whether a kernel facility is usable. `Err(reason)` means missing: the test should return
 /// early when this gives `false`; it panics instead when the facility is required.
@@ -26,34 +28,14 @@ pub fn sandbox_facility() -> bool {
     facility("cgroup sandbox", check)
 }
 
-/// A name unique to this test process and call, for sandboxes and files.
-pub fn unique_name(prefix: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("{prefix}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
-}
+// Re-exported for the tests, which use them everywhere.
+pub use crate::unique::unique_name;
+pub use crate::wait::wait_for;
 
-/// Poll `cond` until it holds or `timeout` passes; the condition, not a fixed sleep, decides.
-pub fn wait_for(timeout: std::time::Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = std::time::Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
-
-/// The lock that tests touching machine-wide state (zram, swap, KSM) hold for their whole
-/// run, so parallel test threads and binaries queue. Distinct from the short lock the
-/// actuators take for each change, so a test holding this one never deadlocks with them.
-pub const TEST_LOCK: &str = "/run/lock/memorch-test.lock";
-
+/// The whole-run lock ([`crate::lock::WHOLE_RUN_LOCK`]), taken for a test's whole run, with
+/// what dead processes left undone first.
 pub fn machine_test_lock() -> crate::lock::FileLock {
-    let lock = crate::lock::FileLock::acquire(TEST_LOCK).expect("take the test lock");
+    let lock = crate::lock::FileLock::acquire(crate::lock::WHOLE_RUN_LOCK).expect("take the whole-run lock");
     recover_stale();
     lock
 }
@@ -105,7 +87,7 @@ pub fn cgroup_v2_facility() -> bool {
 /// The device view for peers: lxcfs and FUSE, and the peers themselves (Debian's lxcfs,
 /// earlyoom and nohang, which scripts/setup installs).
 pub fn peers_facility() -> bool {
-    let missing: Vec<&str> = ["lxcfs", "earlyoom", "nohang"].into_iter().filter(|p| crate::lxcfs::on_path(p).is_none()).collect();
+    let missing: Vec<&str> = ["lxcfs", "earlyoom", "nohang"].into_iter().filter(|p| crate::which::on_path(p).is_none()).collect();
     let check = if !missing.is_empty() {
         Err(format!("{} not installed (sudo ./scripts/setup installs them)", missing.join(", ")))
     } else if !std::path::Path::new("/dev/fuse").exists() {

@@ -5,7 +5,7 @@
 //!
 //! Prints medians and ranges. Needs root, cgroups and zram; restores everything it changes.
 
-use memorch_linux::compact::{self, Advice, Scope};
+use memorch_linux::compact::{self, Advice, CompactScope};
 use memorch_linux::{sandbox::Sandbox, snapshot, target, testkit, zram::ZramGuard, Domain, DomainSpec, SysRoot};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -52,7 +52,7 @@ fn main() {
         for _ in 0..REPEAT {
             let (sb, domain, pid) = app_in_sandbox(&root);
             let t = target::check(&root, pid, &domain).unwrap();
-            let r = compact::compact(&root, &t, Scope::Anon, Advice::Pageout, None, false).unwrap();
+            let r = compact::compact(&root, &t, CompactScope::Anon, Advice::Pageout, None, false).unwrap();
             rates.push(r.moved_bytes as f64 / r.elapsed_us as f64);
             let z = snapshot::cheap(&root, &domain).unwrap();
             if let Some(d) = z.zram.get().and_then(|z| z.devices.iter().find(|d| d.name == zram.setup.device)) {

@@ -9,8 +9,8 @@
 //! every action with the time to its snapshot, decision and act.
 
 use memorch_linux::{sandbox::Sandbox, testkit};
-use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
+use memorch_protocol::{Client, Event};
+use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -44,16 +44,13 @@ impl Daemon {
         Daemon { child, socket, dir }
     }
 
-    fn events(&self) -> std::sync::mpsc::Receiver<Value> {
-        let mut s = UnixStream::connect(&self.socket).unwrap();
-        writeln!(s, "{{\"cmd\":\"events\"}}").unwrap();
+    fn events(&self) -> std::sync::mpsc::Receiver<Event> {
+        let events = Client::new(&self.socket).subscribe().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            for l in BufReader::new(s).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str(&l) {
-                    if tx.send(v).is_err() {
-                        break;
-                    }
+            for e in events {
+                if tx.send(e).is_err() {
+                    break;
                 }
             }
         });
@@ -121,12 +118,12 @@ fn main() {
         while lat.len() < 8 && t0.elapsed() < Duration::from_secs(60) {
             seed += 1;
             let _ = app(&mut sb, "cached", 40, seed);
-            while let Ok(v) = rx.try_recv() {
-                if std::env::var("MEMORCH_BENCH_DEBUG").is_ok() && v["action"] != "nothing" {
-                    eprintln!("{} {} {} snap {} decided {} act {}", v["action"], v["cause"], v["done"], v["snapshot_done_us"], v["decided_us"], v["wake_to_act_us"]);
+            while let Ok(Event::Action(a)) = rx.try_recv() {
+                if std::env::var("MEMORCH_BENCH_DEBUG").is_ok() && a.action.kind.name() != "nothing" {
+                    eprintln!("{} {} {} snap {} decided {} act {:?}", a.action.kind.name(), a.cause, a.done, a.snapshot_done_us, a.decided_us, a.wake_to_act_us);
                 }
-                if v["event"] == "action" && v["action"] == "kill" && v["done"] == true && v["cause"] == "pressure" {
-                    lat.push(v["wake_to_act_us"].as_f64().unwrap() / 1000.0);
+                if !a.killed().is_empty() && a.cause == "pressure" {
+                    lat.push(a.wake_to_act_us.unwrap_or(0) as f64 / 1000.0);
                 }
             }
         }

@@ -42,6 +42,7 @@ enum Command {
     #[command(subcommand)]
     Sandbox(cmd::sandbox::Cmd),
     Bench(cmd::bench::Args),
+    Report(cmd::report::Args),
     Presets(cmd::presets::Args),
     Config(cmd::config::Args),
     App(cmd::app::Args),
@@ -68,6 +69,7 @@ fn main() {
         Command::Thaw(a) => cmd::freeze::run(a, false),
         Command::Sandbox(c) => cmd::sandbox::run(c),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Presets(a) => cmd::presets::run(a),
         Command::Config(a) => cmd::config::run(a),
         Command::App(a) => cmd::app::run(a),

@@ -4,6 +4,8 @@
 mod common;
 use common::*;
 use memorch_linux::{sandbox::Sandbox, testkit};
+use memorch_core::Class;
+use memorch_protocol::Request;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -104,7 +106,7 @@ fn a_launch_larger_than_free_memory_is_met_in_one_batch() {
         cached.push(spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "64", "--content", "random", "--seed", &i.to_string()]).id());
     }
     let rx = d.events();
-    let ans = d.request(r#"{"cmd":"launch","app":"big-game","expect_mb":300}"#);
+    let ans = d.request(&Request::Launch { app: "big-game".into(), expect_mb: Some(300) });
     assert_eq!(ans["ok"], true, "{ans}");
     // What the launch decided, and anything after it for a few seconds.
     let evs = collect_events(&rx, Duration::from_secs(4), |_| false);
@@ -136,8 +138,8 @@ fn dry_run_changes_nothing() {
     let cfg = fast_config("");
     let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
     let rx = d.events();
-    assert_eq!(d.request(r#"{"cmd":"screen","on":false}"#)["ok"], true);
-    assert_eq!(d.request(r#"{"cmd":"launch","app":"big","expect_mb":200}"#)["ok"], true);
+    assert_eq!(d.request(&Request::Screen { on: false })["ok"], true);
+    assert_eq!(d.request(&Request::Launch { app: "big".into(), expect_mb: Some(200) })["ok"], true);
     let evs = collect_events(&rx, Duration::from_secs(3), |_| false);
     let proposed: Vec<&Value> = evs.iter().filter(|v| v["event"] == "action" && v["action"] != "nothing").collect();
     assert!(!proposed.is_empty(), "the dry run should have had things to do: {evs:?}");
@@ -171,7 +173,7 @@ fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
     let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path)]);
     assert_ne!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "the daemon set up zram");
     let rx = d.events();
-    assert_eq!(d.request(r#"{"cmd":"screen","on":false}"#)["ok"], true);
+    assert_eq!(d.request(&Request::Screen { on: false })["ok"], true);
     let evs = collect_events(&rx, Duration::from_secs(5), |e| done_actions(e).iter().any(|a| kind(a) == "ksm"));
     assert!(done_actions(&evs).iter().any(|a| kind(a) == "ksm"), "idle with sibling mergeable apps: KSM runs: {evs:?}");
     assert_eq!(ksm("run").trim(), "1");
@@ -204,7 +206,7 @@ fn after_a_sigkill_the_next_start_puts_the_machine_back_and_says_so() {
     let domain = format!("cgroup:{}", sb.path);
     let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain]);
     let rx = d.events();
-    assert_eq!(d.request(r#"{"cmd":"screen","on":false}"#)["ok"], true);
+    assert_eq!(d.request(&Request::Screen { on: false })["ok"], true);
     let evs = collect_events(&rx, Duration::from_secs(5), |e| done_actions(e).iter().any(|a| kind(a) == "ksm"));
     assert!(done_actions(&evs).iter().any(|a| kind(a) == "ksm"), "KSM runs at idle: {evs:?}");
     assert_ne!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "the daemon set up zram");
@@ -237,14 +239,18 @@ fn thousands_of_malformed_lines_leave_the_daemon_answering() {
         seed = memorch_bench::content::splitmix(seed);
         seed
     };
-    let templates = [
-        r#"{"cmd":"state","pid":"x","class":"cached"}"#,
-        r#"{"cmd":"launch","app":"a","expect_mb":-5}"#,
-        r#"{"cmd":"explain"}"#,
-        r#"{"cmd":"screen","on":"maybe"}"#,
-        r#"{"cmd":"state","pid":4294967295,"class":"foreground"}"#,
-        r#"{"cmd":"launched","app":"","pid":1,"ms":1,"cold":true}"#,
-        "{", "}", "[]", "null", "\"cmd\"", r#"{"cmd":"home","x":[1,2,{"y":null}]}"#,
+    // Requests as clients write them, then broken: wrong types, missing fields, values out
+    // of range, unknown fields; and lines that are not requests at all.
+    let line = |r: Request| r.line().trim_end().to_string();
+    let templates: Vec<String> = vec![
+        line(Request::state(7, Class::Cached)).replace(":7,", ":\"x\","),
+        line(Request::Launch { app: "a".into(), expect_mb: Some(5) }).replace(":5", ":-5"),
+        line(Request::Explain { pid: 3 }).replace(",\"pid\":3", ""),
+        line(Request::Screen { on: true }).replace("true", "\"maybe\""),
+        line(Request::state(u32::MAX, Class::Foreground)),
+        line(Request::Launched { app: String::new(), pid: 1, ms: 1, cold: true }),
+        line(Request::Home {}).replace('}', ",\"x\":[1,2,{\"y\":null}]}"),
+        "{".into(), "}".into(), "[]".into(), "null".into(), "\"home\"".into(),
     ];
     for round in 0..20 {
         let mut s = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
@@ -254,7 +260,7 @@ fn thousands_of_malformed_lines_leave_the_daemon_answering() {
                 0 => blob.extend((0..next() % 200).map(|_| (next() % 256) as u8)),
                 1 => blob.extend_from_slice(templates[(next() % templates.len() as u64) as usize].as_bytes()),
                 2 if i % 50 == 0 => blob.extend(std::iter::repeat_n(b'{', 40_000)),
-                _ => blob.extend_from_slice(format!("{{\"cmd\":\"state\",\"pid\":{},\"class\":\"{}\"}}", next() % 100_000, ["cached", "bogus", ""][(next() % 3) as usize]).as_bytes()),
+                _ => blob.extend_from_slice(line(Request::State { pid: (next() % 100_000) as u32, class: ["cached", "bogus", ""][(next() % 3) as usize].into() }).as_bytes()),
             }
             blob.push(b'\n');
         }
@@ -267,7 +273,7 @@ fn thousands_of_malformed_lines_leave_the_daemon_answering() {
         let _ = s.read(&mut sink);
     }
     assert!(d.child.try_wait().unwrap().is_none(), "the daemon is alive: {}", d.log());
-    let st = d.request(r#"{"cmd":"status"}"#);
+    let st = d.status();
     assert_eq!(st["ok"], true, "{st}");
     assert!(st["data"]["counters"]["bad_requests"].as_u64().unwrap() > 1000, "{st}");
 }
@@ -294,18 +300,18 @@ fn sighup_keeps_the_old_config_when_the_new_one_is_bad() {
     let sb = Sandbox::create(&testkit::unique_name("memorch-hup"), Some(128 * MIB)).unwrap();
     let cfg = fast_config("");
     let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
-    assert_eq!(d.request(r#"{"cmd":"status"}"#)["data"]["preset"], "memorch");
+    assert_eq!(d.status()["data"]["preset"], "memorch");
     let hup = || unsafe { libc::kill(d.child.id() as i32, libc::SIGHUP) };
     // A bad file: rejected, the daemon goes on with the old config.
     std::fs::write(&cfg, "preset = \"nonsense\"\n").unwrap();
     hup();
     assert!(testkit::wait_for(Duration::from_secs(5), || d.log().contains("new config rejected")), "{}", d.log());
-    let st = d.request(r#"{"cmd":"status"}"#);
+    let st = d.status();
     assert_eq!(st["data"]["preset"], "memorch", "{st}");
     // A good one: applied.
     std::fs::write(&cfg, "preset = \"lmkd\"\n[loop]\ntick_ms = 200\n").unwrap();
     hup();
-    assert!(testkit::wait_for(Duration::from_secs(5), || d.request(r#"{"cmd":"status"}"#)["data"]["preset"] == "lmkd"), "{}", d.log());
+    assert!(testkit::wait_for(Duration::from_secs(5), || d.status()["data"]["preset"] == "lmkd"), "{}", d.log());
     drop(d);
     drop(cfg);
 }

@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use memorch_linux::sandbox::Sandbox;
 use memorch_linux::testkit;
+use memorch_protocol::Request;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -59,7 +60,7 @@ fn a_reload_keeps_the_command_line_and_never_arms_a_dry_run() {
     let cfg = std::env::temp_dir().join(testkit::unique_name("memorch-good")).with_extension("toml");
     std::fs::write(&cfg, "preset = \"lmkd\"\ndry_run = false\n[loop]\ntick_ms = 500\n").unwrap();
     let d = dry_daemon(&sb, &["--config", cfg.to_str().unwrap(), "--preset", "mos"]);
-    let status = |d: &DaemonGuard| d.request(r#"{"cmd":"status"}"#)["data"].clone();
+    let status = |d: &DaemonGuard| d.status()["data"].clone();
     assert_eq!((status(&d)["preset"].clone(), status(&d)["dry_run"].clone()), (Value::from("mos"), Value::from(true)));
     // The file now says something else too: the change is applied and logged.
     std::fs::write(&cfg, "preset = \"lmkd\"\ndry_run = false\n[loop]\ntick_ms = 750\n").unwrap();
@@ -94,7 +95,7 @@ fn a_flood_from_any_uid_keeps_the_daemon_small_and_root_served() {
     let mut root_answers = 0;
     while t0.elapsed() < Duration::from_secs(6) {
         peak = peak.max(rss_kib(pid));
-        let st = d.request(r#"{"cmd":"status"}"#);
+        let st = d.status();
         assert_eq!(st["ok"], true, "root is served during the flood: {st}");
         root_answers += 1;
         std::thread::sleep(Duration::from_millis(50));
@@ -106,7 +107,7 @@ fn a_flood_from_any_uid_keeps_the_daemon_small_and_root_served() {
     let after = rss_kib(pid);
     eprintln!("daemon RSS under a flood of 20 clients of uid {NOBODY}: before {before} KiB, peak {peak} KiB, after {after} KiB; root answered {root_answers} times");
     assert!(peak <= 8 * 1024, "the daemon stays within 8 MiB: peak {peak} KiB");
-    assert_eq!(d.request(r#"{"cmd":"status"}"#)["ok"], true);
+    assert_eq!(d.status()["ok"], true);
 }
 
 #[test]
@@ -122,7 +123,7 @@ fn idle_connections_of_one_uid_do_not_lock_root_out() {
     std::io::BufRead::read_line(&mut std::io::BufReader::new(holder.stdout.take().unwrap()), &mut line).unwrap();
     let refused: usize = line.trim().parse().unwrap();
     assert!(refused >= 64 - 4, "one uid holds at most a few connections: {refused} of 64 refused");
-    let st = d.request(r#"{"cmd":"status"}"#);
+    let st = d.status();
     assert_eq!(st["ok"], true, "root still gets in: {st}");
     let _ = holder.kill();
     let _ = holder.wait();
@@ -160,8 +161,9 @@ fn a_namespace_init_is_never_killed() {
     assert!(err.contains("init of a PID namespace"), "{err}");
     assert!(alive(init));
     let d = dry_daemon(&sb, &[]);
-    assert!(testkit::wait_for(Duration::from_secs(10), || d.request(&format!(r#"{{"cmd":"explain","pid":{init}}}"#))["ok"] == true));
-    let e = d.request(&format!(r#"{{"cmd":"explain","pid":{init}}}"#));
+    let explain = Request::Explain { pid: init };
+    assert!(testkit::wait_for(Duration::from_secs(10), || d.request(&explain)["ok"] == true));
+    let e = d.request(&explain);
     assert_eq!(e["data"]["protected"], true, "never a victim: {e}");
 }
 

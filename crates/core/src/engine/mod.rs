@@ -5,13 +5,16 @@
 //! feedback, what it did last) in its own [`State`], so the same state and input always give
 //! the same actions.
 
+pub mod explain;
 pub mod feedback;
 pub mod ladder;
+pub mod learn;
 pub mod model;
 pub mod preset;
 pub mod spec;
 pub mod stats;
 pub mod victims;
+pub mod wake;
 
 pub use model::{Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, Victim};
 pub use preset::Preset;

@@ -138,6 +138,23 @@ pub enum ActionKind {
     Nothing,
 }
 
+impl ActionKind {
+    /// Its name, as the `action` field of its JSON says it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ActionKind::Compact { .. } => "compact",
+            ActionKind::Reclaim { .. } => "reclaim",
+            ActionKind::Ksm { .. } => "ksm",
+            ActionKind::SwapGrow { .. } => "swap_grow",
+            ActionKind::SwapShrink => "swap_shrink",
+            ActionKind::Freeze { .. } => "freeze",
+            ActionKind::Thaw { .. } => "thaw",
+            ActionKind::Kill { .. } => "kill",
+            ActionKind::Nothing => "nothing",
+        }
+    }
+}
+
 /// Which part of the ladder (or of a paper's system) decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -269,179 +269,14 @@ fn lmk_kill() -> KillPolicy {
 impl Preset {
     pub fn by_name(name: &str) -> Option<Preset> {
         Some(match name {
-            "kernel" => Preset {
-                name: "kernel".into(),
-                summary: "no manager: the kernel's LRU pushes pages to zram, the memcg/kernel OOM killer kills".into(),
-                detection: Detection::None,
-                compaction: None,
-                ksm: None,
-                swap: zram(25.0, "lzo-rle"),
-                kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize },
-                ahead: None,
-            },
-            "lmk-classic" => Preset {
-                name: "lmk-classic".into(),
-                summary: "Android's in-kernel LMK: minfree table per class, one victim per trigger, no swap (thesis §2.6)".into(),
-                detection: Detection::Minfree(Minfree::thesis()),
-                compaction: None,
-                ksm: None,
-                swap: no_swap(),
-                kill: lmk_kill(),
-                ahead: None,
-            },
-            "compcache" => Preset {
-                name: "compcache".into(),
-                summary: "lmk-classic over zram of 25 % of RAM, the kernel LRU choosing pages (thesis §2.4, MeeGo compcache)".into(),
-                detection: Detection::Minfree(Minfree::thesis()),
-                compaction: None,
-                ksm: None,
-                swap: zram(25.0, "lzo-rle"),
-                kill: lmk_kill(),
-                ahead: None,
-            },
-            "thesis" => Preset {
-                name: "thesis".into(),
-                summary: "empty apps compressed whole at idle, 32 pages a step under slight pressure, then the LMK; KSM at idle over background same-ancestor apps (thesis §3)".into(),
-                detection: Detection::Minfree(Minfree::thesis()),
-                compaction: Some(thesis_compaction()),
-                ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 100, sleep_ms: 20 }),
-                swap: zram(25.0, "lzo-rle"),
-                kill: lmk_kill(),
-                ahead: None,
-            },
-            "lmkd" => Preset {
-                name: "lmkd".into(),
-                summary: "Android lmkd's PSI strategy: partial/complete stall triggers, thrashing limit with decay, low swap; one kill then wait".into(),
-                detection: Detection::Psi(Lmkd {
-                    psi_partial_stall_us: 70_000,
-                    psi_complete_stall_us: 700_000,
-                    psi_window_us: 1_000_000,
-                    swap_free_low_pct: 10.0,
-                    thrashing_limit_pct: 100.0,
-                    thrashing_limit_low_ram_pct: 30.0,
-                    low_ram_bytes: 2 << 30,
-                    thrashing_decay_pct: 10.0,
-                    thrashing_window_ms: 1000,
-                    wmark_min_frac: 0.005,
-                    wmark_low_frac: 0.01,
-                    wmark_high_frac: 0.015,
-                    min_class_low_memory: Class::Cached,
-                    min_class_thrashing: Class::Service,
-                    min_class_critical: Class::Foreground,
-                    kill_timeout_ms: 100,
-                }),
-                compaction: None,
-                ksm: None,
-                swap: zram(50.0, "lz4"),
-                kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
-                ahead: None,
-            },
-            "mos" => Preset {
-                name: "mos".into(),
-                summary: "MOS: at home reclaim page cache then app cache to the LMK threshold; before a big launch kill cached apps at once to fit (MOS §IV)".into(),
-                detection: Detection::Minfree(Minfree::thesis()),
-                compaction: None,
-                ksm: None,
-                swap: zram(25.0, "lzo-rle"),
-                kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
-                ahead: Some(Ahead {
-                    home: true,
-                    launch: true,
-                    threshold_frac: 120.0 / 2048.0,
-                    page_cache_floor_frac: 0.02,
-                    doubling_start_pages: Some(32),
-                    home_kills: true,
-                    compress_budget_ms: None,
-                    compress_bytes_per_ms: 350_000,
-                }),
-            },
-            "swam" => Preset {
-                name: "swam".into(),
-                summary: "SWAM: zram plus storage swap files added and removed between watermarks; unshared shared-object pages first; victims by class then launch cost (SWAM §4)".into(),
-                detection: Detection::Psi(Lmkd {
-                    min_class_low_memory: Class::Service,
-                    ..match Preset::by_name("lmkd")?.detection {
-                        Detection::Psi(l) => l,
-                        _ => unreachable!("lmkd is PSI"),
-                    }
-                }),
-                compaction: Some(Compaction {
-                    idle_min_class: None,
-                    idle_scope: super::model::CompactScope::Anon,
-                    pressure_min_class: Some(Class::Service),
-                    step_pages: 1024,
-                    min_step_pages: 1024,
-                    max_step_pages: 1024,
-                    feedback: false,
-                    slight_pressure_pages_at_1gib: 0,
-                    shared_objects_first: true,
-                    min_anon_bytes: 0,
-                    recompact_after_ms: 10_000,
-                    max_apps_per_decision: 2,
-                }),
-                ksm: None,
-                swap: SwapPolicy {
-                    zram_pct: Some(12.5),
-                    zram_algorithm: "lz4".into(),
-                    swap_files: true,
-                    grow_at_zram_used_frac: 0.8,
-                    grow_below_ratio: 0.0,
-                    file_frac: 0.125,
-                    max_files: 4,
-                    grow_interval_ms: 30_000,
-                },
-                kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenRelaunchCost },
-                ahead: None,
-            },
-            "memorch" => Preset {
-                name: "memorch".into(),
-                summary: "the whole ladder: idle preparation, reclaim ahead of launches, feedback-sized compaction, swap files on demand, batch kills by relaunch cost per MB".into(),
-                detection: Detection::Bands(Bands {
-                    low_available_frac: 0.20,
-                    critical_available_frac: 0.05,
-                    kill_target_frac: 0.10,
-                    extreme_available_frac: 0.02,
-                    psi_some_target_pct: 1.0,
-                    psi_full_kill_pct: 10.0,
-                    refault_target: 0.2,
-                }),
-                compaction: Some(Compaction {
-                    idle_min_class: Some(Class::Cached),
-                    idle_scope: super::model::CompactScope::All,
-                    pressure_min_class: Some(Class::Service),
-                    step_pages: 32,
-                    min_step_pages: 8,
-                    max_step_pages: 8192,
-                    feedback: true,
-                    slight_pressure_pages_at_1gib: 0,
-                    shared_objects_first: true,
-                    min_anon_bytes: 4 * MIB,
-                    recompact_after_ms: 10_000,
-                    max_apps_per_decision: 4,
-                }),
-                ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20 }),
-                swap: SwapPolicy {
-                    zram_pct: Some(50.0),
-                    zram_algorithm: "lz4".into(),
-                    swap_files: true,
-                    grow_at_zram_used_frac: 0.8,
-                    grow_below_ratio: 1.5,
-                    file_frac: 0.125,
-                    max_files: 4,
-                    grow_interval_ms: 30_000,
-                },
-                kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::ClassThenCostPerMb },
-                ahead: Some(Ahead {
-                    home: true,
-                    launch: true,
-                    threshold_frac: 120.0 / 2048.0,
-                    page_cache_floor_frac: 0.02,
-                    doubling_start_pages: None,
-                    home_kills: false,
-                    compress_budget_ms: Some(300),
-                    compress_bytes_per_ms: 350_000,
-                }),
-            },
+            "kernel" => kernel(),
+            "lmk-classic" => lmk_classic(),
+            "compcache" => compcache(),
+            "thesis" => thesis(),
+            "lmkd" => lmkd(),
+            "mos" => mos(),
+            "swam" => swam(),
+            "memorch" => memorch(),
             _ => return None,
         })
     }
@@ -483,6 +318,211 @@ impl Preset {
             _ if k.starts_with("kill.") => "DESIGN.md §5 table",
             _ => "DESIGN.md §5",
         }
+    }
+}
+
+/// No manager: the kernel's LRU pushes pages to zram, the memcg/kernel OOM killer kills.
+fn kernel() -> Preset {
+    Preset {
+        name: "kernel".into(),
+        summary: "no manager: the kernel's LRU pushes pages to zram, the memcg/kernel OOM killer kills".into(),
+        detection: Detection::None,
+        compaction: None,
+        ksm: None,
+        swap: zram(25.0, "lzo-rle"),
+        kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize },
+        ahead: None,
+    }
+}
+
+/// Android's in-kernel LMK (thesis §2.6).
+fn lmk_classic() -> Preset {
+    Preset {
+        name: "lmk-classic".into(),
+        summary: "Android's in-kernel LMK: minfree table per class, one victim per trigger, no swap (thesis §2.6)".into(),
+        detection: Detection::Minfree(Minfree::thesis()),
+        compaction: None,
+        ksm: None,
+        swap: no_swap(),
+        kill: lmk_kill(),
+        ahead: None,
+    }
+}
+
+/// lmk-classic over zram, the kernel's LRU choosing pages (thesis §2.4, MeeGo compcache).
+fn compcache() -> Preset {
+    Preset {
+        name: "compcache".into(),
+        summary: "lmk-classic over zram of 25 % of RAM, the kernel LRU choosing pages (thesis §2.4, MeeGo compcache)".into(),
+        detection: Detection::Minfree(Minfree::thesis()),
+        compaction: None,
+        ksm: None,
+        swap: zram(25.0, "lzo-rle"),
+        kill: lmk_kill(),
+        ahead: None,
+    }
+}
+
+/// The thesis's optimised policy (thesis §3).
+fn thesis() -> Preset {
+    Preset {
+        name: "thesis".into(),
+        summary: "empty apps compressed whole at idle, 32 pages a step under slight pressure, then the LMK; KSM at idle over background same-ancestor apps (thesis §3)".into(),
+        detection: Detection::Minfree(Minfree::thesis()),
+        compaction: Some(thesis_compaction()),
+        ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 100, sleep_ms: 20 }),
+        swap: zram(25.0, "lzo-rle"),
+        kill: lmk_kill(),
+        ahead: None,
+    }
+}
+
+/// Android lmkd's PSI strategy (anchors.md).
+fn lmkd() -> Preset {
+    Preset {
+        name: "lmkd".into(),
+        summary: "Android lmkd's PSI strategy: partial/complete stall triggers, thrashing limit with decay, low swap; one kill then wait".into(),
+        detection: Detection::Psi(Lmkd {
+            psi_partial_stall_us: 70_000,
+            psi_complete_stall_us: 700_000,
+            psi_window_us: 1_000_000,
+            swap_free_low_pct: 10.0,
+            thrashing_limit_pct: 100.0,
+            thrashing_limit_low_ram_pct: 30.0,
+            low_ram_bytes: 2 << 30,
+            thrashing_decay_pct: 10.0,
+            thrashing_window_ms: 1000,
+            wmark_min_frac: 0.005,
+            wmark_low_frac: 0.01,
+            wmark_high_frac: 0.015,
+            min_class_low_memory: Class::Cached,
+            min_class_thrashing: Class::Service,
+            min_class_critical: Class::Foreground,
+            kill_timeout_ms: 100,
+        }),
+        compaction: None,
+        ksm: None,
+        swap: zram(50.0, "lz4"),
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
+        ahead: None,
+    }
+}
+
+/// MOS: reclaim ahead at home and before launches (MOS §IV).
+fn mos() -> Preset {
+    Preset {
+        name: "mos".into(),
+        summary: "MOS: at home reclaim page cache then app cache to the LMK threshold; before a big launch kill cached apps at once to fit (MOS §IV)".into(),
+        detection: Detection::Minfree(Minfree::thesis()),
+        compaction: None,
+        ksm: None,
+        swap: zram(25.0, "lzo-rle"),
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
+        ahead: Some(Ahead {
+            home: true,
+            launch: true,
+            threshold_frac: 120.0 / 2048.0,
+            page_cache_floor_frac: 0.02,
+            doubling_start_pages: Some(32),
+            home_kills: true,
+            compress_budget_ms: None,
+            compress_bytes_per_ms: 350_000,
+        }),
+    }
+}
+
+/// SWAM: adaptive swap, OOM cleaner, launch-cost killer (SWAM §4).
+fn swam() -> Preset {
+    Preset {
+        name: "swam".into(),
+        summary: "SWAM: zram plus storage swap files added and removed between watermarks; unshared shared-object pages first; victims by class then launch cost (SWAM §4)".into(),
+        detection: Detection::Psi(Lmkd {
+            min_class_low_memory: Class::Service,
+            ..match lmkd().detection {
+                Detection::Psi(l) => l,
+                _ => unreachable!("lmkd is PSI"),
+            }
+        }),
+        compaction: Some(Compaction {
+            idle_min_class: None,
+            idle_scope: super::model::CompactScope::Anon,
+            pressure_min_class: Some(Class::Service),
+            step_pages: 1024,
+            min_step_pages: 1024,
+            max_step_pages: 1024,
+            feedback: false,
+            slight_pressure_pages_at_1gib: 0,
+            shared_objects_first: true,
+            min_anon_bytes: 0,
+            recompact_after_ms: 10_000,
+            max_apps_per_decision: 2,
+        }),
+        ksm: None,
+        swap: SwapPolicy {
+            zram_pct: Some(12.5),
+            zram_algorithm: "lz4".into(),
+            swap_files: true,
+            grow_at_zram_used_frac: 0.8,
+            grow_below_ratio: 0.0,
+            file_frac: 0.125,
+            max_files: 4,
+            grow_interval_ms: 30_000,
+        },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenRelaunchCost },
+        ahead: None,
+    }
+}
+
+/// memorch's own ladder (DESIGN.md §4).
+fn memorch() -> Preset {
+    Preset {
+        name: "memorch".into(),
+        summary: "the whole ladder: idle preparation, reclaim ahead of launches, feedback-sized compaction, swap files on demand, batch kills by relaunch cost per MB".into(),
+        detection: Detection::Bands(Bands {
+            low_available_frac: 0.20,
+            critical_available_frac: 0.05,
+            kill_target_frac: 0.10,
+            extreme_available_frac: 0.02,
+            psi_some_target_pct: 1.0,
+            psi_full_kill_pct: 10.0,
+            refault_target: 0.2,
+        }),
+        compaction: Some(Compaction {
+            idle_min_class: Some(Class::Cached),
+            idle_scope: super::model::CompactScope::All,
+            pressure_min_class: Some(Class::Service),
+            step_pages: 32,
+            min_step_pages: 8,
+            max_step_pages: 8192,
+            feedback: true,
+            slight_pressure_pages_at_1gib: 0,
+            shared_objects_first: true,
+            min_anon_bytes: 4 * MIB,
+            recompact_after_ms: 10_000,
+            max_apps_per_decision: 4,
+        }),
+        ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20 }),
+        swap: SwapPolicy {
+            zram_pct: Some(50.0),
+            zram_algorithm: "lz4".into(),
+            swap_files: true,
+            grow_at_zram_used_frac: 0.8,
+            grow_below_ratio: 1.5,
+            file_frac: 0.125,
+            max_files: 4,
+            grow_interval_ms: 30_000,
+        },
+        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::ClassThenCostPerMb },
+        ahead: Some(Ahead {
+            home: true,
+            launch: true,
+            threshold_frac: 120.0 / 2048.0,
+            page_cache_floor_frac: 0.02,
+            doubling_start_pages: None,
+            home_kills: false,
+            compress_budget_ms: Some(300),
+            compress_bytes_per_ms: 350_000,
+        }),
     }
 }
 

@@ -3,7 +3,7 @@
 use super::{micros, open_domain, print_json, rate};
 use crate::human::bytes;
 use anyhow::{Context, Result};
-use memorch_linux::compact::{self, Advice, Scope};
+use memorch_linux::compact::{self, Advice, CompactScope};
 use memorch_linux::{target, SysRoot};
 
 /// Compact one process with process_madvise: anonymous pages go to swap (zram), file pages
@@ -46,16 +46,16 @@ pub fn run(a: Args) -> Result<()> {
     let domain = open_domain(&root, &a.t.domain)?;
     let t = target::check(&root, a.pid, &domain)?;
     let scope = if a.file {
-        Scope::File
+        CompactScope::File
     } else if a.so {
-        Scope::SharedObjects
+        CompactScope::SharedObjects
     } else if a.all {
-        Scope::All
+        CompactScope::All
     } else {
-        Scope::Anon
+        CompactScope::Anon
     };
     let advice = if a.cold { Advice::Cold } else { Advice::Pageout };
-    if scope != Scope::File && scope != Scope::SharedObjects && advice == Advice::Pageout {
+    if scope != CompactScope::File && scope != CompactScope::SharedObjects && advice == Advice::Pageout {
         let swap = memorch_linux::swaps::read(&root)?;
         if swap.total_bytes == 0 && !a.t.json {
             eprintln!("warning: no swap is active, so anonymous pages cannot be paged out (run 'memorch zram setup')");

@@ -1,9 +1,9 @@
 //! `memorch ctl`: talk to a running daemon over its control socket (docs/protocol.md).
 
-use anyhow::{Context, Result};
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
+use anyhow::Result;
+use memorch_core::Class;
+use memorch_protocol::{Client, Event, Metrics, Request};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Tell a running memorch what is happening (app states, launches, home, screen) and ask it
@@ -22,7 +22,11 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Cmd {
     /// A process changed class (foreground, visible, perceptible, service, home, previous, cached, empty).
-    State { pid: u32, class: String },
+    State {
+        pid: u32,
+        #[arg(value_parser = parse_class)]
+        class: Class,
+    },
     /// An app is about to launch: memorch makes room now.
     Launch {
         app: String,
@@ -58,39 +62,42 @@ enum Cmd {
     Metrics,
 }
 
+fn parse_class(s: &str) -> Result<Class, String> {
+    Class::from_name(s).filter(|c| !c.is_protected()).ok_or_else(|| format!("unknown class '{s}': use foreground, visible, perceptible, service, home, previous, cached or empty"))
+}
+
 pub fn run(a: Args) -> Result<()> {
+    let client = Client::new(&a.socket);
     let req = match &a.cmd {
-        Cmd::State { pid, class } => json!({"cmd": "state", "pid": pid, "class": class}),
-        Cmd::Launch { app, expect_mb } => json!({"cmd": "launch", "app": app, "expect_mb": expect_mb}),
-        Cmd::Launched { app, pid, ms, cold, .. } => json!({"cmd": "launched", "app": app, "pid": pid, "ms": ms, "cold": cold}),
-        Cmd::Home => json!({"cmd": "home"}),
-        Cmd::Screen { state } => json!({"cmd": "screen", "on": state == "on"}),
-        Cmd::Status => json!({"cmd": "status"}),
-        Cmd::Explain { pid } => json!({"cmd": "explain", "pid": pid}),
-        Cmd::Events => json!({"cmd": "events"}),
-        Cmd::Metrics => json!({"cmd": "metrics"}),
+        Cmd::State { pid, class } => Request::state(*pid, *class),
+        Cmd::Launch { app, expect_mb } => Request::Launch { app: app.clone(), expect_mb: *expect_mb },
+        Cmd::Launched { app, pid, ms, cold, .. } => Request::Launched { app: app.clone(), pid: *pid, ms: *ms, cold: *cold },
+        Cmd::Home => Request::Home {},
+        Cmd::Screen { state } => Request::Screen { on: state == "on" },
+        Cmd::Status => Request::Status {},
+        Cmd::Explain { pid } => Request::Explain { pid: *pid },
+        Cmd::Events => return follow(&client),
+        Cmd::Metrics => Request::Metrics {},
     };
-    let mut s = UnixStream::connect(&a.socket)
-        .with_context(|| format!("{}: is memorch running? (memorch run --socket …)", a.socket.display()))?;
-    writeln!(s, "{req}")?;
-    let mut r = BufReader::new(s);
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    let ans: Value = serde_json::from_str(&line).with_context(|| format!("unreadable answer: {line:?}"))?;
-    if ans["ok"] != true {
-        anyhow::bail!("memorch refused: {}", ans["error"].as_str().unwrap_or("no reason given"));
+    let ans = client.request(&req)?;
+    if !ans.ok {
+        anyhow::bail!("memorch refused: {}", ans.error.as_deref().unwrap_or("no reason given"));
     }
-    match a.cmd {
-        Cmd::Events => {
-            let mut out = std::io::stdout().lock();
-            for l in r.lines() {
-                writeln!(out, "{}", l?)?;
-                out.flush()?;
-            }
-        }
-        Cmd::Metrics if !a.json => print!("{}", ans["data"]["text"].as_str().unwrap_or("")),
-        _ if a.json || ans.get("data").is_some() => println!("{}", serde_json::to_string_pretty(ans.get("data").unwrap_or(&ans))?),
-        _ => println!("ok"),
+    match (a.cmd, ans.data) {
+        (Cmd::Metrics, Some(d)) if !a.json => print!("{}", serde_json::from_value::<Metrics>(d)?.text),
+        (_, Some(d)) => println!("{}", serde_json::to_string_pretty(&d)?),
+        (_, None) if a.json => println!("{{\"ok\":true}}"),
+        (_, None) => println!("ok"),
+    }
+    Ok(())
+}
+
+/// Print each event as a JSON line until the daemon ends (or Ctrl-C).
+fn follow(client: &Client) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    for e in client.subscribe()? {
+        writeln!(out, "{}", serde_json::to_string::<Event>(&e)?)?;
+        out.flush()?;
     }
     Ok(())
 }

@@ -32,11 +32,7 @@ pub fn run(a: Args) -> Result<()> {
     if a.t.json {
         return print_json(&r);
     }
-    // lmkd: "Kill 'name' (pid), uid U, oom_score_adj A to free N kB rss, M kB swap; reason: …"
-    println!(
-        "Kill '{}' ({}), uid {}, class {}, oom_score_adj {} to free {} rss, {} swap; reason: {}",
-        r.name, r.pid, r.uid, r.class, t.oom_score_adj, bytes(r.rss_bytes), bytes(r.swap_bytes), r.reason
-    );
+    println!("{}", kill::line(&r.name, r.pid, r.uid, r.class, t.oom_score_adj, r.rss_bytes, r.swap_bytes, &r.reason));
     if r.exited {
         println!("  exited after {}; domain regained {}{}", micros(r.elapsed_us), bytes(r.regained_bytes), if r.mreleased { " (reaped with process_mrelease)" } else { "" });
     } else {

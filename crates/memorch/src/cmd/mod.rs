@@ -10,6 +10,7 @@ pub mod kill;
 pub mod presets;
 pub mod ksm;
 pub mod reclaim;
+pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod spawn;

@@ -134,6 +134,15 @@ pub fn render(s: &Snapshot, top: Option<usize>) -> String {
             .join("\n         ")
     });
     let _ = writeln!(o, "zram     {zram}");
+    render_pressure(&mut o, s);
+    if let Some(ps) = &s.processes {
+        render_processes(&mut o, ps, top);
+    }
+    o
+}
+
+/// KSM, PSI and the event counters.
+fn render_pressure(o: &mut String, s: &Snapshot) {
     let ksm = facility(&s.ksm, crate::human::ksm_line);
     let _ = writeln!(o, "ksm      {ksm}");
     let psi = facility(&s.psi, |p| {
@@ -157,35 +166,36 @@ pub fn render(s: &Snapshot, top: Option<usize>) -> String {
         opt_count(c.major_faults),
         opt_count(c.oom_kills)
     );
-    if let Some(ps) = &s.processes {
-        let shown = top.unwrap_or(ps.len()).min(ps.len());
-        let _ = writeln!(o, "\nprocesses: {} (kill order: least important class first, then largest)", ps.len());
+}
+
+/// The processes in kill order, the first `top` of them.
+fn render_processes(o: &mut String, ps: &[memorch_core::ProcessInfo], top: Option<usize>) {
+    let shown = top.unwrap_or(ps.len()).min(ps.len());
+    let _ = writeln!(o, "\nprocesses: {} (kill order: least important class first, then largest)", ps.len());
+    let _ = writeln!(
+        o,
+        "{:>7} {:<11} {:>5} {:<16} {:>10} {:>10} {:>10} {:>9} {:>10} {:>10} {:>6} {:>7}",
+        "PID", "CLASS", "ADJ", "NAME", "RSS", "ANON", "FILE", "SHMEM", "PSS", "SWAP", "KSM", "AGE"
+    );
+    for p in &ps[..shown] {
         let _ = writeln!(
             o,
             "{:>7} {:<11} {:>5} {:<16} {:>10} {:>10} {:>10} {:>9} {:>10} {:>10} {:>6} {:>7}",
-            "PID", "CLASS", "ADJ", "NAME", "RSS", "ANON", "FILE", "SHMEM", "PSS", "SWAP", "KSM", "AGE"
+            p.pid,
+            p.class.name(),
+            p.oom_score_adj,
+            p.name,
+            bytes(p.rss_bytes()),
+            bytes(p.rss_anon_bytes),
+            bytes(p.rss_file_bytes),
+            bytes(p.rss_shmem_bytes),
+            opt_bytes(p.pss_bytes),
+            bytes(p.swap_bytes),
+            opt_count(p.ksm_merging_pages),
+            age(p.age_ms)
         );
-        for p in &ps[..shown] {
-            let _ = writeln!(
-                o,
-                "{:>7} {:<11} {:>5} {:<16} {:>10} {:>10} {:>10} {:>9} {:>10} {:>10} {:>6} {:>7}",
-                p.pid,
-                p.class.name(),
-                p.oom_score_adj,
-                p.name,
-                bytes(p.rss_bytes()),
-                bytes(p.rss_anon_bytes),
-                bytes(p.rss_file_bytes),
-                bytes(p.rss_shmem_bytes),
-                opt_bytes(p.pss_bytes),
-                bytes(p.swap_bytes),
-                opt_count(p.ksm_merging_pages),
-                age(p.age_ms)
-            );
-        }
-        if shown < ps.len() {
-            let _ = writeln!(o, "… {} more (--top N to show more)", ps.len() - shown);
-        }
     }
-    o
+    if shown < ps.len() {
+        let _ = writeln!(o, "… {} more (--top N to show more)", ps.len() - shown);
+    }
 }

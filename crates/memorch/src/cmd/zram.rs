@@ -48,83 +48,86 @@ fn parse_size(s: &str) -> Result<ZramSize, String> {
 pub fn run(c: Command) -> Result<()> {
     let root = SysRoot::live();
     match c {
-        Command::Setup { size, algorithm, priority, dry_run: true } => {
-            let size_bytes = size.bytes(meminfo::mem_total_bytes(&root)?);
-            let dev = zram::plan(&root, size_bytes, algorithm.as_deref())?;
-            println!(
-                "would set up {} as swap: {} {}, priority {priority}",
-                dev.as_deref().unwrap_or("a hot-added zram device (every device is busy)"),
-                bytes(size_bytes),
-                algorithm.as_deref().unwrap_or("(the kernel's default algorithm)")
-            );
+        Command::Setup { size, algorithm, priority, dry_run } => setup(&root, size, algorithm.as_deref(), priority, dry_run),
+        Command::Status { json } => status(&root, json),
+        Command::Teardown { device, dry_run } => teardown(&root, device.as_deref(), dry_run),
+    }
+}
+
+fn setup(root: &SysRoot, size: ZramSize, algorithm: Option<&str>, priority: i32, dry_run: bool) -> Result<()> {
+    let size_bytes = size.bytes(meminfo::mem_total_bytes(root)?);
+    if dry_run {
+        let dev = zram::plan(root, size_bytes, algorithm)?;
+        println!(
+            "would set up {} as swap: {} {}, priority {priority}",
+            dev.as_deref().unwrap_or("a hot-added zram device (every device is busy)"),
+            bytes(size_bytes),
+            algorithm.unwrap_or("(the kernel's default algorithm)")
+        );
+        return Ok(());
+    }
+    let rec = zram::setup(root, size_bytes, algorithm, priority)?;
+    zram::save_record(&rec).context("recording the zram set-up (teardown needs it)")?;
+    println!(
+        "zram: {} set up as swap: {} {}, priority {}{}; undo with 'memorch zram teardown'",
+        rec.device,
+        bytes(rec.disksize_bytes),
+        rec.algorithm,
+        rec.priority,
+        if rec.hot_added { " (hot-added)" } else { "" }
+    );
+    Ok(())
+}
+
+fn status(root: &SysRoot, json: bool) -> Result<()> {
+    let swap = swaps::read(root)?;
+    let state = zram::read(root, &swap);
+    let records = zram::records()?;
+    if json {
+        return print_json(&serde_json::json!({ "zram": state, "set_up_by_memorch": records }));
+    }
+    let Some(z) = state.get() else {
+        println!("zram: {}", match &state { memorch_core::Facility::Unavailable { reason } => reason.as_str(), _ => "" });
+        return Ok(());
+    };
+    for d in &z.devices {
+        let ours = records.iter().any(|r| r.device == d.name);
+        println!(
+            "{}: {} {}{}{} — stores {} in {} (ratio {}), same pages {}, huge pages {}",
+            d.name,
+            bytes(d.disksize_bytes),
+            d.algorithm,
+            if d.is_swap { ", swap" } else { "" },
+            if ours { ", set up by memorch" } else { "" },
+            bytes(d.orig_data_bytes),
+            bytes(d.mem_used_bytes),
+            d.compression_ratio.map_or("-".into(), |r| format!("{r:.2}")),
+            d.same_pages,
+            d.huge_pages
+        );
+    }
+    Ok(())
+}
+
+/// Only its own set-ups: those of a live test, bench or daemon are theirs to undo.
+fn teardown(root: &SysRoot, device: Option<&str>, dry_run: bool) -> Result<()> {
+    let records: Vec<_> = zram::records()?
+        .into_iter()
+        .filter(|r| device.is_none_or(|d| d == r.device))
+        .filter(|r| r.owner().is_none_or(|o| !o.alive(root)))
+        .collect();
+    if records.is_empty() {
+        println!("zram: nothing to tear down: memorch set up no {} (it only undoes its own set-ups)", device.unwrap_or("device"));
+        return Ok(());
+    }
+    for rec in records {
+        if dry_run {
+            println!("would tear down {} (algorithm back to {}{})", rec.device, rec.previous_algorithm, if rec.hot_added { ", hot-remove" } else { "" });
+            continue;
         }
-        Command::Setup { size, algorithm, priority, dry_run: false } => {
-            let ram = meminfo::mem_total_bytes(&root)?;
-            let rec = zram::setup(&root, size.bytes(ram), algorithm.as_deref(), priority)?;
-            zram::save_record(&rec).context("recording the zram set-up (teardown needs it)")?;
-            println!(
-                "zram: {} set up as swap: {} {}, priority {}{}; undo with 'memorch zram teardown'",
-                rec.device,
-                bytes(rec.disksize_bytes),
-                rec.algorithm,
-                rec.priority,
-                if rec.hot_added { " (hot-added)" } else { "" }
-            );
-        }
-        Command::Status { json } => {
-            let swap = swaps::read(&root)?;
-            let state = zram::read(&root, &swap);
-            let records = zram::records()?;
-            if json {
-                return print_json(&serde_json::json!({ "zram": state, "set_up_by_memorch": records }));
-            }
-            match state.get() {
-                None => println!("zram: {}", match &state { memorch_core::Facility::Unavailable { reason } => reason.as_str(), _ => "" }),
-                Some(z) => {
-                    for d in &z.devices {
-                        let ours = records.iter().any(|r| r.device == d.name);
-                        println!(
-                            "{}: {} {}{}{} — stores {} in {} (ratio {}), same pages {}, huge pages {}",
-                            d.name,
-                            bytes(d.disksize_bytes),
-                            d.algorithm,
-                            if d.is_swap { ", swap" } else { "" },
-                            if ours { ", set up by memorch" } else { "" },
-                            bytes(d.orig_data_bytes),
-                            bytes(d.mem_used_bytes),
-                            d.compression_ratio.map_or("-".into(), |r| format!("{r:.2}")),
-                            d.same_pages,
-                            d.huge_pages
-                        );
-                    }
-                }
-            }
-        }
-        Command::Teardown { device, dry_run } => {
-            // Only its own set-ups: those of a live test, bench or daemon are theirs to undo.
-            let alive = |pid: u32| std::path::Path::new(&format!("/proc/{pid}")).exists();
-            let records: Vec<_> = zram::records()?
-                .into_iter()
-                .filter(|r| device.as_ref().is_none_or(|d| *d == r.device))
-                .filter(|r| r.owner_pid.is_none_or(|p| !alive(p)))
-                .collect();
-            if records.is_empty() {
-                println!(
-                    "zram: nothing to tear down: memorch set up no {} (it only undoes its own set-ups)",
-                    device.as_deref().unwrap_or("device")
-                );
-                return Ok(());
-            }
-            for rec in records {
-                if dry_run {
-                    println!("would tear down {} (algorithm back to {}{})", rec.device, rec.previous_algorithm, if rec.hot_added { ", hot-remove" } else { "" });
-                    continue;
-                }
-                zram::teardown(&root, &rec).with_context(|| format!("tearing down {}", rec.device))?;
-                zram::forget_record(&rec)?;
-                println!("zram: {} torn down (algorithm back to {}{})", rec.device, rec.previous_algorithm, if rec.hot_added { ", hot-removed" } else { "" });
-            }
-        }
+        zram::teardown(root, &rec).with_context(|| format!("tearing down {}", rec.device))?;
+        zram::forget_record(&rec)?;
+        println!("zram: {} torn down (algorithm back to {}{})", rec.device, rec.previous_algorithm, if rec.hot_added { ", hot-removed" } else { "" });
     }
     Ok(())
 }

@@ -112,30 +112,28 @@ impl DaemonGuard {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
     }
 
-    /// One request, one answer.
-    pub fn request(&self, req: &str) -> serde_json::Value {
-        use std::io::Write;
-        let mut s = std::os::unix::net::UnixStream::connect(&self.socket).expect("connect");
-        s.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
-        writeln!(s, "{req}").unwrap();
-        let mut line = String::new();
-        BufReader::new(s).read_line(&mut line).expect("an answer");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad answer {line:?}: {e}"))
+    pub fn client(&self) -> memorch_protocol::Client {
+        memorch_protocol::Client::new(&self.socket)
     }
 
-    /// Follow the events stream: lines arrive on the returned channel.
+    /// One request, its answer as JSON (`ok`, `data`, `error`).
+    pub fn request(&self, req: &memorch_protocol::Request) -> serde_json::Value {
+        let a = self.client().request(req).unwrap_or_else(|e| panic!("{req:?}: {e}"));
+        serde_json::to_value(a).unwrap()
+    }
+
+    pub fn status(&self) -> serde_json::Value {
+        self.request(&memorch_protocol::Request::Status {})
+    }
+
+    /// Follow the events stream: each event arrives on the returned channel, as JSON.
     pub fn events(&self) -> std::sync::mpsc::Receiver<serde_json::Value> {
-        use std::io::Write;
-        let mut s = std::os::unix::net::UnixStream::connect(&self.socket).expect("connect");
-        writeln!(s, "{{\"cmd\":\"events\"}}").unwrap();
+        let events = self.client().subscribe().expect("subscribe");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(s).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
-                    if tx.send(v).is_err() {
-                        break;
-                    }
+            for e in events {
+                if tx.send(serde_json::to_value(e).unwrap()).is_err() {
+                    break;
                 }
             }
         });

@@ -33,7 +33,6 @@ pub fn run(ctx: &mut Ctx) {
                 return;
             }
             let bytes = ctx.frac(p.file_frac);
-            ctx.state.last_swap_grow_ms = Some(ctx.input.now_ms);
             let what = if bad_ratio { format!("zram compresses only {:.2}×", ctx.zram_ratio()) } else { format!("zram is {:.0} % full", zram_used * 100.0) };
             let r = ctx
                 .reason(Step::AdaptiveSwap, format!("{why} and {what}: add a {} storage swap file (SWAM slow path)", mib(bytes)))

@@ -7,6 +7,9 @@
 use super::{mib, Ctx, PressureLevel, Step, PAGE};
 use crate::engine::preset::{Detection, KillMode};
 
+/// The reason field that marks a kill for thrashing (its limit decays once it is done).
+pub const THRASH_KILL: &str = "thrash_kill";
+
 pub fn run(ctx: &mut Ctx) {
     let Detection::Psi(l) = ctx.preset.detection.clone() else { return };
     if ctx.preset.kill.mode == KillMode::Never {
@@ -61,13 +64,12 @@ pub fn run(ctx: &mut Ctx) {
         ctx.quiet(ctx.reason(Step::Lmkd, format!("{why}, but no app of class {min_class} or less important to kill")));
         return;
     };
-    if thrash_kill {
-        ctx.state.lmkd.limit_pct = Some(limit * (100.0 - l.thrashing_decay_pct) / 100.0);
-    }
+    // The limit decays once the kill is done (Engine::learn), for a thrashing kill only.
     let r = ctx
         .reason(Step::Lmkd, format!("{why}: kill one app of class {min_class} or less important"))
         .with("thrashing_pct", thrashing)
-        .with("thrashing_limit_pct", limit);
+        .with("thrashing_limit_pct", limit)
+        .with(THRASH_KILL, if thrash_kill { 1.0 } else { 0.0 });
     let target = whigh.saturating_sub(free);
     ctx.kill(vec![victim], target, min_class, r);
 }

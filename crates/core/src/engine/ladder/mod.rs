@@ -7,20 +7,28 @@ mod before_launch;
 mod home;
 mod kill;
 mod lmk;
-mod lmkd;
+pub mod lmkd;
 mod prepare_idle;
 mod under_pressure;
 
 use super::model::{mib, Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, PAGE};
 use super::preset::Preset;
 use super::victims::{self, Candidate};
-use super::{Compacted, Input, State};
+use super::{Input, State};
 use crate::Class;
 use std::collections::BTreeSet;
 
 /// The zram compression ratio assumed before zram has data (ChromeOS's typical 2.6×,
 /// measured here 2.2–2.6× on realistic pages).
 pub const DEFAULT_ZRAM_RATIO: f64 = 2.5;
+
+/// The compression ratio of a snapshot's zram swap (orig / compr), or the default before it
+/// has data: what the engine assumes a compressed page saves.
+pub fn zram_ratio(snapshot: &crate::Snapshot) -> f64 {
+    let z = snapshot.zram.get();
+    let (orig, compr) = z.map_or((0, 0), |z| z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, c), d| (o + d.orig_data_bytes, c + d.compr_data_bytes)));
+    if orig > 16 * PAGE && compr > 0 { orig as f64 / compr as f64 } else { DEFAULT_ZRAM_RATIO }
+}
 
 pub struct Ctx<'a> {
     pub input: &'a Input<'a>,
@@ -87,9 +95,7 @@ impl<'a> Ctx<'a> {
 
     /// The zram compression ratio now (orig / compr), or the default before it has data.
     pub fn zram_ratio(&self) -> f64 {
-        let z = self.input.snapshot.zram.get();
-        let (orig, compr) = z.map_or((0, 0), |z| z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, c), d| (o + d.orig_data_bytes, c + d.compr_data_bytes)));
-        if orig > 16 * PAGE && compr > 0 { orig as f64 / compr as f64 } else { DEFAULT_ZRAM_RATIO }
+        zram_ratio(self.input.snapshot)
     }
 
     /// Swap room left: what compaction can still push out.
@@ -132,9 +138,10 @@ impl<'a> Ctx<'a> {
         self.touched.contains(&pid)
     }
 
-    /// A kill is on its way: wait for it (one kill, then wait).
+    /// A kill is on its way (decided in this decision, or carried out and its victims'
+    /// memory not back yet, for at most `timeout_ms`): wait for it (one kill, then wait).
     pub fn kill_pending(&self, timeout_ms: u64) -> bool {
-        self.state.pending_kill.as_ref().is_some_and(|(_, at)| self.input.now_ms.saturating_sub(*at) < timeout_ms)
+        !self.killed.is_empty() || self.state.pending_kill.as_ref().is_some_and(|(_, at)| self.input.now_ms.saturating_sub(*at) < timeout_ms)
     }
 
     pub fn push(&mut self, kind: ActionKind, reason: Reason, expected_bytes: u64) {
@@ -144,7 +151,8 @@ impl<'a> Ctx<'a> {
         self.actions.push((a, expected_bytes));
     }
 
-    /// Compact an app; remember it so pages that come back can be seen.
+    /// Compact an app (the engine watches its pages for refaults once it learns the
+    /// compaction was done: [`super::Engine::learn`]).
     pub fn compact(&mut self, app: &App, scope: CompactScope, max_pages: Option<u64>, reason: Reason) {
         let ratio = self.zram_ratio();
         let anon_moved = match (scope, max_pages) {
@@ -158,23 +166,11 @@ impl<'a> Ctx<'a> {
             CompactScope::Anon => 0,
         };
         let expected = (anon_moved as f64 * (1.0 - 1.0 / ratio)) as u64 + file_freed;
-        if anon_moved > 0 {
-            let now = self.input.now_ms;
-            self.state.compacted.entry(app.pid).or_insert(Compacted {
-                app: app.name.clone(),
-                at_ms: now,
-                swap_before: app.swap_bytes,
-                swap_peak: app.swap_bytes,
-                came_back: 0,
-            });
-        }
-        if max_pages.is_none() {
-            self.state.whole.insert(app.pid, self.input.now_ms);
-        }
         self.push(ActionKind::Compact { pid: app.pid, app: app.name.clone(), scope, max_pages }, reason, expected);
     }
 
-    /// Kill a batch (or one), and wait for it before the next.
+    /// Kill a batch (or one); no other kill in this decision, nor after it until the victims
+    /// are gone (once the engine learns the kill was done).
     pub fn kill(&mut self, victims: Vec<Candidate>, target_bytes: u64, min_class: Class, reason: Reason) {
         if victims.is_empty() {
             return;
@@ -192,7 +188,6 @@ impl<'a> Ctx<'a> {
         });
         self.projected_bytes -= dropped;
         self.killed.extend(pids.iter().copied());
-        self.state.pending_kill = Some((pids, self.input.now_ms));
         let reason = reason.with("target_bytes", target_bytes as f64).with("victims", victims.len() as f64);
         self.push(
             ActionKind::Kill { victims: victims.iter().map(Candidate::victim).collect(), target_bytes, min_class },

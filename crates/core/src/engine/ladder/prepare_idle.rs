@@ -14,7 +14,6 @@ pub fn run(ctx: &mut Ctx) {
     };
     if ctx.state.screen_on {
         if ksm.idle_targeted && ctx.state.ksm_running {
-            ctx.state.ksm_running = false;
             let r = ctx.reason(Step::PrepareIdle, "screen on: KSM runs only while idle (thesis §3.3: its CPU cost is not worth it in use)");
             ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
         }
@@ -29,7 +28,6 @@ pub fn run(ctx: &mut Ctx) {
         }
         let siblings: usize = by_parent.values().filter(|&&n| n >= 2).sum();
         if siblings >= 2 {
-            ctx.state.ksm_running = true;
             let r = ctx
                 .reason(Step::PrepareIdle, format!("idle: {siblings} mergeable background apps share an ancestor: run KSM over them"))
                 .with("apps", siblings as f64);

@@ -68,7 +68,6 @@ pub fn run(ctx: &mut Ctx) {
     });
     for (a, refault) in apps.into_iter().take(c.max_apps_per_decision.max(1)) {
         if c.shared_objects_first && a.so_unshared_bytes.unwrap_or(0) > 0 && !ctx.state.so_done.contains(&a.pid) {
-            ctx.state.so_done.insert(a.pid);
             let r = ctx
                 .reason(Step::UnderPressure, format!("{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)", mib(a.so_unshared_bytes.unwrap_or(0)), a.name))
                 .with("so_bytes", a.so_unshared_bytes.unwrap_or(0) as f64);

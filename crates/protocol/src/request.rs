@@ -1,5 +1,4 @@
-//! The control protocol: JSON lines over a Unix socket (docs/protocol.md). Every request is
-//! validated whole before anything is done, and every answer says ok or why not.
+//! Requests: what a client may ask. Validated whole before anything is done.
 
 use memorch_core::Class;
 use serde::{Deserialize, Serialize};
@@ -15,7 +14,11 @@ pub enum Request {
     /// A process changed class (as a launcher or activity manager would say).
     State { pid: u32, class: String },
     /// An app is about to launch.
-    Launch { app: String, expect_mb: Option<u64> },
+    Launch {
+        app: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expect_mb: Option<u64>,
+    },
     /// An app finished launching.
     Launched { app: String, pid: u32, ms: u64, cold: bool },
     Home {},
@@ -28,11 +31,18 @@ pub enum Request {
     Metrics {},
 }
 
-/// Who is asking (`SO_PEERCRED`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Peer {
-    pub pid: u32,
-    pub uid: u32,
+impl Request {
+    /// A class change, by class.
+    pub fn state(pid: u32, class: Class) -> Request {
+        Request::State { pid, class: class.name().to_string() }
+    }
+
+    /// The line a client writes.
+    pub fn line(&self) -> String {
+        let mut s = serde_json::to_string(self).expect("requests serialise");
+        s.push('\n');
+        s
+    }
 }
 
 /// Parse one line. Errors are answers, never panics.
@@ -57,52 +67,6 @@ pub fn parse(line: &str) -> Result<Request, String> {
     Ok(req)
 }
 
-/// Whether `peer` may send `req`. Root and the configured controller uids may say anything;
-/// others may describe only their own processes' classes, and read. What memorch learns and
-/// keeps across restarts (launch reports, sizes in launch intents) comes only from root and
-/// the controllers: nobody else can teach it that an app is cheap to kill.
-pub fn authorize(req: &Request, peer: Peer, controllers: &[u32], owner_of: impl Fn(u32) -> Option<u32>) -> Result<(), String> {
-    if peer.uid == 0 || controllers.contains(&peer.uid) {
-        return Ok(());
-    }
-    match req {
-        Request::Status {} | Request::Explain { .. } | Request::Events {} | Request::Metrics {} => Ok(()),
-        Request::State { pid, .. } => match owner_of(*pid) {
-            Some(uid) if uid == peer.uid => Ok(()),
-            Some(_) => Err(format!("pid {pid} is not yours (uid {}): only root describes others' processes", peer.uid)),
-            None => Err(format!("no process {pid}")),
-        },
-        Request::Launch { .. } | Request::Launched { .. } | Request::Home {} | Request::Screen { .. } => {
-            Err(format!("uid {} may not send launch, launched, home or screen events: root or a uid in [control] uids may", peer.uid))
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Answer {
-    pub ok: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<serde_json::Value>,
-}
-
-impl Answer {
-    pub fn ok(data: Option<serde_json::Value>) -> Answer {
-        Answer { ok: true, error: None, data }
-    }
-
-    pub fn err(e: impl Into<String>) -> Answer {
-        Answer { ok: false, error: Some(e.into()), data: None }
-    }
-
-    pub fn line(&self) -> String {
-        let mut s = serde_json::to_string(self).unwrap_or_else(|_| "{\"ok\":false,\"error\":\"unprintable answer\"}".into());
-        s.push('\n');
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +83,26 @@ mod tests {
             assert!(parse(&format!(r#"{{"cmd":"{c}"}}"#)).is_ok());
         }
         assert_eq!(parse(r#"{"cmd":"explain","pid":3}"#), Ok(Request::Explain { pid: 3 }));
+    }
+
+    #[test]
+    fn what_a_client_writes_is_what_the_daemon_reads() {
+        for r in [
+            Request::state(5, Class::Cached),
+            Request::Launch { app: "maps".into(), expect_mb: None },
+            Request::Launch { app: "maps".into(), expect_mb: Some(120) },
+            Request::Launched { app: "maps".into(), pid: 9, ms: 800, cold: false },
+            Request::Home {},
+            Request::Screen { on: true },
+            Request::Status {},
+            Request::Explain { pid: 1 },
+            Request::Events {},
+            Request::Metrics {},
+        ] {
+            let line = r.line();
+            assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
+            assert_eq!(parse(line.trim_end()), Ok(r));
+        }
     }
 
     #[test]
@@ -140,25 +124,5 @@ mod tests {
             assert!(e.contains(want), "{line}: {e}");
         }
         assert!(parse(&"x".repeat(MAX_LINE + 1)).unwrap_err().contains("longer than"));
-    }
-
-    #[test]
-    fn non_root_may_only_describe_its_own_processes() {
-        let user = Peer { pid: 10, uid: 1000 };
-        let owner = |pid: u32| match pid {
-            1 => Some(0),
-            2 => Some(1000),
-            _ => None,
-        };
-        assert!(authorize(&Request::State { pid: 2, class: "cached".into() }, user, &[], owner).is_ok());
-        assert!(authorize(&Request::State { pid: 1, class: "cached".into() }, user, &[], owner).unwrap_err().contains("not yours"));
-        assert!(authorize(&Request::State { pid: 7, class: "cached".into() }, user, &[], owner).unwrap_err().contains("no process"));
-        assert!(authorize(&Request::Home {}, user, &[], owner).is_err());
-        let report = Request::Launched { app: "maps".into(), pid: 2, ms: 900, cold: true };
-        assert!(authorize(&report, user, &[], owner).unwrap_err().contains("may not send launch"), "its own pid is not enough to teach memorch");
-        assert!(authorize(&report, user, &[1000], owner).is_ok());
-        assert!(authorize(&Request::Home {}, user, &[1000], owner).is_ok());
-        assert!(authorize(&Request::Status {}, user, &[], owner).is_ok());
-        assert!(authorize(&Request::State { pid: 1, class: "cached".into() }, Peer { pid: 3, uid: 0 }, &[], owner).is_ok());
     }
 }

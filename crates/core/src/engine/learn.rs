@@ -1,0 +1,55 @@
+//! What the engine learns from what was *done*, never from what it only decided: a
+//! compaction refused by the kernel, a dry run or a kill of a process that had already gone
+//! leaves no mark. The daemon (or a test) calls [`Engine::learn`] with each action and
+//! whether it was carried out.
+
+use super::ladder::lmkd::THRASH_KILL;
+use super::model::{Action, ActionKind, CompactScope};
+use super::preset::Detection;
+use super::{Compacted, Engine, Input};
+
+impl Engine {
+    /// Learn from the outcomes of the decision on `input`: `(action, done)` each.
+    pub fn learn(&mut self, input: &Input, outcomes: &[(&Action, bool)]) {
+        let now = input.now_ms;
+        for (action, done) in outcomes.iter().copied() {
+            match &action.kind {
+                // An attempt to grow swap is throttled whether it worked or not: a full disk
+                // does not get emptier by asking every tick.
+                ActionKind::SwapGrow { .. } => self.state.last_swap_grow_ms = Some(now),
+                _ if !done => {}
+                ActionKind::Compact { pid, app, scope, max_pages } => {
+                    if *scope == CompactScope::SharedObjects {
+                        self.state.so_done.insert(*pid);
+                    }
+                    let before = input.apps.iter().find(|a| a.pid == *pid).map_or(0, |a| a.swap_bytes);
+                    if matches!(scope, CompactScope::Anon | CompactScope::All) {
+                        self.state.compacted.entry(*pid).or_insert(Compacted { app: app.clone(), at_ms: now, swap_before: before, swap_peak: before, came_back: 0 });
+                    }
+                    if max_pages.is_none() {
+                        self.state.whole.insert(*pid, now);
+                    }
+                }
+                ActionKind::Kill { victims, .. } => {
+                    self.state.pending_kill = Some((victims.iter().map(|v| v.pid).collect(), now));
+                    let thrash = action.reason.fields.get(THRASH_KILL).is_some_and(|v| *v > 0.0);
+                    if let (true, Detection::Psi(l)) = (thrash, &self.preset.detection) {
+                        let base = if input.snapshot.memory.total_bytes <= l.low_ram_bytes { l.thrashing_limit_low_ram_pct } else { l.thrashing_limit_pct };
+                        let limit = self.state.lmkd.limit_pct.unwrap_or(base);
+                        self.state.lmkd.limit_pct = Some(limit * (100.0 - l.thrashing_decay_pct) / 100.0);
+                    }
+                }
+                ActionKind::Ksm { run, .. } => self.state.ksm_running = *run,
+                _ => {}
+            }
+        }
+    }
+
+    /// Decide, and learn as if every action were carried out: for tests and traces that
+    /// have no kernel to act on.
+    pub fn decide_and_assume_done(&mut self, input: &Input) -> Vec<Action> {
+        let actions = self.decide(input);
+        self.learn(input, &actions.iter().map(|a| (a, true)).collect::<Vec<_>>());
+        actions
+    }
+}

@@ -1,0 +1,123 @@
+//! What clients of the control socket ask, and the answers: every request authorised and
+//! answered, status and explanations built from what the daemon last saw.
+
+use crate::access;
+use crate::daemon::Daemon;
+use crate::metrics;
+use memorch_core::engine::Event;
+use memorch_core::Class;
+use memorch_linux::process;
+use memorch_protocol::{Answer, Decided, Explanation, Metrics, Request, Status, ZramInfo};
+use std::time::Instant;
+
+impl Daemon {
+    /// One request line from client `i`; returns whether it calls for a decision now.
+    pub(crate) fn on_line(&mut self, i: usize, line: Result<String, String>, woke: Instant) -> bool {
+        self.counters.requests += 1;
+        let peer = self.server.clients[i].peer;
+        let req = line.and_then(|l| memorch_protocol::parse(&l)).and_then(|r| {
+            let root = &self.root;
+            access::authorize(&r, peer, &self.cfg.control.uids, |pid| process::read_uid(root, pid).ok()).map(|_| r)
+        });
+        self.server.clients[i].judged(req.is_ok());
+        let (answer, decide) = match req {
+            Ok(r) => self.handle(r, i, woke),
+            Err(e) => (Answer::err(e), false),
+        };
+        if !answer.ok {
+            self.counters.bad_requests += 1;
+        }
+        self.server.clients[i].send(answer.line().as_bytes());
+        decide
+    }
+
+    fn handle(&mut self, req: Request, client: usize, woke: Instant) -> (Answer, bool) {
+        match req {
+            Request::State { pid, class } => (self.set_class(pid, Class::from_name(&class).expect("validated")), false),
+            Request::Launch { app, expect_mb } => {
+                self.events.push(Event::LaunchIntent { app, expected_bytes: expect_mb.map(|mb| mb << 20) });
+                // Decide now and answer with what was done, so a launcher can wait for it.
+                let before = self.counters.decisions;
+                self.decide(woke, "request");
+                (Answer::with(&Decided { decided: self.counters.decisions > before }), false)
+            }
+            Request::Launched { app, pid, ms, cold } => {
+                self.events.push(Event::Launched { app, pid, ms, cold });
+                (Answer::ok(None), false)
+            }
+            Request::Home {} => {
+                self.events.push(Event::Home);
+                (Answer::ok(None), true)
+            }
+            Request::Screen { on } => {
+                self.events.push(Event::Screen { on });
+                (Answer::ok(None), true)
+            }
+            Request::Status {} => (Answer::with(&self.status()), false),
+            Request::Explain { pid } => (self.explain(pid), false),
+            Request::Events {} => {
+                self.server.clients[client].subscribed = true;
+                (Answer::ok(None), false)
+            }
+            Request::Metrics {} => (Answer::with(&Metrics { text: metrics::prometheus(&self.counters, self.snap.as_ref(), &self.engine.preset.name) }), false),
+        }
+    }
+
+    /// A process's class, as an activity manager says it: written to its `oom_score_adj`
+    /// (the daemon is the one writer of it where it runs) and remembered.
+    fn set_class(&mut self, pid: u32, class: Class) -> Answer {
+        if !self.domain.contains(&self.root, pid).unwrap_or(false) {
+            return Answer::err(format!("pid {pid} is not in domain {}", self.domain.spec));
+        }
+        if !self.exec.dry_run {
+            if let Err(e) = process::write_oom_score_adj(&self.root, &pid.to_string(), class.oom_score_adj()) {
+                return Answer::err(e.to_string());
+            }
+        }
+        self.view.classes.insert(pid, class);
+        self.events.push(Event::AppState { pid, class });
+        Answer::ok(None)
+    }
+
+    fn status(&self) -> Status {
+        let (cpu_seconds, rss_bytes) = metrics::self_usage();
+        Status {
+            preset: self.engine.preset.name.clone(),
+            domain: self.domain.spec.to_string(),
+            dry_run: self.exec.dry_run,
+            uptime_ms: self.now_ms(),
+            counters: self.counters.clone(),
+            memory: self.snap.as_ref().map(|s| s.memory.clone()),
+            psi: self.snap.as_ref().map(|s| s.psi.clone()),
+            apps: self.apps.len(),
+            zram: self.zram.as_ref().map(|z| ZramInfo { device: z.setup.device.clone(), algorithm: z.setup.algorithm.clone(), disksize_bytes: z.setup.disksize_bytes }),
+            swap_files: self.exec.actuators.swap_files(),
+            pending_kills: self.exec.reaping.len(),
+            cpu_seconds,
+            rss_bytes,
+        }
+    }
+
+    /// Where a process stands in the ladder, and why: the engine's own explanation.
+    fn explain(&self, pid: u32) -> Answer {
+        let (Some(snap), Some(app)) = (&self.snap, self.apps.iter().find(|a| a.pid == pid)) else {
+            return Answer::err(format!("pid {pid} was not in domain {} at the last full snapshot", self.domain.spec));
+        };
+        let st = self.engine.explain(snap, &self.apps, pid).expect("an app of the snapshot");
+        Answer::with(&Explanation {
+            pid,
+            app: app.name.clone(),
+            class: app.class,
+            protected: st.protected,
+            kill_rank: st.kill_rank,
+            candidates: st.candidates,
+            freeable_bytes: st.freeable_bytes,
+            relaunch_ms: st.relaunch_ms,
+            cost_ms_per_mb: st.cost_ms_per_mb,
+            stats: self.engine.state.stats.get(&app.name).cloned(),
+            step_pages: self.engine.state.step_pages.get(&app.name).copied(),
+            last_action: self.last_reasons.get(&pid).cloned(),
+            summary: st.summary,
+        })
+    }
+}

@@ -1,0 +1,95 @@
+//! A recording fake of the actuators, for tests of decide → execute → learn without a kernel
+//! to act on (as oomd's mock kill plugin records pids instead of killing). It records every
+//! call, acts on nothing, and refuses what it is told to refuse.
+
+use super::{Actuators, Killed};
+use memorch_core::engine::CompactScope;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// One call the executor made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    Compact { pid: u32, scope: CompactScope, max_pages: Option<u64> },
+    Kill { pid: u32 },
+    Reclaim { bytes: u64 },
+    Ksm { run: bool },
+    SwapGrow { bytes: u64 },
+    SwapShrink,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    /// Every call, in order; shared so a test can read it while the executor owns the fake.
+    pub calls: Arc<Mutex<Vec<Call>>>,
+    /// Pids whose compaction or kill is refused (as the kernel refuses a process that has
+    /// gone, or that memorch may not touch).
+    pub refuse: BTreeSet<u32>,
+}
+
+impl Recording {
+    pub fn calls(&self) -> Vec<Call> {
+        self.calls.lock().expect("calls").clone()
+    }
+
+    fn record(&self, c: Call) {
+        self.calls.lock().expect("calls").push(c);
+    }
+
+    fn check(&self, pid: u32) -> Result<(), String> {
+        if self.refuse.contains(&pid) {
+            return Err(format!("refusing pid {pid}: no process {pid} (it has exited, or never existed)"));
+        }
+        Ok(())
+    }
+}
+
+impl Actuators for Recording {
+    fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String> {
+        self.record(Call::Compact { pid, scope, max_pages });
+        self.check(pid)?;
+        let bytes = max_pages.unwrap_or(256) * 4096;
+        Ok((format!("compacted '{app}' ({pid})"), bytes))
+    }
+
+    fn kill(&mut self, pid: u32, _why: &str) -> Result<Killed, String> {
+        self.record(Call::Kill { pid });
+        self.check(pid)?;
+        Ok(Killed { pid, name: format!("pid{pid}"), pidfd: None, rss_bytes: 0, swap_bytes: 0, at: Instant::now() })
+    }
+
+    fn reap(&mut self, _victim: &Killed) {}
+
+    fn reclaim(&mut self, bytes: u64) -> Result<(String, u64), String> {
+        self.record(Call::Reclaim { bytes });
+        Ok((format!("reclaimed {bytes}"), bytes))
+    }
+
+    fn ksm(&mut self, run: bool, _pages_to_scan: u64, _sleep_ms: u64) -> Result<String, String> {
+        self.record(Call::Ksm { run });
+        Ok("ksm".into())
+    }
+
+    fn swap_grow(&mut self, bytes: u64) -> Result<String, String> {
+        self.record(Call::SwapGrow { bytes });
+        Ok("added a swap file".into())
+    }
+
+    fn swap_shrink(&mut self) -> Result<String, String> {
+        self.record(Call::SwapShrink);
+        Ok("removed".into())
+    }
+
+    fn used_bytes(&self) -> Option<u64> {
+        None
+    }
+
+    fn swap_files(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn put_back(&mut self) -> (Vec<String>, Vec<String>) {
+        (Vec::new(), Vec::new())
+    }
+}

@@ -1,0 +1,112 @@
+//! The live actuators: memorch-linux's, on the daemon's domain. Every process action goes
+//! through `target::check` first (never outside the domain, never memorch, a namespace's init
+//! or a system process).
+
+use super::{Actuators, Killed};
+use memorch_core::engine::CompactScope;
+use memorch_linux::compact::{self, Advice};
+use memorch_linux::ksm::{KsmGuard, KsmSettings};
+use memorch_linux::swapfile::SwapFileGuard;
+use memorch_linux::{ksm, reclaim, snapshot, target, Domain, SysRoot};
+use std::path::PathBuf;
+
+pub struct Live {
+    pub root: SysRoot,
+    pub domain: Domain,
+    swap_file_dir: PathBuf,
+    /// Swap files this daemon added, removed on exit.
+    swap_files: Vec<SwapFileGuard>,
+    /// KSM settings as they were when the daemon first tuned them, put back on exit.
+    ksm_guard: Option<KsmGuard>,
+}
+
+impl Live {
+    pub fn new(root: SysRoot, domain: Domain, swap_file_dir: PathBuf) -> Live {
+        Live { root, domain, swap_file_dir, swap_files: Vec::new(), ksm_guard: None }
+    }
+}
+
+impl Actuators for Live {
+    fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String> {
+        let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
+        let r = compact::compact(&self.root, &t, scope, Advice::Pageout, max_pages, false).map_err(|e| e.to_string())?;
+        Ok((format!("compacted '{app}' ({pid}): {} bytes out in {} µs{}", r.moved_bytes, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.moved_bytes))
+    }
+
+    fn kill(&mut self, pid: u32, why: &str) -> Result<Killed, String> {
+        let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
+        let s = memorch_linux::kill::signal(&self.root, &t).map_err(|e| e.to_string())?;
+        let (rss, swap) = (s.resident.rss_bytes(), s.resident.swap_bytes);
+        tracing::info!(pid, uid = s.uid, app = %t.name, class = %t.class, rss_kb = rss / 1024, swap_kb = swap / 1024, reason = %why, "{}", memorch_linux::kill::line(&t.name, pid, s.uid, t.class, t.oom_score_adj, rss, swap, why));
+        Ok(Killed { pid, name: t.name, pidfd: Some(t.pidfd), rss_bytes: s.resident.rss_bytes(), swap_bytes: s.resident.swap_bytes, at: s.at })
+    }
+
+    fn reap(&mut self, victim: &Killed) {
+        if let Some(p) = &victim.pidfd {
+            p.mrelease();
+        }
+    }
+
+    fn reclaim(&mut self, bytes: u64) -> Result<(String, u64), String> {
+        reclaim::reclaim(&self.root, &self.domain, bytes, false)
+            .map(|r| (format!("reclaimed {} of {} bytes in {} µs", r.reclaimed_bytes, r.requested_bytes, r.elapsed_us), r.reclaimed_bytes))
+            .map_err(|e| e.to_string())
+    }
+
+    fn ksm(&mut self, run: bool, pages_to_scan: u64, sleep_ms: u64) -> Result<String, String> {
+        if self.ksm_guard.is_none() {
+            // Remember every knob as it is, to put back on exit (and by whoever starts next,
+            // should this daemon die first).
+            let now = ksm::read(&self.root);
+            let k = now.get().ok_or("KSM is not available")?;
+            let same = KsmSettings { run: Some(k.run), pages_to_scan: Some(k.pages_to_scan), sleep_ms: Some(k.sleep_ms) };
+            self.ksm_guard = Some(KsmGuard::tune(&self.root, &same).map_err(|e| e.to_string())?);
+        }
+        ksm::tune(&self.root, &KsmSettings { run: Some(run as u8), pages_to_scan: Some(pages_to_scan), sleep_ms: Some(sleep_ms) }).map_err(|e| e.to_string())?;
+        Ok(format!("ksm {}", if run { "running" } else { "stopped" }))
+    }
+
+    fn swap_grow(&mut self, bytes: u64) -> Result<String, String> {
+        let g = SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, memorch_linux::swapfile::DEFAULT_PRIORITY).map_err(|e| e.to_string())?;
+        let what = format!("added swap file {}", g.path.display());
+        self.swap_files.push(g);
+        Ok(what)
+    }
+
+    fn swap_shrink(&mut self) -> Result<String, String> {
+        let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
+        let idle = |g: &SwapFileGuard| swaps.devices.iter().any(|d| std::path::Path::new(&d.path) == g.path && d.used_bytes == 0);
+        let before = self.swap_files.len();
+        self.swap_files.retain(|g| !idle(g));
+        let n = before - self.swap_files.len();
+        if n == 0 {
+            return Err("no idle swap file of this daemon to remove".into());
+        }
+        Ok(format!("removed {n} idle swap files"))
+    }
+
+    fn used_bytes(&self) -> Option<u64> {
+        snapshot::cheap(&self.root, &self.domain).ok().map(|s| s.memory.used_bytes)
+    }
+
+    fn swap_files(&self) -> Vec<String> {
+        self.swap_files.iter().map(|g| g.path.display().to_string()).collect()
+    }
+
+    fn put_back(&mut self) -> (Vec<String>, Vec<String>) {
+        let (mut done, mut failed) = (Vec::new(), Vec::new());
+        for mut g in std::mem::take(&mut self.swap_files) {
+            match g.remove_now() {
+                Ok(()) => done.push(format!("removed swap file {}", g.path.display())),
+                Err(e) => failed.push(format!("swap file {}: {e}", g.path.display())),
+            }
+        }
+        if let Some(mut g) = self.ksm_guard.take() {
+            match g.restore_now() {
+                Ok(()) => done.push(format!("put KSM back (run {:?}, pages_to_scan {:?}, sleep {:?} ms)", g.previous().run, g.previous().pages_to_scan, g.previous().sleep_ms)),
+                Err(e) => failed.push(format!("KSM settings: {e}")),
+            }
+        }
+        (done, failed)
+    }
+}

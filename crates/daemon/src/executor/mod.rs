@@ -1,0 +1,165 @@
+//! Carrying out the engine's actions through [`Actuators`], or, in a dry run, only saying
+//! what would be done. The executor decides what the config allows ([manage]), in what order
+//! (kills first), and turns each call's result into an [`Outcome`]; the actuators only act:
+//! the live ones through memorch-linux (live.rs), a recording fake in tests (fake.rs), so
+//! decide → execute → learn can be tested without a kernel to act on.
+
+pub mod fake;
+pub mod live;
+
+use crate::config::Manage;
+use memorch_core::engine::{Action, ActionKind, CompactScope};
+use memorch_linux::pidfd::Pidfd;
+use memorch_protocol::VictimGone;
+use serde::Serialize;
+use std::time::Instant;
+
+/// A victim signalled, until it is gone.
+pub struct Killed {
+    pub pid: u32,
+    pub name: String,
+    /// Its pidfd, readable once it is gone (the fake has none).
+    pub pidfd: Option<Pidfd>,
+    pub rss_bytes: u64,
+    pub swap_bytes: u64,
+    pub at: Instant,
+}
+
+/// What the executor asks of the kernel. Each call acts on one thing and says what it did,
+/// or why not, in words.
+pub trait Actuators {
+    /// Page out a process's pages; the bytes moved.
+    fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String>;
+    /// Send SIGKILL (not waiting); `why` goes into the kill's log line.
+    fn kill(&mut self, pid: u32, why: &str) -> Result<Killed, String>;
+    /// Reap a signalled victim's memory now (process_mrelease).
+    fn reap(&mut self, victim: &Killed);
+    fn reclaim(&mut self, bytes: u64) -> Result<(String, u64), String>;
+    fn ksm(&mut self, run: bool, pages_to_scan: u64, sleep_ms: u64) -> Result<String, String>;
+    fn swap_grow(&mut self, bytes: u64) -> Result<String, String>;
+    /// Remove this daemon's swap files that hold nothing.
+    fn swap_shrink(&mut self) -> Result<String, String>;
+    /// The domain's used memory now (what a victim's death gave back is measured by it).
+    fn used_bytes(&self) -> Option<u64>;
+    /// The swap files this daemon added.
+    fn swap_files(&self) -> Vec<String>;
+    /// Put back what was changed machine-wide: (what was, what could not be).
+    fn put_back(&mut self) -> (Vec<String>, Vec<String>);
+}
+
+/// What became of one action.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    #[serde(flatten)]
+    pub action: Action,
+    pub done: bool,
+    pub dry_run: bool,
+    /// What it did, in words (or why it failed).
+    pub result: String,
+    /// Bytes moved, reclaimed or (for a kill) resident in the victims.
+    pub bytes: u64,
+    /// When it was carried out (for a kill: when the last signal was sent).
+    #[serde(skip)]
+    pub at: Option<Instant>,
+}
+
+pub struct Executor {
+    pub dry_run: bool,
+    pub manage: Manage,
+    pub actuators: Box<dyn Actuators>,
+    /// Victims signalled and not yet gone, with the domain's used memory before.
+    pub reaping: Vec<(Killed, u64)>,
+}
+
+impl Executor {
+    pub fn new(actuators: Box<dyn Actuators>, dry_run: bool, manage: Manage) -> Executor {
+        Executor { dry_run, manage, actuators, reaping: Vec::new() }
+    }
+
+    /// Carry out a decision. Kills go first (the fastest way to memory when it is short);
+    /// outcomes come back in the engine's order. `used_before` is the domain's used memory in
+    /// the decision's snapshot: reading it again would flush memcg statistics on the way to
+    /// a kill.
+    pub fn execute(&mut self, actions: &[Action], used_before: u64) -> Vec<Outcome> {
+        let is_kill = |a: &Action| matches!(a.kind, ActionKind::Kill { .. });
+        let mut out: Vec<Option<Outcome>> = vec![None; actions.len()];
+        for pass in [true, false] {
+            for (i, a) in actions.iter().enumerate().filter(|(_, a)| is_kill(a) == pass) {
+                out[i] = Some(self.one(a, used_before));
+            }
+        }
+        out.into_iter().map(|o| o.expect("every action carried out")).collect()
+    }
+
+    fn one(&mut self, a: &Action, used_before: u64) -> Outcome {
+        let mut out = Outcome { action: a.clone(), done: false, dry_run: self.dry_run, result: String::new(), bytes: 0, at: None };
+        if matches!(a.kind, ActionKind::Nothing) {
+            out.result = "nothing".into();
+            return out;
+        }
+        if self.dry_run {
+            out.result = "dry run: not done".into();
+            tracing::info!(action = ?a.kind, reason = %a.reason.text, "dry-run: would act");
+            return out;
+        }
+        let r = match &a.kind {
+            ActionKind::Compact { pid, app, scope, max_pages } => self.actuators.compact(*pid, app, *scope, *max_pages),
+            ActionKind::Kill { victims, .. } => self.kill(victims.iter().map(|v| (v.pid, v.app.as_str())), &a.reason.text, used_before, &mut out.at),
+            ActionKind::Reclaim { bytes } => self.actuators.reclaim(*bytes),
+            ActionKind::Ksm { .. } if !self.manage.ksm => Err("[manage] ksm = false: KSM left alone".into()),
+            ActionKind::Ksm { run, pages_to_scan, sleep_ms } => self.actuators.ksm(*run, *pages_to_scan, *sleep_ms).map(|w| (w, 0)),
+            ActionKind::SwapGrow { .. } if !self.manage.swap_files => Err("[manage] swap_files = false: no swap file added".into()),
+            ActionKind::SwapGrow { bytes } => self.actuators.swap_grow(*bytes).map(|w| (w, *bytes)),
+            ActionKind::SwapShrink => self.actuators.swap_shrink().map(|w| (w, 0)),
+            ActionKind::Freeze { .. } | ActionKind::Thaw { .. } => Err("freezing single processes needs a cgroup per app; not done".into()),
+            ActionKind::Nothing => unreachable!(),
+        };
+        out.at.get_or_insert_with(Instant::now);
+        match r {
+            Ok((what, bytes)) => {
+                out.done = true;
+                out.bytes = bytes;
+                tracing::info!(action = ?a.kind, bytes, result = %what, reason = %a.reason.text, "acted");
+                out.result = what;
+            }
+            Err(e) => {
+                tracing::warn!(action = ?a.kind, error = %e, reason = %a.reason.text, "action failed");
+                out.result = e;
+            }
+        }
+        out
+    }
+
+    /// Signal every victim first, then reap their memory: the last victim's signal must not
+    /// wait for the first one's address space to be torn down.
+    fn kill<'a>(&mut self, victims: impl Iterator<Item = (u32, &'a str)>, why: &str, used_before: u64, at: &mut Option<Instant>) -> Result<(String, u64), String> {
+        let first = self.reaping.len();
+        let mut total = 0;
+        let mut done = Vec::new();
+        for (pid, app) in victims {
+            match self.actuators.kill(pid, why) {
+                Ok(k) => {
+                    total += k.rss_bytes;
+                    done.push(pid.to_string());
+                    at.get_or_insert(k.at);
+                    self.reaping.push((k, used_before));
+                }
+                Err(e) => tracing::warn!(pid, app, error = %e, "kill not done"),
+            }
+        }
+        for (k, _) in &self.reaping[first..] {
+            self.actuators.reap(k);
+        }
+        if done.is_empty() { Err("no victim could be killed".into()) } else { Ok((format!("killed {}", done.join(", ")), total)) }
+    }
+
+    /// A victim's pidfd turned readable: it is gone. What came back, and how long it took.
+    pub fn reaped(&mut self, index: usize) -> Option<VictimGone> {
+        let (k, used_before) = self.reaping.swap_remove(index);
+        let used = self.actuators.used_bytes().unwrap_or(used_before);
+        let regained = used_before.saturating_sub(used);
+        let ms = k.at.elapsed().as_millis() as u64;
+        tracing::info!(pid = k.pid, app = %k.name, regained_bytes = regained, ms, "victim gone");
+        Some(VictimGone { pid: k.pid, app: k.name, regained_bytes: regained, ms })
+    }
+}

@@ -1,0 +1,94 @@
+//! What the daemon sets up on the machine at start (zram as its preset asks, PSI triggers,
+//! its own priority and locked memory) and puts back at the end, and what a memorch that
+//! died left behind, put back before anything else.
+
+use crate::config::Config;
+use crate::daemon::Daemon;
+use memorch_core::engine::Preset;
+use memorch_linux::events::{PsiTrigger, StallKind};
+use memorch_linux::zram::ZramGuard;
+use memorch_linux::{snapshot, Domain, SysRoot};
+
+/// Undo what memorch processes that died left (their guards never ran), and say so.
+pub fn recover(root: &SysRoot) {
+    for r in memorch_linux::recovery::recover_all(root) {
+        match r {
+            Ok(done) => tracing::warn!("{done}"),
+            Err(e) => tracing::error!(error = %e, "could not undo what a memorch process that died left"),
+        }
+    }
+}
+
+/// PSI triggers on the domain's pressure file, as the config sets them.
+pub fn arm_triggers(domain: &Domain, cfg: &Config) -> Vec<PsiTrigger> {
+    let Some(psi) = &domain.psi_file else { return Vec::new() };
+    let w = cfg.loop_.psi_window_ms * 1000;
+    let mut out = Vec::new();
+    for (kind, stall) in [(StallKind::Some, cfg.loop_.psi_some_stall_ms), (StallKind::Full, cfg.loop_.psi_full_stall_ms)] {
+        match PsiTrigger::open(psi, kind, stall * 1000, w) {
+            Ok(t) => {
+                tracing::info!(file = %psi.display(), kind = ?kind, stall_us = t.stall_us, window_us = t.window_us, "PSI trigger armed");
+                out.push(t);
+            }
+            Err(e) => tracing::warn!(error = %e, "no PSI trigger: the daemon will only wake on its timer"),
+        }
+    }
+    out
+}
+
+/// The daemon's priority and locked memory: when memory is short the CPUs are busy
+/// reclaiming, and a kill must neither wait its turn nor for a page fault.
+pub fn prioritise(cfg: &Config) {
+    // SAFETY: setpriority on this process only.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, cfg.loop_.nice) } != 0 {
+        tracing::warn!(nice = cfg.loop_.nice, error = %std::io::Error::last_os_error(), "could not set the daemon's priority");
+    }
+    if cfg.loop_.lock_memory {
+        if let Err(e) = memorch_linux::events::lock_memory() {
+            tracing::warn!(error = %e, "memory not locked: the daemon may stall on page faults when memory is short");
+        }
+    }
+}
+
+/// zram as the preset asks, when the domain has no swap and the config lets memorch manage
+/// it; changes nothing in a dry run.
+pub fn setup_zram(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset) -> Result<Option<ZramGuard>, String> {
+    let Some(pct) = preset.swap.zram_pct else { return Ok(None) };
+    if !cfg.manage.zram {
+        return Ok(None);
+    }
+    let swaps = memorch_linux::swaps::read(root).map_err(|e| e.to_string())?;
+    if swaps.total_bytes > 0 {
+        tracing::info!(swap_bytes = swaps.total_bytes, "swap exists: using it, changing nothing");
+        return Ok(None);
+    }
+    let total = snapshot::cheap(root, domain).map_err(|e| e.to_string())?.memory.total_bytes;
+    let size = (total as f64 * pct / 100.0) as u64;
+    if cfg.dry_run {
+        tracing::info!(size, algorithm = %preset.swap.zram_algorithm, "dry-run: would set up zram");
+        return Ok(None);
+    }
+    let g = ZramGuard::setup(root, size, Some(&preset.swap.zram_algorithm), 100).map_err(|e| format!("zram set-up for preset {}: {e}", preset.name))?;
+    tracing::info!(device = %g.setup.device, size, algorithm = %g.setup.algorithm, "zram set up as swap");
+    Ok(Some(g))
+}
+
+/// Put back what memorch changed: swap files, KSM settings, zram; and say exactly what was
+/// put back and what could not be.
+pub fn shutdown(mut d: Daemon) {
+    d.save();
+    let (mut done, mut failed) = d.exec.actuators.put_back();
+    if let Some(mut z) = d.zram.take() {
+        match z.teardown_now() {
+            Ok(()) => done.push(format!("removed its zram {}", z.setup.device)),
+            Err(e) => failed.push(format!("zram {}: {e}", z.setup.device)),
+        }
+    }
+    if !failed.is_empty() {
+        tracing::error!(put_back = ?done, not_put_back = ?failed, "stopped, but not everything memorch changed could be put back");
+    } else if done.is_empty() {
+        tracing::info!("stopped; memorch had changed nothing machine-wide");
+    } else {
+        tracing::info!(put_back = ?done, "stopped; everything memorch changed is put back");
+    }
+}

@@ -1,0 +1,118 @@
+//! decide → execute → account → learn, on a snapshot recorded from a live sandbox (256 MiB,
+//! five cached apps, a previous and a foreground one: `memorch status --json`), with the
+//! recording fake for the kernel. No root needed: nothing is acted on.
+
+use memorch_core::engine::{Action, ActionKind, App, Engine, Event, Input, PressureLevel, Preset};
+use memorch_core::{Class, Snapshot};
+use memorch_daemon::config::Manage;
+use memorch_daemon::executor::fake::{Call, Recording};
+use memorch_daemon::executor::{Executor, Outcome};
+use memorch_daemon::metrics;
+use memorch_protocol::Counters;
+
+fn recorded() -> Snapshot {
+    serde_json::from_str(include_str!("fixtures/sandbox-256mib-7-apps.json")).expect("a snapshot")
+}
+
+/// The apps as the daemon sees them: every process with its class, memorch's own processes
+/// (the sandbox's exec wrappers) protected.
+fn apps(s: &Snapshot) -> Vec<App> {
+    s.processes.iter().flatten().map(|p| App { protected: p.name == "memorch", ..App::from_process(p) }).collect()
+}
+
+/// The recorded domain with no swap room left: compression cannot help, so kills must come.
+fn swap_full(mut s: Snapshot) -> Snapshot {
+    s.swap.used_bytes = s.swap.total_bytes;
+    s.memory.available_bytes = 2 << 20;
+    s.memory.free_bytes = 2 << 20;
+    s
+}
+
+fn run(engine: &mut Engine, exec: &mut Executor, now_ms: u64, snap: &Snapshot, events: &[Event], counters: &mut Counters) -> (Vec<Action>, Vec<Outcome>) {
+    let apps = apps(snap);
+    let input = Input { now_ms, snapshot: snap, apps: &apps, events };
+    let actions = engine.decide(&input);
+    let outcomes = exec.execute(&actions, snap.memory.used_bytes);
+    for o in &outcomes {
+        metrics::account(counters, o);
+    }
+    engine.learn(&input, &outcomes.iter().map(|o| (&o.action, o.done)).collect::<Vec<_>>());
+    (actions, outcomes)
+}
+
+fn fake(refuse: &[u32]) -> (Recording, Executor) {
+    let rec = Recording { refuse: refuse.iter().copied().collect(), ..Default::default() };
+    let exec = Executor::new(Box::new(rec.clone()), false, Manage::default());
+    (rec, exec)
+}
+
+fn compacted(actions: &[Action]) -> Vec<u32> {
+    actions.iter().filter_map(|a| matches!(a.kind, ActionKind::Compact { .. }).then(|| a.pids()[0])).collect()
+}
+
+#[test]
+fn only_compactions_carried_out_are_watched_and_counted() {
+    let snap = recorded();
+    let mut engine = Engine::new(Preset::by_name("memorch").unwrap());
+    let decided = engine.clone().decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &[] });
+    let pids = compacted(&decided);
+    assert!(pids.len() >= 2, "8 % available on the recorded device: the ladder compresses: {decided:?}");
+    let cached: Vec<u32> = apps(&snap).iter().filter(|a| a.class == Class::Cached).map(|a| a.pid).collect();
+    assert!(pids.iter().all(|p| cached.contains(p)), "cached apps first");
+    // The kernel refuses the first (it exited meanwhile).
+    let (rec, mut exec) = fake(&pids[..1]);
+    let mut counters = Counters::default();
+    let (_, outcomes) = run(&mut engine, &mut exec, 1000, &snap, &[], &mut counters);
+    assert_eq!(rec.calls().iter().filter(|c| matches!(c, Call::Compact { .. })).count(), pids.len(), "every compaction tried");
+    assert!(outcomes.iter().any(|o| !o.done && o.result.contains("no process")), "the refusal is the outcome");
+    assert!(!engine.state.compacted.contains_key(&pids[0]), "a refused compaction is not watched for refaults");
+    assert!(pids[1..].iter().all(|p| engine.state.compacted.contains_key(p)), "those carried out are");
+    assert_eq!(counters.actions.get("compact"), Some(&(pids.len() as u64 - 1)), "only what was done is counted");
+    assert_eq!(counters.compacted_bytes, outcomes.iter().filter(|o| o.done).map(|o| o.bytes).sum::<u64>());
+}
+
+#[test]
+fn a_dry_run_calls_nothing_and_teaches_the_engine_nothing() {
+    let snap = swap_full(recorded());
+    let mut engine = Engine::new(Preset::by_name("memorch").unwrap());
+    let before = engine.state.clone();
+    let rec = Recording::default();
+    let mut exec = Executor::new(Box::new(rec.clone()), true, Manage::default());
+    let mut counters = Counters::default();
+    let pressure = [Event::Pressure { level: PressureLevel::Complete }];
+    let (actions, outcomes) = run(&mut engine, &mut exec, 1000, &snap, &pressure, &mut counters);
+    assert!(actions.iter().any(|a| matches!(a.kind, ActionKind::Kill { .. })), "a kill is decided: {actions:?}");
+    assert!(rec.calls().is_empty(), "nothing called in a dry run");
+    assert!(outcomes.iter().all(|o| !o.done && o.dry_run));
+    assert_eq!(counters, Counters::default(), "nothing counted");
+    assert_eq!(engine.state.pending_kill, before.pending_kill, "no kill pending: none was made");
+    assert_eq!((&engine.state.compacted, &engine.state.whole), (&before.compacted, &before.whole));
+}
+
+#[test]
+fn a_refused_kill_is_tried_again_and_a_done_one_waits_for_its_victim() {
+    let snap = swap_full(recorded());
+    let pressure = [Event::Pressure { level: PressureLevel::Complete }];
+    let mut engine = Engine::new(Preset::by_name("memorch").unwrap());
+    let victims = |a: &[Action]| a.iter().find_map(|a| match &a.kind { ActionKind::Kill { victims, .. } => Some(victims.iter().map(|v| v.pid).collect::<Vec<_>>()), _ => None });
+    let planned = victims(&engine.clone().decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &pressure })).expect("a kill");
+    let fg: Vec<u32> = apps(&snap).iter().filter(|a| a.class == Class::Foreground).map(|a| a.pid).collect();
+    assert!(planned.iter().all(|p| !fg.contains(p)), "never the foreground while others are left");
+    // Every victim refused: no kill happened, so none is pending and the next decision kills.
+    let (_, mut exec) = fake(&planned);
+    let mut counters = Counters::default();
+    run(&mut engine, &mut exec, 1000, &snap, &pressure, &mut counters);
+    assert!(engine.state.pending_kill.is_none() && counters.kills.is_empty());
+    // Now the kernel lets it happen: the victims are pending until their pidfds say so.
+    let (rec, mut exec) = fake(&[]);
+    let (actions, _) = run(&mut engine, &mut exec, 1010, &snap, &pressure, &mut counters);
+    let killed = victims(&actions).expect("tried again");
+    assert_eq!(rec.calls().iter().filter(|c| matches!(c, Call::Kill { .. })).count(), killed.len());
+    assert_eq!(engine.state.pending_kill.as_ref().map(|p| p.0.clone()), Some(killed.clone()));
+    assert_eq!(counters.kills.values().sum::<u64>(), killed.len() as u64);
+    let (again, _) = run(&mut engine, &mut exec, 1020, &snap, &pressure, &mut counters);
+    assert!(victims(&again).is_none(), "no second kill while the first victims' memory is not back");
+    let gone: Vec<Event> = killed.iter().map(|&pid| Event::VictimGone { pid }).chain(pressure.iter().cloned()).collect();
+    let (after, _) = run(&mut engine, &mut exec, 1030, &snap, &gone, &mut counters);
+    assert!(victims(&after).is_some(), "gone, and memory still short: the engine kills again");
+}

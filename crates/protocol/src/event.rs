@@ -1,0 +1,50 @@
+//! Events: after `{"cmd":"events"}`, one line per action and per victim gone.
+
+use memorch_core::engine::Action;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Action(ActionEvent),
+    VictimGone(VictimGone),
+}
+
+/// An action of a decision and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionEvent {
+    #[serde(flatten)]
+    pub action: Action,
+    /// Carried out (not dry run, not failed).
+    pub done: bool,
+    pub dry_run: bool,
+    /// What it did, in words (or why it failed).
+    pub result: String,
+    /// Bytes moved, reclaimed or (for a kill) resident in the victims.
+    pub bytes: u64,
+    /// What woke the decision: pressure, request, timer, start.
+    pub cause: String,
+    /// Microseconds from that wake-up to the action, to the snapshot, to the decision.
+    pub wake_to_act_us: Option<u64>,
+    pub snapshot_done_us: u64,
+    pub decided_us: u64,
+}
+
+impl ActionEvent {
+    /// The pids of a kill carried out.
+    pub fn killed(&self) -> Vec<u32> {
+        match &self.action.kind {
+            memorch_core::engine::ActionKind::Kill { victims, .. } if self.done => victims.iter().map(|v| v.pid).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A victim's pidfd said it is gone: what came back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VictimGone {
+    pub pid: u32,
+    pub app: String,
+    pub regained_bytes: u64,
+    pub ms: u64,
+}
