@@ -14,13 +14,13 @@ const TOP: f64 = 36.0;
 const BOTTOM: f64 = 48.0;
 
 
-/// Tick values from 0 to at least `max`: steps of 1, 2 or 5 × 10^k, whole numbers when
+/// Tick values from 0 to at least `max`: steps of 1, 2, 2.5 or 5 × 10^k, whole numbers when
 /// `integer` (counts), about `n` of them.
 pub fn ticks(max: f64, n: usize, integer: bool) -> Vec<f64> {
     let max = if max.is_finite() && max > 0.0 { max } else { 1.0 };
     let raw = max / n.max(1) as f64;
     let mag = 10f64.powf(raw.log10().floor());
-    let mut step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let mut step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
     if integer {
         step = step.max(1.0).round();
     }
@@ -190,7 +190,8 @@ mod tests {
         assert_eq!(ticks(100.0, 5, false), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0], "a percentage ends at 100");
         assert_eq!(ticks(3.0, 5, true), vec![0.0, 1.0, 2.0, 3.0], "counts in whole steps");
         assert_eq!(ticks(0.0, 5, true), vec![0.0, 1.0]);
-        assert_eq!(ticks(1234.0, 5, false), vec![0.0, 500.0, 1000.0, 1500.0]);
+        assert_eq!(ticks(1234.0, 5, false), vec![0.0, 250.0, 500.0, 750.0, 1000.0, 1250.0]);
+        assert_eq!(ticks(1024.0, 5, false).last(), Some(&1250.0), "a 1 GiB device's axis ends near it");
     }
 
     #[test]
