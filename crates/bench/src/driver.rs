@@ -100,6 +100,8 @@ struct Run<'a> {
     idle_available: Vec<u64>,
     /// Every launch so far: `Some(error)` if it failed.
     launches: Vec<Option<String>>,
+    /// Apps get a memory group of their own (the manager's preset says).
+    app_groups: bool,
     interrupted: bool,
     aborted: Option<String>,
     // Last: the device goes after everything in it.
@@ -155,6 +157,7 @@ impl<'a> Run<'a> {
             fg_visit: None,
             idle_available: Vec::new(),
             launches: Vec::new(),
+            app_groups: !is_peer && memorch_core::engine::Preset::from_spec(cfg.manager).is_ok_and(|p| p.app_groups),
             interrupted: false,
             aborted: None,
             device,
@@ -216,6 +219,7 @@ impl<'a> Run<'a> {
         let def = self.expanded(&def);
         let t = Instant::now();
         let alive = self.running.get_mut(app).is_some_and(|r| r.alive());
+        let after_compaction = alive && self.daemon.as_ref().zip(self.running.get(app)).is_some_and(|(d, r)| d.take_compacted(r.pid()));
         let visit = if alive {
             let (peer, device) = (&mut self.peer, &self.device);
             let r = self.running.get_mut(app).expect("alive");
@@ -227,7 +231,7 @@ impl<'a> Run<'a> {
         if let Some(e) = &visit.error {
             (self.cfg.note)(&format!("{}: visit {} ('{app}') failed: {e}\n  logs: {}", self.cfg.manager, number + 1, self.cfg.log_dir.display()));
         }
-        self.visits.push(Visit { at_ms, ..visit });
+        self.visits.push(Visit { at_ms, after_compaction, ..visit });
         self.fg_visit = Some(self.visits.len() - 1);
         self.set_class(app, Class::Foreground);
         self.fg = Some(app.to_string());
@@ -244,7 +248,7 @@ impl<'a> Run<'a> {
         self.running.remove(&def.name);
         self.tell(Request::Launch { app: def.name.clone(), expect_mb: Some(def.anon_mb + def.file_mb) });
         let file = self.cfg.work_dir.join(format!("{}.bin", def.name));
-        let cmd = running::app_command(self.cfg.exe, &self.domain_name, def, self.cfg.scenario.seed + number as u64, &file);
+        let cmd = running::app_command(self.cfg.exe, &self.domain_name, def, self.cfg.scenario.seed + number as u64, &file, self.app_groups);
         let log = self.cfg.log_dir.join(format!("{}.{number}.log", def.name));
         let t = Instant::now();
         let device = &self.device;
@@ -335,10 +339,10 @@ impl<'a> Run<'a> {
         let zram_ratio = self.device.zram.as_ref().and_then(|z| after.zram.get().and_then(|st| st.devices.iter().find(|d| d.name == z.setup.device)).and_then(|d| d.compression_ratio));
         let anon_refaults = delta(c0.refault_anon_pages, c1.refault_anon_pages);
         let file_refaults = delta(c0.refault_file_pages, c1.refault_file_pages);
-        let (cpu, rss) = match (&self.daemon, &self.peer) {
+        let usage = match (&self.daemon, &self.peer) {
             (Some(d), _) => d.usage(),
             (_, Some(p)) => p.usage(),
-            _ => (0.0, 0),
+            _ => Default::default(),
         };
         let restarts = self.peer.as_ref().map_or(0, |p| p.restarts);
         let device = DeviceInfo {
@@ -373,8 +377,9 @@ impl<'a> Run<'a> {
             psi_full_s: f1 - f0,
             zram_ratio: zram_ratio.filter(|_| swap_io.is_some_and(|io| io.1 >= RATIO_MIN_PAGES)),
             ksm_saved_bytes: after.ksm.get().map_or(0, |k| k.saved_bytes).saturating_sub(self.before.ksm.get().map_or(0, |k| k.saved_bytes)),
-            manager_cpu_s: cpu,
-            manager_rss_bytes: rss,
+            manager_cpu_s: usage.cpu_us as f64 / 1e6,
+            manager_rss_bytes: usage.rss_bytes,
+            manager_pss_bytes: usage.pss_bytes,
             manager_restarts: restarts,
             idle_available_bytes: self.idle_available,
             duration_s: self.t0.elapsed().as_secs_f64(),

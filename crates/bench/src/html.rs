@@ -57,6 +57,7 @@ const ROWS: [(&str, &[Row]); 5] = [
     ("Visits", &[
         ("hot (alive, nothing read back)", Some(false), |s| Some(s.hot)),
         ("warm (alive, pages read back)", None, |s| Some(s.warm)),
+        ("hot returns after a compaction (%)", Some(false), |s| s.hot_after_compaction_pct),
         ("cold (relaunched)", Some(true), |s| Some(s.cold)),
         ("failed", Some(true), |s| Some(s.failed)),
         ("apps alive after a visit", Some(false), |s| Some(s.live_apps_mean)),
@@ -90,6 +91,7 @@ const ROWS: [(&str, &[Row]); 5] = [
     ("The manager's own cost", &[
         ("CPU (s)", Some(true), |s| s.has_manager.then_some(s.manager_cpu_s)),
         ("RSS (MiB)", Some(true), |s| s.has_manager.then_some(s.manager_rss_mib)),
+        ("PSS (MiB)", Some(true), |s| s.has_manager.then_some(s.manager_pss_mib)),
     ]),
 ];
 

@@ -1,6 +1,6 @@
 //! The daemon of a memorch preset for one run: started with its own config, socket and
-//! state, followed on its events stream (to tell its kills from the kernel's), told what the
-//! user does, and stopped at the end of the run.
+//! state, followed on its events stream (to tell its kills from the kernel's, and which apps
+//! it compacted), told what the user does, and stopped at the end of the run.
 
 use memorch_daemon::config::Config;
 use memorch_protocol::{Client, Event, Request};
@@ -14,6 +14,8 @@ pub struct ManagedDaemon {
     child: Child,
     client: Client,
     victims: Arc<Mutex<BTreeSet<u32>>>,
+    /// Pids whose anonymous pages it moved out since they were last asked about.
+    compacted: Arc<Mutex<BTreeSet<u32>>>,
     pub log: std::path::PathBuf,
 }
 
@@ -58,28 +60,34 @@ impl ManagedDaemon {
             .stderr(std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?)
             .spawn()
             .map_err(|e| format!("starting memorch run: {e}"))?;
-        let mut d = ManagedDaemon { child, client: Client::new(&socket), victims: Arc::new(Mutex::new(BTreeSet::new())), log: log.to_path_buf() };
+        let mut d = ManagedDaemon { child, client: Client::new(&socket), victims: Arc::new(Mutex::new(BTreeSet::new())), compacted: Arc::new(Mutex::new(BTreeSet::new())), log: log.to_path_buf() };
         let up = memorch_linux::wait::wait_for(Duration::from_secs(20), || d.client.reachable() || d.child.try_wait().ok().flatten().is_some());
         if !up || d.child.try_wait().ok().flatten().is_some() {
             let text = std::fs::read_to_string(log).unwrap_or_default();
             return Err(format!("memorch run --preset {preset} did not come up; its log ({}) ends: {}", log.display(), text.lines().last().unwrap_or("(empty)")));
         }
-        d.follow_kills()?;
+        d.follow()?;
         Ok(d)
     }
 
-    /// Follow its kills, to tell them from the kernel's.
-    fn follow_kills(&mut self) -> Result<(), String> {
+    /// Follow its kills (to tell them from the kernel's) and its compactions.
+    fn follow(&mut self) -> Result<(), String> {
         let events = self.client.subscribe().map_err(|e| e.to_string())?;
-        let victims = self.victims.clone();
+        let (victims, compacted) = (self.victims.clone(), self.compacted.clone());
         std::thread::spawn(move || {
             for e in events {
                 if let Event::Action(a) = e {
                     victims.lock().expect("victims").extend(a.killed());
+                    compacted.lock().expect("compacted").extend(a.compacted_anon());
                 }
             }
         });
         Ok(())
+    }
+
+    /// Whether it moved anonymous pages of `pid` out since this was last asked of `pid`.
+    pub fn take_compacted(&self, pid: u32) -> bool {
+        self.compacted.lock().expect("compacted").remove(&pid)
     }
 
     /// The pids it has killed so far.
@@ -93,9 +101,9 @@ impl ManagedDaemon {
         let _ = self.client.request(req);
     }
 
-    /// (CPU seconds, RSS bytes) of the daemon.
-    pub fn usage(&self) -> (f64, u64) {
-        self.client.status().map_or((0.0, 0), |s| (s.cpu_seconds, s.rss_bytes))
+    /// What the daemon cost so far.
+    pub fn usage(&self) -> memorch_linux::process::Usage {
+        memorch_linux::process::usage(&memorch_linux::SysRoot::live(), self.child.id()).unwrap_or_default()
     }
 }
 

@@ -62,14 +62,10 @@ impl Peer {
         }
     }
 
-    /// (CPU seconds, RSS bytes) of the peer so far (of its current instance, if restarted).
-    pub fn usage(&self) -> (f64, u64) {
-        let root = SysRoot::live();
-        let cpu = process::read_stat(&root, self.child.id()).map_or(0.0, |s| s.cpu_ticks as f64 / root.clock_ticks as f64);
-        let rss = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok().and_then(|t| memorch_linux::parse::field_kib(&t, "VmRSS")).unwrap_or(0);
-        (cpu, rss)
+    /// What the peer cost so far (its current instance, if restarted).
+    pub fn usage(&self) -> process::Usage {
+        process::usage(&SysRoot::live(), self.child.id()).unwrap_or_default()
     }
-
 }
 
 /// Start a peer in the device's namespace, its output appended to `log`.

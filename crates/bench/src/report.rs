@@ -60,6 +60,9 @@ pub struct Summary {
     /// Returns to an app still alive (hot and warm), and warm returns alone.
     pub return_p50_ms: Option<Figure>,
     pub warm_p50_ms: Option<Figure>,
+    /// Of the returns to an app compacted since it was last in front, the share that were
+    /// hot (%): whether compaction took cold pages (runs with such returns).
+    pub hot_after_compaction_pct: Option<Figure>,
     /// Kills by the manager itself (memorch's daemon or the peer), by the kernel's OOM
     /// killer, and of the foreground app by anyone.
     pub kills_by_manager: Figure,
@@ -79,6 +82,7 @@ pub struct Summary {
     pub ksm_saved_mib: Figure,
     pub manager_cpu_s: Figure,
     pub manager_rss_mib: Figure,
+    pub manager_pss_mib: Figure,
     /// Frames over 16.7 ms as a share of all frames in front, and each run's median of the
     /// visits' frame-time p95 (synthetic apps draw frames; real programs do not).
     pub jank_pct: Option<Figure>,
@@ -97,6 +101,12 @@ pub fn quantile(mut v: Vec<f64>, q: f64) -> Option<f64> {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
     Some(v[i])
+}
+
+/// Of a run's returns after a compaction, the share that were hot (%).
+fn hot_after_compaction_pct(r: &RunResult) -> Option<f64> {
+    let after: Vec<&Visit> = r.visits.iter().filter(|v| v.after_compaction && v.is_return()).collect();
+    (!after.is_empty()).then(|| 100.0 * after.iter().filter(|v| v.kind == HOT).count() as f64 / after.len() as f64)
 }
 
 fn latencies(r: &RunResult, keep: impl Fn(&Visit) -> bool) -> Vec<f64> {
@@ -139,6 +149,7 @@ fn summary(manager: &str, rs: &[&RunResult]) -> Summary {
         latency_p95_ms: q(Visit::served, 0.95),
         cold_p50_ms: q(|v| v.kind == COLD, 0.5),
         return_p50_ms: q(Visit::is_return, 0.5),
+        hot_after_compaction_pct: some(&|r| hot_after_compaction_pct(r)),
         warm_p50_ms: q(|v| v.kind == WARM, 0.5),
         kills_by_manager: all(&|r| r.kills.iter().filter(|k| !k.by_kernel()).count() as f64),
         kills_by_kernel: all(&|r| r.kills.iter().filter(|k| k.by_kernel()).count() as f64),
@@ -155,6 +166,7 @@ fn summary(manager: &str, rs: &[&RunResult]) -> Summary {
         ksm_saved_mib: all(&|r| r.ksm_saved_bytes as f64 / mib),
         manager_cpu_s: all(&|r| r.manager_cpu_s),
         manager_rss_mib: all(&|r| r.manager_rss_bytes as f64 / mib),
+        manager_pss_mib: all(&|r| r.manager_pss_bytes as f64 / mib),
         jank_pct: some(&|r| {
             let (n, j) = r.visits.iter().fold((0u64, 0u64), |(n, j), v| (n + v.frames as u64, j + v.janky_frames as u64));
             (n > 0).then(|| j as f64 * 100.0 / n as f64)
@@ -205,7 +217,7 @@ const COLUMNS: [Column; 15] = [
     ("psi full", 8, |s| vec![Some(s.psi_full_s)]),
     ("ratio", 5, |s| vec![s.zram_ratio]),
     ("cpu s", 6, |s| vec![s.has_manager.then_some(s.manager_cpu_s)]),
-    ("rss MiB", 7, |s| vec![s.has_manager.then_some(s.manager_rss_mib)]),
+    ("pss MiB", 7, |s| vec![s.has_manager.then_some(s.manager_pss_mib)]),
 ];
 
 /// The terminal table: medians over runs, and under each manager that ran more than once, the
@@ -241,7 +253,7 @@ pub fn table(sums: &[Summary]) -> String {
     let _ = writeln!(o, "hot/warm/cold/failed: visits to an app alive with nothing read back / alive with pages read back / relaunched / that did not complete.");
     let _ = writeln!(o, "alive: apps alive after a visit, on average. return p50: returns to a live app (hot and warm). kills m/k/fg: by the manager (memorch's daemon or the peer) / by the kernel's OOM killer / of the foreground app.");
     let _ = writeln!(o, "jank%: frames over 16.7 ms while in front (synthetic apps). idle MiB: available after idle (home, screen off). refaults f/a: file / anonymous pages read back.");
-    let _ = writeln!(o, "psi: stall seconds of the device's group. ratio: zram's compression. cpu s, rss MiB: the manager's own.");
+    let _ = writeln!(o, "psi: stall seconds of the device's group. ratio: zram's compression. cpu s, pss MiB: the manager's own (proportional set size).");
     for s in sums.iter().filter(|s| s.failed.max > 0.0 || s.stopped_runs > 0 || s.interrupted_runs > 0) {
         let _ = writeln!(o, "{}: {} failed visits (median {}), {} runs stopped, {} interrupted.", s.manager, num(s.failed.max), num(s.failed.median), s.stopped_runs, s.interrupted_runs);
     }
@@ -275,6 +287,7 @@ mod tests {
             ksm_saved_bytes: 0,
             manager_cpu_s: 0.1,
             manager_rss_bytes: 4 << 20,
+            manager_pss_bytes: 3 << 20,
             manager_restarts: 0,
             idle_available_bytes: vec![],
             duration_s: 1.0,

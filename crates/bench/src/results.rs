@@ -26,11 +26,14 @@ pub struct Visit {
     /// Why a failed visit failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A return to an app memorch's daemon compacted since it was last in front.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub after_compaction: bool,
 }
 
 impl Visit {
     pub fn new(app: &str, kind: &str, latency_ms: f64) -> Visit {
-        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None }
+        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None, after_compaction: false }
     }
 
     pub fn failed(app: &str, latency_ms: f64, error: String) -> Visit {
@@ -118,6 +121,10 @@ pub struct RunResult {
     pub ksm_saved_bytes: u64,
     pub manager_cpu_s: f64,
     pub manager_rss_bytes: u64,
+    /// Its proportional share of memory: RSS counts code shared with other processes of the
+    /// same binary (the device's init is memorch too) in full.
+    #[serde(default)]
+    pub manager_pss_bytes: u64,
     /// Times a peer exited and was started again (its service's Restart=always).
     #[serde(default)]
     pub manager_restarts: u32,

@@ -194,11 +194,16 @@ pub fn cold_visit(def: &AppDef, started: Result<Running, String>, t: Instant, ti
     }
 }
 
-/// How an app starts: `memorch spawn` (its class, as the activity manager sets it) of the
-/// synthetic app or of the scenario's real program (its command already expanded).
-pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, file: &Path) -> Command {
+/// How an app starts: `memorch spawn` (its class, as the activity manager sets it; a memory
+/// group of its own, where the manager gives apps one) of the synthetic
+/// app or of the scenario's real program (its command already expanded).
+pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, file: &Path, app_group: bool) -> Command {
     let mut c = Command::new(exe);
-    c.args(["spawn", "--domain", domain, "--class", "foreground", "--"]);
+    c.args(["spawn", "--domain", domain, "--class", "foreground"]);
+    if app_group {
+        c.arg("--app-group");
+    }
+    c.arg("--");
     if !a.command.is_empty() {
         c.args(&a.command);
         return c;

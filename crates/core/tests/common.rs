@@ -6,8 +6,17 @@ use memorch_core::{Class, Counters, Facility, MemoryState, Psi, PsiLine, Snapsho
 
 pub const MIB: u64 = 1 << 20;
 
+/// The same snapshot with zram full: nothing more can be compressed, so a shortfall is
+/// met by kills.
+pub fn zram_full(mut s: Snapshot) -> Snapshot {
+    s.swap.used_bytes = s.swap.total_bytes;
+    s.swap.devices.iter_mut().for_each(|d| d.used_bytes = d.size_bytes);
+    s
+}
+
 /// A domain of `total_mb` with `free_mb` free and `file_mb` of page cache, and a zram swap of
 /// a quarter of it, empty.
+
 pub fn snap(total_mb: u64, free_mb: u64, file_mb: u64) -> Snapshot {
     let swap = SwapState {
         devices: vec![SwapDevice { path: "/dev/zram0".into(), kind: "partition".into(), size_bytes: total_mb * MIB / 4, used_bytes: 0, priority: 100 }],
@@ -78,6 +87,6 @@ pub fn decide(e: &mut Engine, now_ms: u64, s: &Snapshot, apps: &[App], events: &
 pub fn decide_undone(e: &mut Engine, now_ms: u64, s: &Snapshot, apps: &[App], events: &[Event]) -> Vec<memorch_core::engine::Action> {
     let input = Input { now_ms, snapshot: s, apps, events };
     let actions = e.decide(&input);
-    e.learn(&input, &actions.iter().map(|a| (a, false)).collect::<Vec<_>>());
+    e.learn(&input, &actions.iter().map(memorch_core::engine::Outcome::undone).collect::<Vec<_>>());
     actions
 }

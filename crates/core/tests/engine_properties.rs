@@ -138,7 +138,7 @@ proptest! {
     fn batch_selection_meets_targets_minimally(sizes in prop::collection::vec((class(), 1u64..500, 1u64..5000), 0..25), target_mb in 0u64..2000) {
         use memorch_core::engine::victims::{order, select_batch, Candidate, VictimOrder};
         let mut c: Vec<Candidate> = sizes.iter().enumerate().map(|(i, &(class, mb, ms))| Candidate {
-            pid: i as u32, app: "a", class, freeable_bytes: mb * MIB, relaunch_ms: ms as f64,
+            pid: i as u32, app: "a", class, freeable_bytes: mb * MIB, relaunch_ms: ms as f64, p_return: 1.0,
         }).collect();
         order(&mut c, VictimOrder::ClassThenCostPerMb);
         let target = target_mb * MIB;
@@ -157,6 +157,42 @@ proptest! {
         if let Some(top) = b.iter().map(|v| v.class).min() {
             let less: u64 = c.iter().filter(|v| v.class > top).map(|v| v.freeable_bytes).sum();
             prop_assert!(less < target || b.iter().all(|v| v.class > top), "class {top} killed though less important apps hold {less}");
+        }
+    }
+}
+
+proptest! {
+    /// The least-expected-cost batch meets its target, keeps class order, and never costs
+    /// more than the cost-per-MB batch would have.
+    #[test]
+    fn least_cost_batches_meet_targets_at_no_more_cost(sizes in prop::collection::vec((class(), 1u64..500, 1u64..5000, 1u64..100), 0..20), target_mb in 0u64..1500) {
+        use memorch_core::engine::victims::{order, select_batch, select_least_cost, Candidate, VictimOrder};
+        let mut c: Vec<Candidate> = sizes.iter().enumerate().map(|(i, &(class, mb, ms, p))| Candidate {
+            pid: i as u32, app: "a", class, freeable_bytes: mb * MIB, relaunch_ms: ms as f64, p_return: p as f64 / 100.0,
+        }).collect();
+        order(&mut c, VictimOrder::LeastExpectedCost);
+        let target = target_mb * MIB;
+        let b = select_least_cost(&c, target);
+        let sum: u64 = b.iter().map(|v| v.freeable_bytes).sum();
+        let all: u64 = c.iter().map(|v| v.freeable_bytes).sum();
+        if all < target {
+            prop_assert_eq!(b.len(), c.len(), "short: everything");
+            return Ok(());
+        }
+        prop_assert!(sum >= target || target == 0);
+        if let Some(top) = b.iter().map(|v| v.class).min() {
+            let less: u64 = c.iter().filter(|v| v.class > top).map(|v| v.freeable_bytes).sum();
+            prop_assert!(less < target, "class {top} killed though less important apps hold {less}");
+        }
+        // Against the cost-per-MB batch within the same classes.
+        let top = b.iter().map(|v| v.class).min();
+        let pool: Vec<Candidate> = c.iter().filter(|v| top.is_none_or(|t| v.class >= t)).cloned().collect();
+        let mut by_mb = pool.clone();
+        order(&mut by_mb, VictimOrder::ClassThenCostPerMb);
+        let greedy = select_batch(&by_mb, target);
+        if greedy.iter().map(|v| v.freeable_bytes).sum::<u64>() >= target {
+            let cost = |v: &[Candidate]| v.iter().map(|x| x.expected_cost_ms()).sum::<f64>();
+            prop_assert!(cost(&b) <= cost(&greedy) + 1e-6, "least cost {} > greedy {}", cost(&b), cost(&greedy));
         }
     }
 }

@@ -17,6 +17,10 @@ pub struct AppView {
     root: SysRoot,
     /// Classes said over the socket, by pid.
     pub classes: BTreeMap<u32, Class>,
+    /// Names a launcher gave over the socket (`launched`), by pid.
+    pub names: BTreeMap<u32, String>,
+    /// Identities read from the processes themselves, by pid (read once).
+    identities: BTreeMap<u32, String>,
     /// memorch and its ancestors: never acted on.
     own_pids: Vec<u32>,
     /// Unshared shared-object bytes by pid, and when they were read (`smaps` is costly).
@@ -25,7 +29,7 @@ pub struct AppView {
 
 impl AppView {
     pub fn new(root: &SysRoot) -> AppView {
-        AppView { root: root.clone(), classes: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new() }
+        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new() }
     }
 
     /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
@@ -39,6 +43,7 @@ impl AppView {
         let read_so = preset.compaction.as_ref().is_some_and(|c| c.shared_objects_first);
         for p in snap.processes.iter().flatten() {
             let mut a = App::from_process(p);
+            a.name = self.name_of(p.pid, &p.name, snap);
             if let Some(c) = self.classes.get(&p.pid).copied().or_else(|| cfg.rule_class(&p.name)) {
                 a.class = c;
             }
@@ -66,9 +71,77 @@ impl AppView {
         self.so_cache.get(&pid).map(|(_, b)| *b)
     }
 
+    /// What a user would call the app: the name its launcher gave, else an identity stable
+    /// across restarts of the same program (see [`identity`]), never the command name alone
+    /// (four Redis servers are four apps).
+    fn name_of(&mut self, pid: u32, comm: &str, snap: &Snapshot) -> String {
+        if let Some(n) = self.names.get(&pid) {
+            return n.clone();
+        }
+        if let Some(id) = self.identities.get(&pid) {
+            return id.clone();
+        }
+        let domain = snap.domain.strip_prefix("cgroup:").unwrap_or("");
+        match identity(&self.root, pid, comm, domain) {
+            Some(id) => self.identities.entry(pid).or_insert(id).clone(),
+            // Caught between fork and exec (no arguments yet): its command for now.
+            None => comm.to_string(),
+        }
+    }
+
     /// Forget what was said or read of processes that are gone.
     pub fn forget_gone(&mut self, live: &[u32]) {
         self.classes.retain(|p, _| live.contains(p));
+        self.names.retain(|p, _| live.contains(p));
+        self.identities.retain(|p, _| live.contains(p));
         self.so_cache.retain(|p, _| live.contains(p));
+    }
+}
+
+/// `COMM#HASH`: the command name, and a hash of the program, its arguments and its cgroup
+/// below the domain (an app group's own pid left out), so that a restart of the same app
+/// finds its learned history and two instances of one program with other arguments do not
+/// share it. `None` while the process shows no arguments (between fork and exec, or a
+/// kernel thread).
+pub fn identity(root: &SysRoot, pid: u32, comm: &str, domain_path: &str) -> Option<String> {
+    let args = memorch_linux::process::cmdline(root, pid).ok().filter(|a| !a.is_empty())?;
+    let cg = memorch_linux::cgroup::process_cgroup_path(root, &pid.to_string()).unwrap_or_default();
+    let below = cg.strip_prefix(domain_path).unwrap_or(&cg);
+    let below: Vec<&str> = below.split('/').filter(|p| !p.is_empty() && !p.starts_with(memorch_linux::appgroup::PREFIX)).collect();
+    // FNV-1a: stable across builds and machines, unlike std's hasher.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in args.iter().map(String::as_str).chain(std::iter::once("\0")).chain(below) {
+        for b in part.bytes().chain(std::iter::once(0)) {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    Some(format!("{comm}#{:08x}", h >> 32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_tells_instances_of_one_program_apart_and_finds_a_restart() {
+        let root = SysRoot::live();
+        // A child's arguments show only once its exec is through, a moment after spawn().
+        let start = |arg: &str| {
+            let c = std::process::Command::new("sleep").arg(arg).spawn().unwrap();
+            assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || memorch_linux::process::cmdline(&root, c.id()).is_ok_and(|a| !a.is_empty())));
+            c
+        };
+        let (mut a, mut b) = (start("30"), start("31"));
+        let (ia, ib) = (identity(&root, a.id(), "sleep", "/").unwrap(), identity(&root, b.id(), "sleep", "/").unwrap());
+        assert!(ia.starts_with("sleep#") && ib.starts_with("sleep#"), "{ia} {ib}");
+        assert_ne!(ia, ib, "two instances with other arguments are two apps");
+        a.kill().unwrap();
+        a.wait().unwrap();
+        let mut again = start("30");
+        assert_eq!(identity(&root, again.id(), "sleep", "/").unwrap(), ia, "a restart of the same app finds its history");
+        for c in [&mut b, &mut again] {
+            c.kill().unwrap();
+            c.wait().unwrap();
+        }
     }
 }

@@ -42,6 +42,8 @@ impl Daemon {
                 (Answer::with(&Decided { decided: self.counters.decisions > before }), false)
             }
             Request::Launched { app, pid, ms, cold } => {
+                // Its name is the launcher's from now on: what its statistics are kept under.
+                self.view.names.insert(pid, app.clone());
                 self.events.push(Event::Launched { app, pid, ms, cold });
                 (Answer::ok(None), false)
             }

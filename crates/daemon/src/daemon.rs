@@ -42,6 +42,7 @@ pub struct Daemon {
     /// Events for the next decision.
     pub(crate) events: Vec<Event>,
     pub(crate) view: AppView,
+    pss: snapshot::PssCache,
     pub(crate) snap: Option<Snapshot>,
     pub(crate) apps: Vec<App>,
     last_full: Instant,
@@ -89,6 +90,7 @@ impl Daemon {
         tracing::info!(preset = %preset.name, domain = %spec, dry_run = cfg.dry_run, socket = %cfg.socket.display(), "memorch running");
         Ok(Daemon {
             view: AppView::new(&root),
+            pss: snapshot::PssCache::default(),
             engine: Engine::with_stats(preset, stats),
             cfg,
             config_path,
@@ -120,6 +122,7 @@ impl Daemon {
         // A first look at once, so status has a snapshot and the preset acts on what it finds.
         self.events.push(Event::Timer);
         self.decide(Instant::now(), "start");
+        machine::lock_memory(&self.cfg);
         while !self.stop {
             let wake = self.wait(&mut poller);
             let woke = Instant::now();
@@ -261,13 +264,14 @@ impl Daemon {
     /// `cause` (pressure, request, timer, start) and the time from the wake-up to each action
     /// go with each published action.
     pub(crate) fn decide(&mut self, woke: Instant, cause: &str) {
-        // Under pressure, every millisecond counts: skip the page-table walks for PSS.
+        // PSS comes from a cache, walked again only where it is old or the process changed;
+        // under pressure, every millisecond counts: never walked.
         let under_pressure = cause == "pressure";
-        let take = if under_pressure { snapshot::full_fast } else { snapshot::full };
-        let snap = match take(&self.root, &self.domain) {
+        let mut snap = match snapshot::full_fast(&self.root, &self.domain) {
             Ok(s) => s,
             Err(e) => return tracing::warn!(error = %e, "full snapshot failed; no decision"),
         };
+        self.pss.fill(&self.root, &mut snap, !under_pressure);
         self.counters.full_snapshots += 1;
         self.last_full = Instant::now();
         let snapshot_us = woke.elapsed().as_micros() as u64;
@@ -275,10 +279,12 @@ impl Daemon {
         let events = std::mem::take(&mut self.events);
         let input = Input { now_ms: self.now_ms(), snapshot: &snap, apps: &self.apps, events: &events };
         let actions = self.engine.decide(&input);
+        // Every decision with its reasons, quiet ones too (MEMORCH_LOG=debug): why nothing was done.
+        tracing::debug!(cause, events = ?events, reasons = ?actions.iter().map(|a| (a.reason.step, &a.reason.text)).collect::<Vec<_>>(), "decided");
         let decided_us = woke.elapsed().as_micros() as u64;
         self.counters.decisions += 1;
         let outcomes = self.exec.execute(&actions, snap.memory.used_bytes);
-        self.engine.learn(&input, &outcomes.iter().map(|o| (&o.action, o.done)).collect::<Vec<_>>());
+        self.engine.learn(&input, &outcomes.iter().map(|o| o.learned()).collect::<Vec<_>>());
         for o in outcomes {
             for p in o.action.pids().into_iter().filter(|_| !matches!(o.action.kind, ActionKind::Nothing)) {
                 self.last_reasons.insert(p, o.action.reason.clone());
@@ -291,6 +297,7 @@ impl Daemon {
         let live: Vec<u32> = self.apps.iter().map(|a| a.pid).collect();
         self.last_reasons.retain(|p, _| live.contains(p));
         self.view.forget_gone(&live);
+        memorch_linux::appgroup::remove_empty(&self.domain);
         self.snap = Some(snap);
     }
 

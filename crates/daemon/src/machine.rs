@@ -36,17 +36,26 @@ pub fn arm_triggers(domain: &Domain, cfg: &Config) -> Vec<PsiTrigger> {
     out
 }
 
-/// The daemon's priority and locked memory: when memory is short the CPUs are busy
-/// reclaiming, and a kill must neither wait its turn nor for a page fault.
+/// The daemon's priority: when memory is short the CPUs are busy reclaiming, and a kill
+/// must not wait its turn.
 pub fn prioritise(cfg: &Config) {
     // SAFETY: setpriority on this process only.
     if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, cfg.loop_.nice) } != 0 {
         tracing::warn!(nice = cfg.loop_.nice, error = %std::io::Error::last_os_error(), "could not set the daemon's priority");
     }
-    if cfg.loop_.lock_memory {
-        if let Err(e) = memorch_linux::events::lock_memory() {
-            tracing::warn!(error = %e, "memory not locked: the daemon may stall on page faults when memory is short");
-        }
+}
+
+/// Lock the daemon's memory, so a kill never waits for a page fault when memory is short,
+/// once start-up is over: its start-up code is dropped first, and only pages the running
+/// loop touches are locked (as it touches them).
+pub fn lock_memory(cfg: &Config) {
+    if !cfg.loop_.lock_memory {
+        return;
+    }
+    let dropped = memorch_linux::events::drop_startup_pages();
+    match memorch_linux::events::lock_memory() {
+        Ok(()) => tracing::debug!(dropped_bytes = dropped, "memory locked"),
+        Err(e) => tracing::warn!(error = %e, "memory not locked: the daemon may stall on page faults when memory is short"),
     }
 }
 

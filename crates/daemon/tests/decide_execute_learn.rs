@@ -36,7 +36,7 @@ fn run(engine: &mut Engine, exec: &mut Executor, now_ms: u64, snap: &Snapshot, e
     for o in &outcomes {
         metrics::account(counters, o);
     }
-    engine.learn(&input, &outcomes.iter().map(|o| (&o.action, o.done)).collect::<Vec<_>>());
+    engine.learn(&input, &outcomes.iter().map(|o| o.learned()).collect::<Vec<_>>());
     (actions, outcomes)
 }
 
@@ -57,8 +57,10 @@ fn only_compactions_carried_out_are_watched_and_counted() {
     let decided = engine.clone().decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &[] });
     let pids = compacted(&decided);
     assert!(pids.len() >= 2, "8 % available on the recorded device: the ladder compresses: {decided:?}");
-    let cached: Vec<u32> = apps(&snap).iter().filter(|a| a.class == Class::Cached).map(|a| a.pid).collect();
-    assert!(pids.iter().all(|p| cached.contains(p)), "cached apps first");
+    let all = apps(&snap);
+    let class_of = |p: &u32| all.iter().find(|a| a.pid == *p).unwrap().class;
+    assert!(pids.iter().all(|p| class_of(p) != Class::Foreground), "never the foreground");
+    assert!(pids.windows(2).all(|w| class_of(&w[0]) >= class_of(&w[1])), "cached apps first: {:?}", pids.iter().map(class_of).collect::<Vec<_>>());
     // The kernel refuses the first (it exited meanwhile).
     let (rec, mut exec) = fake(&pids[..1]);
     let mut counters = Counters::default();

@@ -133,6 +133,32 @@ impl SignalFd {
 
 /// Lock the process's memory so it does not stall when memory is short: pages already
 /// mapped now, and future ones as they are touched.
+/// Drop this process's own program pages that are not in use now (its start-up code: argument
+/// and config parsing), so that memory locked from here on is only what the running daemon
+/// touches. Clean file pages: they come back from the binary if ever needed. Returns the
+/// bytes it asked the kernel to drop.
+pub fn drop_startup_pages() -> u64 {
+    let exe = std::fs::read_link("/proc/self/exe").unwrap_or_default();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut asked = 0;
+    for line in maps.lines() {
+        let mut f = line.split_whitespace();
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
+        if line.split_whitespace().nth(5).map(std::path::Path::new) != Some(exe.as_path()) || perms.contains('w') {
+            continue;
+        }
+        let Some((a, b)) = range.split_once('-') else { continue };
+        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
+        // SAFETY: advice on a mapping of our own binary, read-only and file-backed. Random
+        // access: what is faulted back in comes a page at a time, not with its neighbours.
+        if unsafe { libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_PAGEOUT) } == 0 {
+            asked += (b - a) as u64;
+        }
+        unsafe { libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_RANDOM) };
+    }
+    asked
+}
+
 pub fn lock_memory() -> Result<()> {
     // SAFETY: mlockall with flags.
     if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE | libc::MCL_ONFAULT) } != 0 {

@@ -87,6 +87,40 @@ pub fn is_pid_ns_init(status: &str) -> bool {
     })
 }
 
+/// A process's PSS (`smaps_rollup`: a walk of its page tables) and KSM merging pages.
+pub fn read_pss_ksm(root: &SysRoot, pid: u32) -> Result<(Option<u64>, Option<u64>)> {
+    let pss = field_kib(&root.read(format!("/proc/{pid}/smaps_rollup"))?, "Pss");
+    let ksm = root.read(format!("/proc/{pid}/ksm_merging_pages")).ok().and_then(|t| t.trim().parse().ok());
+    Ok((pss, ksm))
+}
+
+/// What a process costs: CPU time so far and memory, resident and proportional (shared pages
+/// divided among the processes that map them: two processes of one binary are not charged its
+/// code twice).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub cpu_us: u64,
+    pub rss_bytes: u64,
+    pub pss_bytes: u64,
+}
+
+pub fn usage(root: &SysRoot, pid: u32) -> Result<Usage> {
+    let stat = read_stat(root, pid)?;
+    let rollup = root.read(format!("/proc/{pid}/smaps_rollup"))?;
+    Ok(Usage {
+        cpu_us: stat.cpu_ticks * 1_000_000 / root.clock_ticks,
+        rss_bytes: field_kib(&rollup, "Rss").unwrap_or(0),
+        pss_bytes: field_kib(&rollup, "Pss").unwrap_or(0),
+    })
+}
+
+/// A process's arguments (`/proc/PID/cmdline`), program first.
+pub fn cmdline(root: &SysRoot, pid: u32) -> Result<Vec<String>> {
+    let path = root.path(format!("/proc/{pid}/cmdline"));
+    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    Ok(bytes.split(|&b| b == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+}
+
 /// `/proc/PID/oom_score_adj`.
 pub fn read_oom_score_adj(root: &SysRoot, pid: u32) -> Result<i32> {
     let path = root.path(format!("/proc/{pid}/oom_score_adj"));

@@ -63,3 +63,42 @@ fn full_with(root: &SysRoot, domain: &Domain, detailed: bool) -> Result<Snapshot
     snap.processes = Some(procs);
     Ok(snap)
 }
+
+/// PSS (and KSM counts) kept between full snapshots, so that a decision walks a process's
+/// page tables (`smaps_rollup`, the one costly read, which waits behind reclaim when memory is
+/// short) only when its figure is old or its resident size moved: the daemon takes fast full
+/// snapshots and fills them from here.
+#[derive(Debug, Default)]
+pub struct PssCache {
+    /// By pid: (RSS when read, PSS, KSM merging pages, when read in ms since boot).
+    entries: std::collections::BTreeMap<u32, (u64, Option<u64>, Option<u64>, u64)>,
+}
+
+/// A cached PSS is read again after this long, or when RSS moved by more than a tenth.
+pub const PSS_REFRESH_MS: u64 = 30_000;
+
+impl PssCache {
+    /// Fill the processes of a fast snapshot. `read` false (under pressure): from the cache
+    /// only, never a page-table walk. Returns how many were read now.
+    pub fn fill(&mut self, root: &SysRoot, snap: &mut Snapshot, read: bool) -> usize {
+        let now = snap.uptime_ms;
+        let mut n = 0;
+        let Some(procs) = snap.processes.as_mut() else { return 0 };
+        self.entries.retain(|pid, _| procs.iter().any(|p| p.pid == *pid));
+        for p in procs.iter_mut() {
+            let rss = p.rss_bytes();
+            let stale = self.entries.get(&p.pid).is_none_or(|(r, _, _, at)| now.saturating_sub(*at) >= PSS_REFRESH_MS || r.abs_diff(rss) > rss / 10);
+            if stale && read {
+                if let Ok((pss, ksm)) = process::read_pss_ksm(root, p.pid) {
+                    self.entries.insert(p.pid, (rss, pss, ksm, now));
+                    n += 1;
+                }
+            }
+            if let Some((_, pss, ksm, _)) = self.entries.get(&p.pid) {
+                p.pss_bytes = *pss;
+                p.ksm_merging_pages = *ksm;
+            }
+        }
+        n
+    }
+}

@@ -334,7 +334,8 @@ fn ctl_speaks_to_the_daemon() {
     assert_eq!(status["dry_run"], true);
     assert!(status["apps"].as_u64().unwrap() >= 1, "{status}");
     let ex: Value = serde_json::from_str(&ctl(&["explain", &pid.to_string()])).unwrap();
-    assert_eq!(ex["app"], "ctl-app");
+    // Its identity: the name it runs under and a hash of its arguments and group.
+    assert!(ex["app"].as_str().unwrap().starts_with("ctl-app#"), "{ex}");
     assert_eq!(ex["class"], "cached");
     assert_eq!(ex["kill_rank"], 1, "the only cached app dies first: {ex}");
     assert_eq!(ctl(&["state", &pid.to_string(), "empty"]).trim(), "ok");
@@ -358,7 +359,8 @@ fn under_pressure_unshared_shared_objects_go_first() {
     }
     let dir = std::env::temp_dir().join(testkit::unique_name("memorch-so"));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut sb = Sandbox::create(&testkit::unique_name("memorch-so"), Some(256 * MIB)).unwrap();
+    // Three apps of 86 MiB do not fit: available falls under the low band (12 %).
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-so"), Some(224 * MIB)).unwrap();
     // The daemon first: it sets up the zram the apps will press into.
     let cfg = fast_config("");
     let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch"]);
@@ -385,4 +387,41 @@ fn under_pressure_unshared_shared_objects_go_first() {
     drop(sb);
     std::fs::remove_dir_all(dir).unwrap();
     drop(cfg);
+}
+
+/// No launcher talks to the daemon; something else (as Android's activity manager does)
+/// rewrites the apps' oom_score_adj on a switch. The daemon infers the switch and runs its
+/// home step, which nothing told it about.
+#[test]
+fn a_switch_seen_only_in_oom_score_adj_runs_the_home_step() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    if !testkit::no_foreign_swap() {
+        return;
+    }
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-infer"), Some(192 * MIB)).unwrap();
+    let cfg = fast_config("");
+    // A launch threshold above what stays free here, so the home step has work to do.
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch:ahead.threshold_frac=0.3"]);
+    let rx = d.events();
+    let front = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "40", "--content", "mixed", "--file-mb", "8", "--file", "/tmp/memorch-infer-front.bin"]).id();
+    let mut cached = Vec::new();
+    for i in 0..4 {
+        cached.push(spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "34", "--content", "mixed", "--seed", &i.to_string()]).id());
+    }
+    // The daemon has looked at all of them: it knows who is where.
+    assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() == Some(5)), "{}", d.log());
+    // The switch, as an activity manager writes it: a cached app to the front, the front
+    // app to previous. Nothing is said on the socket.
+    std::fs::write(format!("/proc/{}/oom_score_adj", cached[0]), "0").unwrap();
+    std::fs::write(format!("/proc/{front}/oom_score_adj"), "700").unwrap();
+    let evs = collect_events(&rx, Duration::from_secs(10), |e| done_actions(e).iter().any(|a| a["reason"]["step"] == "home"));
+    let home: Vec<&Value> = done_actions(&evs).into_iter().filter(|a| a["reason"]["step"] == "home").collect();
+    assert!(!home.is_empty(), "the home step ran on an inferred switch: {:?}\n{}", done_actions(&evs).iter().map(|a| a["reason"]["text"].clone()).collect::<Vec<_>>(), d.log());
+    assert!(home.iter().all(|a| a["pid"].as_u64() != Some(cached[0] as u64)), "never the app now in front");
+    drop(d);
+    drop(cfg);
+    let _ = std::fs::remove_file("/tmp/memorch-infer-front.bin");
 }

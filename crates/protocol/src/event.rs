@@ -38,6 +38,15 @@ impl ActionEvent {
             _ => Vec::new(),
         }
     }
+
+    /// The pid whose anonymous pages a compaction carried out moved (some bytes at least).
+    pub fn compacted_anon(&self) -> Option<u32> {
+        use memorch_core::engine::{ActionKind, CompactScope};
+        match &self.action.kind {
+            ActionKind::Compact { pid, scope: CompactScope::Anon | CompactScope::All, .. } if self.done && self.bytes > 0 => Some(*pid),
+            _ => None,
+        }
+    }
 }
 
 /// A victim's pidfd said it is gone: what came back.

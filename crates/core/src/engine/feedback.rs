@@ -12,11 +12,19 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
         match e {
             Event::Screen { on } => state.screen_on = *on,
             Event::Launched { app, ms, cold, pid } => {
-                state.stats.entry(app).observe_launch(*ms, *cold);
+                let s = state.stats.entry(app);
+                s.observe_launch(*ms, *cold);
+                s.fronts += 1;
                 state.last_front_ms.insert(*pid, input.now_ms);
             }
             Event::AppState { pid, class } if *class <= crate::Class::Visible => {
+                // A return to an app already running: it is popular (launches count above).
+                if let Some(a) = input.apps.iter().find(|a| a.pid == *pid && a.class > crate::Class::Visible) {
+                    state.stats.entry(&a.name).fronts += 1;
+                }
                 state.last_front_ms.insert(*pid, input.now_ms);
+                // Back in front, its pages came back with it: it may give again.
+                state.dry.remove(pid);
             }
             Event::LaunchIntent { app, expected_bytes: Some(b) } => state.stats.entry(app).observe_size(*b),
             Event::VictimGone { pid } => {
@@ -42,6 +50,7 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     // Forget marks of apps that are gone.
     state.whole.retain(|pid, _| alive(pid));
     state.so_done.retain(alive);
+    state.dry.retain(|pid, at| alive(pid) && input.now_ms.saturating_sub(*at) < super::learn::DRY_MS);
     state.last_front_ms.retain(|pid, _| alive(pid));
     watch_refaults(state, preset, input);
     if let (Detection::Bands(b), Some(psi)) = (&preset.detection, input.snapshot.psi.get()) {

@@ -1,18 +1,50 @@
 //! What the engine learns from what was *done*, never from what it only decided: a
 //! compaction refused by the kernel, a dry run or a kill of a process that had already gone
-//! leaves no mark. The daemon (or a test) calls [`Engine::learn`] with each action and
-//! whether it was carried out.
+//! leaves no mark, and a compaction is confirmed by the memory it actually moved. The daemon
+//! (or a test) calls [`Engine::learn`] with each action's [`Outcome`].
 
 use super::ladder::lmkd::THRASH_KILL;
-use super::model::{Action, ActionKind, CompactScope};
+use super::model::{Action, ActionKind, CompactScope, PAGE};
 use super::preset::Detection;
 use super::{Compacted, Engine, Input};
 
+/// How long an app whose compaction gave little is passed over (unless it comes to the
+/// front, and its pages with it).
+pub const DRY_MS: u64 = 60_000;
+
+/// A compaction that moved less than this share of what it asked found little cold memory
+/// left: asking again soon would only cost CPU.
+const DRY_SHARE: f64 = 0.25;
+
+/// What became of an action.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome<'a> {
+    pub action: &'a Action,
+    /// Carried out (not a dry run, not refused).
+    pub done: bool,
+    /// Bytes it moved, reclaimed or (a kill) found resident, as measured; `None`: not
+    /// measured (taken as asked).
+    pub bytes: Option<u64>,
+}
+
+impl<'a> Outcome<'a> {
+    /// Carried out as asked (a trace or a test with no kernel to measure).
+    pub fn done(action: &'a Action) -> Outcome<'a> {
+        Outcome { action, done: true, bytes: None }
+    }
+
+    /// Not carried out.
+    pub fn undone(action: &'a Action) -> Outcome<'a> {
+        Outcome { action, done: false, bytes: None }
+    }
+}
+
 impl Engine {
-    /// Learn from the outcomes of the decision on `input`: `(action, done)` each.
-    pub fn learn(&mut self, input: &Input, outcomes: &[(&Action, bool)]) {
+    /// Learn from the outcomes of the decision on `input`.
+    pub fn learn(&mut self, input: &Input, outcomes: &[Outcome]) {
         let now = input.now_ms;
-        for (action, done) in outcomes.iter().copied() {
+        for o in outcomes {
+            let (action, done) = (o.action, o.done);
             match &action.kind {
                 // An attempt to grow swap is throttled whether it worked or not: a full disk
                 // does not get emptier by asking every tick.
@@ -28,6 +60,12 @@ impl Engine {
                     }
                     if max_pages.is_none() {
                         self.state.whole.insert(*pid, now);
+                    }
+                    let asked = max_pages.map(|p| p * PAGE);
+                    if let (Some(asked), Some(moved), CompactScope::Anon) = (asked, o.bytes, scope) {
+                        if (moved as f64) < asked as f64 * DRY_SHARE {
+                            self.state.dry.insert(*pid, now);
+                        }
                     }
                 }
                 ActionKind::Kill { victims, .. } => {
@@ -49,7 +87,7 @@ impl Engine {
     /// have no kernel to act on.
     pub fn decide_and_assume_done(&mut self, input: &Input) -> Vec<Action> {
         let actions = self.decide(input);
-        self.learn(input, &actions.iter().map(|a| (a, true)).collect::<Vec<_>>());
+        self.learn(input, &actions.iter().map(Outcome::done).collect::<Vec<_>>());
         actions
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod explain;
 pub mod feedback;
+pub mod infer;
 pub mod ladder;
 pub mod learn;
 pub mod model;
@@ -17,6 +18,7 @@ pub mod victims;
 pub mod wake;
 
 pub use model::{Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, Victim};
+pub use learn::Outcome;
 pub use preset::Preset;
 pub use stats::{AppStats, Stats};
 
@@ -64,6 +66,10 @@ pub struct State {
     pub compacted: BTreeMap<u32, Compacted>,
     /// Pids compacted whole (idle, home, launch) and when.
     pub whole: BTreeMap<u32, u64>,
+    /// Pids whose last compaction gave much less than asked (nothing cold left to take), and
+    /// when: passed over until they have been in front again or [`learn::DRY_MS`] has gone.
+    #[serde(default)]
+    pub dry: BTreeMap<u32, u64>,
     /// Step size per app (memorch's feedback), pages.
     pub step_pages: BTreeMap<String, u64>,
     /// Multiplier of every step, from PSI (Senpai-like).
@@ -80,6 +86,9 @@ pub struct State {
     /// When each app was last in front (from app-state and launch events), by pid: the
     /// least recently used go first.
     pub last_front_ms: BTreeMap<u32, u64>,
+    /// What the user does, inferred where no launcher says it.
+    #[serde(default)]
+    pub observed: infer::Observed,
 }
 
 impl Default for State {
@@ -89,6 +98,7 @@ impl Default for State {
             screen_on: true,
             compacted: BTreeMap::new(),
             whole: BTreeMap::new(),
+            dry: BTreeMap::new(),
             step_pages: BTreeMap::new(),
             aggression: 1.0,
             pending_kill: None,
@@ -98,6 +108,7 @@ impl Default for State {
             last_swap_grow_ms: None,
             so_done: BTreeSet::new(),
             last_front_ms: BTreeMap::new(),
+            observed: infer::Observed::default(),
         }
     }
 }
@@ -118,8 +129,17 @@ impl Engine {
         Engine { preset, state: State { stats, ..State::default() } }
     }
 
-    /// Decide what to do now. Never empty: "nothing" comes with its reason.
+    /// Decide what to do now. Never empty: "nothing" comes with its reason. Where no
+    /// launcher speaks, what the user does is inferred from the apps first (infer.rs).
     pub fn decide(&mut self, input: &Input) -> Vec<Action> {
+        let inferred = self.state.observed.infer(input.now_ms, input.apps, input.events);
+        let events: Vec<Event>;
+        let input = &if inferred.is_empty() {
+            *input
+        } else {
+            events = input.events.iter().cloned().chain(inferred).collect();
+            Input { events: &events, ..*input }
+        };
         feedback::observe(&mut self.state, &self.preset, input);
         let mut ctx = ladder::Ctx::new(input, &self.preset, &mut self.state);
         ladder::run(&mut ctx);

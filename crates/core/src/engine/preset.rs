@@ -224,6 +224,11 @@ pub struct Preset {
     pub swap: SwapPolicy,
     pub kill: KillPolicy,
     pub ahead: Option<Ahead>,
+    /// Apps the launcher starts get a memory group of their own, so the preset can take
+    /// their coldest anonymous pages first (appgroup.rs in memorch-linux); off: apps share
+    /// the domain's group.
+    #[serde(default)]
+    pub app_groups: bool,
 }
 
 pub const NAMES: [&str; 8] = ["kernel", "lmk-classic", "compcache", "thesis", "lmkd", "mos", "swam", "memorch"];
@@ -310,7 +315,10 @@ impl Preset {
             "swam" if k.starts_with("swap.") => "SWAM §5.1: zram 1 GB of 8 GB (12.5 %) lz4; swam files grown on demand, removed when idle (ISOP eraser)",
             "mos" | "memorch" if k.starts_with("ahead.threshold_frac") => "MOS §IV: LMK threshold 120 MB on a 2 GB Nexus 5",
             "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
-            "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md)",
+            "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
+            "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
+            _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
+            "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files",
             "kernel" | "compcache" | "thesis" | "mos" if k.starts_with("swap.") => "thesis and MeeGo compcache: zram 25 % of RAM, lzo (papers 000, 002)",
@@ -332,6 +340,7 @@ fn kernel() -> Preset {
         swap: zram(25.0, "lzo-rle"),
         kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize },
         ahead: None,
+        app_groups: false,
     }
 }
 
@@ -346,6 +355,7 @@ fn lmk_classic() -> Preset {
         swap: no_swap(),
         kill: lmk_kill(),
         ahead: None,
+        app_groups: false,
     }
 }
 
@@ -360,6 +370,7 @@ fn compcache() -> Preset {
         swap: zram(25.0, "lzo-rle"),
         kill: lmk_kill(),
         ahead: None,
+        app_groups: false,
     }
 }
 
@@ -374,6 +385,7 @@ fn thesis() -> Preset {
         swap: zram(25.0, "lzo-rle"),
         kill: lmk_kill(),
         ahead: None,
+        app_groups: false,
     }
 }
 
@@ -405,6 +417,7 @@ fn lmkd() -> Preset {
         swap: zram(50.0, "lz4"),
         kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
         ahead: None,
+        app_groups: false,
     }
 }
 
@@ -428,6 +441,7 @@ fn mos() -> Preset {
             compress_budget_ms: None,
             compress_bytes_per_ms: 350_000,
         }),
+        app_groups: false,
     }
 }
 
@@ -470,6 +484,7 @@ fn swam() -> Preset {
         },
         kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenRelaunchCost },
         ahead: None,
+        app_groups: false,
     }
 }
 
@@ -477,9 +492,9 @@ fn swam() -> Preset {
 fn memorch() -> Preset {
     Preset {
         name: "memorch".into(),
-        summary: "the whole ladder: idle preparation, reclaim ahead of launches, feedback-sized compaction, swap files on demand, batch kills by relaunch cost per MB".into(),
+        summary: "the whole ladder: headroom for likely launches at idle, reclaim ahead of launches, the coldest pages first in proportion to the shortfall, swap files on demand, kills at the least expected cost".into(),
         detection: Detection::Bands(Bands {
-            low_available_frac: 0.20,
+            low_available_frac: 0.12,
             critical_available_frac: 0.05,
             kill_target_frac: 0.10,
             extreme_available_frac: 0.02,
@@ -489,10 +504,10 @@ fn memorch() -> Preset {
         }),
         compaction: Some(Compaction {
             idle_min_class: Some(Class::Cached),
-            idle_scope: super::model::CompactScope::All,
+            idle_scope: super::model::CompactScope::Anon,
             pressure_min_class: Some(Class::Service),
             step_pages: 32,
-            min_step_pages: 8,
+            min_step_pages: 256,
             max_step_pages: 8192,
             feedback: true,
             slight_pressure_pages_at_1gib: 0,
@@ -512,7 +527,7 @@ fn memorch() -> Preset {
             max_files: 4,
             grow_interval_ms: 30_000,
         },
-        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::ClassThenCostPerMb },
+        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost },
         ahead: Some(Ahead {
             home: true,
             launch: true,
@@ -523,6 +538,7 @@ fn memorch() -> Preset {
             compress_budget_ms: Some(300),
             compress_bytes_per_ms: 350_000,
         }),
+        app_groups: true,
     }
 }
 

@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 10] = [
+pub const SWITCHES: [Switch; 11] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -56,6 +56,7 @@ pub const SWITCHES: [Switch; 10] = [
     Switch { key: "so_first", what: "shared-object pages only one app maps first (SWAM OOM cleaner)", get: |p| p.compaction.as_ref().map(|c| c.shared_objects_first), set: |p, on| p.compaction.iter_mut().for_each(|c| c.shared_objects_first = on) },
     Switch { key: "feedback", what: "step sizes from refault feedback and PSI", get: |p| p.compaction.as_ref().map(|c| c.feedback), set: |p, on| p.compaction.iter_mut().for_each(|c| c.feedback = on) },
     Switch { key: "swap_files", what: "storage swap files on demand (SWAM adaptive swap)", get: |p| Some(p.swap.swap_files), set: |p, on| p.swap.swap_files = on },
+    Switch { key: "app_groups", what: "a memory group for each app it launches, so its coldest pages go first", get: |p| Some(p.app_groups), set: |p, on| p.app_groups = on },
     Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },
     Switch {
         key: "kill",

@@ -23,6 +23,9 @@ pub struct AppStats {
     pub warm_launch_ms: Option<f64>,
     pub launches: u64,
     pub refault_ratio: Option<f64>,
+    /// Times it came to the front (launched or returned to): its popularity.
+    #[serde(default)]
+    pub fronts: u64,
     /// When it was last learned about ([`Stats::seq`] then): the oldest is forgotten first.
     #[serde(default)]
     pub touched: u64,

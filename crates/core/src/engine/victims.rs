@@ -18,8 +18,12 @@ pub enum VictimOrder {
     ClassThenSize,
     /// SWAM's EOOM killer (§4.3): class, then the cheapest relaunch, then size.
     ClassThenRelaunchCost,
-    /// memorch: class, then relaunch cost per MB freed, then size.
+    /// memorch (first version): class, then relaunch cost per MB freed, then size.
     ClassThenCostPerMb,
+    /// memorch: class, then the least *expected* cost to the user: the chance of a return
+    /// soon (recency, popularity) times what a relaunch costs; a batch is the set of victims
+    /// that meets the target at the least total expected cost ([`select_least_cost`]).
+    LeastExpectedCost,
 }
 
 /// An app that may be killed, with what its death frees and costs.
@@ -30,6 +34,8 @@ pub struct Candidate<'a> {
     pub class: Class,
     pub freeable_bytes: u64,
     pub relaunch_ms: f64,
+    /// How likely the user is to come back to it soon (0..=1); 1 where unknown.
+    pub p_return: f64,
 }
 
 impl<'a> Candidate<'a> {
@@ -39,7 +45,12 @@ impl<'a> Candidate<'a> {
             || super::stats::AppStats::default().relaunch_ms(app.rss_bytes()),
             |s| s.relaunch_ms(app.rss_bytes()),
         );
-        Candidate { pid: app.pid, app: &app.name, class: app.class, freeable_bytes: freeable, relaunch_ms }
+        Candidate { pid: app.pid, app: &app.name, class: app.class, freeable_bytes: freeable, relaunch_ms, p_return: 1.0 }
+    }
+
+    /// What killing it is expected to cost the user: a relaunch, if they come back soon.
+    pub fn expected_cost_ms(&self) -> f64 {
+        self.p_return * self.relaunch_ms
     }
 
     pub fn cost_per_mb(&self) -> f64 {
@@ -71,6 +82,7 @@ pub fn order(cands: &mut [Candidate], order: VictimOrder) {
                 VictimOrder::ClassThenSize => Ordering::Equal,
                 VictimOrder::ClassThenRelaunchCost => cmp_f64(a.relaunch_ms, b.relaunch_ms),
                 VictimOrder::ClassThenCostPerMb => cmp_f64(a.cost_per_mb(), b.cost_per_mb()),
+                VictimOrder::LeastExpectedCost => cmp_f64(a.expected_cost_ms(), b.expected_cost_ms()),
             })
             .then(b.freeable_bytes.cmp(&a.freeable_bytes))
             .then(a.pid.cmp(&b.pid))
@@ -107,12 +119,96 @@ pub fn select_batch<'a>(ordered: &[Candidate<'a>], target_bytes: u64) -> Vec<Can
     chosen
 }
 
+/// The victims that free at least `target_bytes` at the least total expected cost, within
+/// the least important classes that can: a class is only touched when the less important
+/// ones cannot meet the target alone. Exact (a knapsack over MiB): a 24 MiB shortfall is met
+/// by a small app cheap to relaunch, not by the largest, however low its cost per MB. Ties go
+/// to fewer victims. If all candidates together fall short, all are returned.
+pub fn select_least_cost<'a>(cands: &[Candidate<'a>], target_bytes: u64) -> Vec<Candidate<'a>> {
+    if target_bytes == 0 {
+        return Vec::new();
+    }
+    let mut classes: Vec<Class> = cands.iter().map(|c| c.class).collect();
+    classes.sort_by(|a, b| b.cmp(a));
+    classes.dedup();
+    for (i, _) in classes.iter().enumerate() {
+        let pool: Vec<&Candidate> = cands.iter().filter(|c| classes[..=i].contains(&c.class)).collect();
+        if pool.iter().map(|c| c.freeable_bytes).sum::<u64>() >= target_bytes {
+            return knapsack(&pool, target_bytes).into_iter().map(|c| c.clone()).collect();
+        }
+    }
+    cands.to_vec()
+}
+
+/// Min total expected cost (then fewest victims) of a subset freeing at least `target`,
+/// over freed MiB capped at the target.
+fn knapsack<'a, 'b>(pool: &[&'b Candidate<'a>], target_bytes: u64) -> Vec<&'b Candidate<'a>> {
+    let mib = |b: u64| b.div_ceil(MIB) as usize;
+    let t = mib(target_bytes);
+    // best[j]: (cost, victims, chosen indexes) to free at least j MiB.
+    let mut best: Vec<Option<(f64, usize, Vec<usize>)>> = vec![None; t + 1];
+    best[0] = Some((0.0, 0, Vec::new()));
+    for (k, c) in pool.iter().enumerate() {
+        let gain = (c.freeable_bytes / MIB) as usize;
+        for j in (0..=t).rev() {
+            let Some((cost, n, set)) = best[j].clone() else { continue };
+            let to = (j + gain).min(t);
+            let cand = (cost + c.expected_cost_ms(), n + 1);
+            let better = match &best[to] {
+                None => true,
+                Some((bc, bn, _)) => cand.0 < *bc - 1e-9 || ((cand.0 - *bc).abs() <= 1e-9 && cand.1 < *bn),
+            };
+            if better && to > j {
+                let mut s = set;
+                s.push(k);
+                best[to] = Some((cand.0, cand.1, s));
+            }
+        }
+    }
+    match &best[t] {
+        Some((_, _, set)) => set.iter().map(|&k| pool[k]).collect(),
+        None => pool.to_vec(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     pub fn cand(pid: u32, class: Class, mb: u64, relaunch_ms: f64) -> Candidate<'static> {
-        Candidate { pid, app: "app", class, freeable_bytes: mb * MIB, relaunch_ms }
+        Candidate { pid, app: "app", class, freeable_bytes: mb * MIB, relaunch_ms, p_return: 1.0 }
+    }
+
+    #[test]
+    fn least_cost_meets_a_small_shortfall_with_a_small_app() {
+        // Issue "act in proportion": 24 MiB must not cost a 3-second relaunch when a small
+        // app frees it; cost per MB alone would take the big one (9 ms/MB against 13).
+        let c = vec![cand(1, Class::Cached, 335, 3000.0), cand(2, Class::Cached, 30, 400.0), cand(3, Class::Cached, 10, 100.0)];
+        let picked: Vec<u32> = select_least_cost(&c, 24 * MIB).iter().map(|c| c.pid).collect();
+        assert_eq!(picked, vec![2]);
+        let mut by_mb = c.clone();
+        order(&mut by_mb, VictimOrder::ClassThenCostPerMb);
+        assert_eq!(select_batch(&by_mb, 24 * MIB)[0].pid, 1, "what cost per MB would have done");
+        // Two small ones when together they are cheaper than one that alone suffices.
+        let c = vec![cand(1, Class::Cached, 60, 2000.0), cand(2, Class::Cached, 30, 300.0), cand(3, Class::Cached, 30, 300.0)];
+        let mut picked: Vec<u32> = select_least_cost(&c, 55 * MIB).iter().map(|c| c.pid).collect();
+        picked.sort();
+        assert_eq!(picked, vec![2, 3]);
+    }
+
+    #[test]
+    fn least_cost_weighs_the_chance_of_a_return_and_keeps_class_order() {
+        let mut soon = cand(1, Class::Cached, 100, 1000.0);
+        soon.p_return = 0.9;
+        let mut rare = cand(2, Class::Cached, 100, 1000.0);
+        rare.p_return = 0.1;
+        assert_eq!(select_least_cost(&[soon.clone(), rare.clone()], 50 * MIB)[0].pid, 2, "the one less likely to be wanted soon");
+        // A cheap previous app is spared while cached apps can meet the target.
+        let prev = Candidate { p_return: 0.01, ..cand(3, Class::Previous, 100, 10.0) };
+        assert_eq!(select_least_cost(&[prev.clone(), soon.clone()], 50 * MIB)[0].pid, 1);
+        // All together short: all of them.
+        assert_eq!(select_least_cost(&[prev, soon], 500 * MIB).len(), 2);
+        assert!(select_least_cost(&[rare], 0).is_empty());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use memorch_core::engine::CompactScope;
 use memorch_linux::compact::{self, Advice};
 use memorch_linux::ksm::{KsmGuard, KsmSettings};
 use memorch_linux::swapfile::SwapFileGuard;
-use memorch_linux::{ksm, reclaim, snapshot, target, Domain, SysRoot};
+use memorch_linux::{appgroup, ksm, reclaim, snapshot, target, Domain, SysRoot};
 use std::path::PathBuf;
 
 pub struct Live {
@@ -27,8 +27,19 @@ impl Live {
 }
 
 impl Actuators for Live {
+    /// Anonymous pages of an app in a group of its own are taken coldest first, by squeezing
+    /// its group (the kernel's LRU chooses); otherwise, and for file and shared-object pages,
+    /// by process_madvise.
     fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String> {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
+        if scope == CompactScope::Anon {
+            if let Some(g) = appgroup::of_process(&self.root, pid, &self.domain) {
+                let bytes = max_pages.map_or(u64::MAX, |p| p * self.root.page_size);
+                let t0 = std::time::Instant::now();
+                let moved = appgroup::shrink(&g, bytes).map_err(|e| e.to_string())?;
+                return Ok((format!("squeezed '{app}' ({pid}) in {}: {moved} bytes of its coldest pages out in {} µs", g.path, t0.elapsed().as_micros()), moved));
+            }
+        }
         let r = compact::compact(&self.root, &t, scope, Advice::Pageout, max_pages, false).map_err(|e| e.to_string())?;
         Ok((format!("compacted '{app}' ({pid}): {} bytes out in {} µs{}", r.moved_bytes, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.moved_bytes))
     }

@@ -63,6 +63,13 @@ pub struct Outcome {
     pub at: Option<Instant>,
 }
 
+impl Outcome {
+    /// As the engine learns it: done or not, and the bytes measured where it was done.
+    pub fn learned(&self) -> memorch_core::engine::Outcome<'_> {
+        memorch_core::engine::Outcome { action: &self.action, done: self.done, bytes: self.done.then_some(self.bytes) }
+    }
+}
+
 pub struct Executor {
     pub dry_run: bool,
     pub manage: Manage,

@@ -26,6 +26,14 @@ pub struct Args {
     /// Make the process's anonymous memory mergeable by KSM.
     #[arg(long)]
     ksm: bool,
+    /// Give it a memory group of its own below the domain's (DOMAIN/app-PID), so memorch can
+    /// reclaim its coldest pages first; removed once empty.
+    #[arg(long)]
+    app_group: bool,
+    /// The app group's swappiness (0..=200; 200: reclaim anonymous pages only, keeping its
+    /// code resident).
+    #[arg(long, requires = "app_group", value_parser = clap::value_parser!(u32).range(0..=200))]
+    swappiness: Option<u32>,
     /// The command and its arguments.
     #[arg(required = true, last = true)]
     command: Vec<String>,
@@ -44,6 +52,11 @@ pub fn run(a: Args) -> Result<()> {
     let (program, args) = a.command.split_first().expect("clap requires a command");
     if let Some(dirs) = &domain.cgroup {
         cgroup::join_self(dirs).with_context(|| format!("joining {}", domain.spec))?;
+        if a.app_group {
+            memorch_linux::appgroup::create_for_self(dirs, a.swappiness).with_context(|| format!("making an app group in {}", domain.spec))?;
+        }
+    } else if a.app_group {
+        anyhow::bail!("--app-group needs a cgroup domain (--domain cgroup:PATH)");
     }
     if let Some(class) = a.class {
         process::write_oom_score_adj(&root, "self", class.oom_score_adj())?;

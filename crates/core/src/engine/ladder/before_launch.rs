@@ -2,9 +2,9 @@
 //! secure it now, in one decision. MOS phase 2 kills as many cached apps at once as the
 //! launch needs; memorch compresses first, within a time budget, then kills the rest at once.
 
-use super::home::{compress_for, greedy_prefix};
+use super::home::greedy_prefix;
+use super::shrink;
 use super::{mib, Ctx, Event, Step};
-use crate::engine::victims::select_batch;
 use crate::Class;
 
 pub fn run(ctx: &mut Ctx) {
@@ -54,8 +54,11 @@ fn mos_phase2(ctx: &mut Ctx, app: &str, expected: u64, threshold: u64) {
     ctx.kill(victims, need, Class::Cached, r);
 }
 
-/// memorch: need = expected + margin − available; compress cached apps within the budget,
-/// then kill the least costly at once for what is left: cached first, then background.
+/// memorch: need = expected + margin − available. What compression (within the time
+/// budget) and the kernel's swapping (within swap room) can cover is left to them; the rest,
+/// if any, is killed at once, at the least expected cost, among cached apps, then background
+/// ones. The victims are chosen first, then the survivors give their coldest pages for what
+/// is left; the actions list the compression first (the executor kills first all the same).
 fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64) {
     let margin = ctx.frac(0.02);
     let need = (expected + margin).saturating_sub(ctx.available());
@@ -63,36 +66,36 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64) {
         ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}' ({}) fits in {} available", mib(expected), mib(ctx.available()))));
         return;
     }
-    let got = compress_for(ctx, Step::BeforeLaunch, need, Some(budget_bytes), &format!("before launching '{app}' ({})", mib(expected)));
-    // What the kernel can still swap out of background apps while the app starts is not a
-    // reason to kill.
-    let headroom = ctx.swap_headroom();
-    let rest = need.saturating_sub(got).saturating_sub(headroom);
-    if rest == 0 {
-        if need > got {
-            ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}': {} short after compression, which zram can still take: no kill", mib(need - got))));
-        }
-        return;
+    let coverable = shrink::capacity(ctx, Class::Cached, Some(budget_bytes)).max(ctx.swap_headroom());
+    let rest = need.saturating_sub(coverable);
+    let plan = (rest > 0).then(|| victims_for(ctx, app, rest)).flatten();
+    let killed: u64 = plan.as_ref().map_or(0, |(v, _, _)| v.iter().map(|c| c.freeable_bytes).sum());
+    if let Some((v, _, _)) = &plan {
+        ctx.reserve(v.iter().map(|c| c.pid));
     }
-    // Kill among the apps not being compressed, cached first, then background…
+    let left = need.saturating_sub(killed);
+    if left > 0 {
+        shrink::free(ctx, Step::BeforeLaunch, Class::Cached, left, Some(budget_bytes), &format!("before launching '{app}' ({})", mib(expected)));
+    }
+    if let Some((victims, min_class, held)) = plan {
+        let r = ctx
+            .reason(Step::BeforeLaunch, format!("before launching '{app}' ({}): {} more than compression and swap can cover: kill the least costly at once", mib(expected), mib(rest)))
+            .with("expected_bytes", expected as f64)
+            .with("candidate_bytes", held as f64);
+        ctx.kill(victims, rest, min_class, r);
+    }
+}
+
+/// Victims for what compression cannot cover before a launch: cached apps if they hold
+/// enough, else background ones too; with the class allowed and what the candidates held.
+fn victims_for<'a>(ctx: &Ctx<'a>, app: &str, rest: u64) -> Option<(Vec<crate::engine::victims::Candidate<'a>>, Class, u64)> {
     for min_class in [Class::Cached, Class::Service] {
-        let spare: Vec<_> = ctx.candidates(min_class).into_iter().filter(|c| c.app != app && !ctx.is_touched(c.pid)).collect();
+        let spare: Vec<_> = ctx.candidates(min_class).into_iter().filter(|c| c.app != app).collect();
         let held: u64 = spare.iter().map(|c| c.freeable_bytes).sum();
-        if held >= rest {
-            let victims = select_batch(&spare, rest);
-            let r = ctx
-                .reason(Step::BeforeLaunch, format!("before launching '{app}': {} still short after compression: kill the least costly at once", mib(rest)))
-                .with("expected_bytes", expected as f64)
-                .with("candidate_bytes", held as f64);
-            return ctx.kill(victims, rest, min_class, r);
+        if held >= rest || min_class == Class::Service {
+            let victims = ctx.select(&spare, rest);
+            return (!victims.is_empty()).then_some((victims, min_class, held));
         }
     }
-    // …or, if they cannot cover it, plan on kills alone (the compactions of victims are dropped).
-    let all: Vec<_> = ctx.candidates(Class::Service).into_iter().filter(|c| c.app != app).collect();
-    let victims = select_batch(&all, need);
-    let r = ctx
-        .reason(Step::BeforeLaunch, format!("before launching '{app}': compression cannot cover {}: kill the least costly at once", mib(need)))
-        .with("expected_bytes", expected as f64)
-        .with("candidate_bytes", all.iter().map(|c| c.freeable_bytes).sum::<u64>() as f64);
-    ctx.kill(victims, need, Class::Service, r);
+    None
 }

@@ -2,8 +2,7 @@
 //! page cache first, then app cache: MOS kills cached apps for the rest; memorch compresses
 //! them instead.
 
-use super::{mib, ActionKind, CompactScope, Ctx, Event, Step, PAGE};
-use crate::engine::model::App;
+use super::{mib, ActionKind, Ctx, Event, Step, PAGE};
 use crate::engine::victims::Candidate;
 use crate::Class;
 
@@ -62,7 +61,7 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
         let r = ctx.reason(step, format!("MOS phase 1: {} more than page cache gives: kill cached apps with the highest oom_adj", mib(rest)));
         ctx.kill(victims, rest, Class::Cached, r);
     } else {
-        compress_for(ctx, step, rest, None, "reach the launch threshold");
+        super::shrink::free(ctx, step, Class::Cached, rest, None, "reach the launch threshold");
     }
 }
 
@@ -78,33 +77,4 @@ pub fn greedy_prefix<'a>(ordered: &[Candidate<'a>], target: u64) -> Vec<Candidat
         })
         .cloned()
         .collect()
-}
-
-/// Compress whole cached apps, least recently in front first (the user is least likely to
-/// come back to them soon; CachedAppOptimizer and the thesis go oldest first too), until
-/// `bytes` are expected back or `budget` bytes of anonymous memory have been moved; returns
-/// the bytes expected back.
-pub fn compress_for(ctx: &mut Ctx, step: Step, bytes: u64, budget: Option<u64>, why: &str) -> u64 {
-    let ratio = ctx.zram_ratio();
-    let keep = 1.0 - 1.0 / ratio;
-    let mut apps: Vec<&App> = ctx.free_apps().filter(|a| a.is_cached() && !ctx.state.whole.contains_key(&a.pid) && a.anon_bytes > 0).collect();
-    let last = |a: &App| ctx.state.last_front_ms.get(&a.pid).copied().unwrap_or(0);
-    apps.sort_by(|a, b| last(a).cmp(&last(b)).then(b.anon_bytes.cmp(&a.anon_bytes)).then(a.pid.cmp(&b.pid)));
-    let (mut got, mut moved) = (0u64, 0u64);
-    let mut room = ctx.swap_room();
-    let scope = ctx.preset.compaction.as_ref().map_or(CompactScope::Anon, |c| c.idle_scope);
-    for a in apps {
-        if got >= bytes || budget.is_some_and(|b| moved >= b) || room < a.anon_bytes {
-            break;
-        }
-        let saves = (a.anon_bytes as f64 * keep) as u64 + if scope == CompactScope::All { a.file_bytes } else { 0 };
-        let r = ctx
-            .reason(step, format!("{why}: compress cached app '{}' whole, about {} back", a.name, mib(saves)))
-            .with("need_bytes", bytes as f64);
-        ctx.compact(a, scope, None, r);
-        got += saves;
-        moved += a.anon_bytes;
-        room -= a.anon_bytes;
-    }
-    got
 }

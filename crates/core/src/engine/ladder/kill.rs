@@ -5,7 +5,6 @@
 
 use super::{mib, Ctx, PressureLevel, Step};
 use crate::engine::preset::{Detection, KillMode};
-use crate::engine::victims::select_batch;
 use crate::Class;
 
 pub fn run(ctx: &mut Ctx) {
@@ -42,14 +41,14 @@ pub fn run(ctx: &mut Ctx) {
         if min_class == Class::Foreground && cands.iter().any(|c| c.class > Class::Foreground) {
             let spare: Vec<_> = cands.into_iter().filter(|c| c.class > Class::Foreground).collect();
             let held: u64 = spare.iter().map(|c| c.freeable_bytes).sum();
-            let victims = select_batch(&spare, target);
+            let victims = ctx.select(&spare, target);
             let r = ctx
                 .reason(Step::Kill, format!("{why}: kill the least costly apps at once, everything but the foreground that it takes"))
                 .with("candidate_bytes", held as f64);
             return ctx.kill(victims, target, Class::Visible, r);
         }
         if total >= target || last {
-            let victims = select_batch(&cands, target);
+            let victims = ctx.select(&cands, target);
             let r = ctx
                 .reason(Step::Kill, format!("{why}: kill the least costly apps at once to get {} back", mib(target)))
                 .with("candidate_bytes", total as f64);

@@ -9,6 +9,7 @@ mod kill;
 mod lmk;
 pub mod lmkd;
 mod prepare_idle;
+pub mod shrink;
 mod under_pressure;
 
 use super::model::{mib, Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, PAGE};
@@ -21,6 +22,9 @@ use std::collections::BTreeSet;
 /// The zram compression ratio assumed before zram has data (ChromeOS's typical 2.6×,
 /// measured here 2.2–2.6× on realistic pages).
 pub const DEFAULT_ZRAM_RATIO: f64 = 2.5;
+
+/// Time away from the front after which a return is half as likely (see `p_return`).
+const RETURN_HALF_MS: f64 = 120_000.0;
 
 /// The compression ratio of a snapshot's zram swap (orig / compr), or the default before it
 /// has data: what the engine assumes a compressed page saves.
@@ -118,19 +122,42 @@ impl<'a> Ctx<'a> {
         self.input.apps.iter().filter(|a| a.actionable() && !self.touched.contains(&a.pid))
     }
 
-    /// Kill candidates of at least `min_class`, in the preset's victim order. Apps compacted
-    /// in this decision stay candidates: a kill outranks a compaction.
+    /// Kill candidates of at least `min_class`, in the preset's victim order, each with the
+    /// chance the user comes back to it soon. Apps compacted in this decision stay
+    /// candidates: a kill outranks a compaction.
     pub fn candidates(&self, min_class: Class) -> Vec<Candidate<'a>> {
         let ratio = self.zram_ratio();
-        let mut c: Vec<Candidate> = self
-            .input
-            .apps
-            .iter()
-            .filter(|a| a.actionable() && a.class >= min_class && !self.killed.contains(&a.pid))
-            .map(|a| Candidate::new(a, &self.state.stats, ratio))
-            .collect();
+        let apps: Vec<&App> = self.input.apps.iter().filter(|a| a.actionable() && a.class >= min_class && !self.killed.contains(&a.pid)).collect();
+        let mut c: Vec<Candidate> = apps.iter().map(|a| Candidate { p_return: self.p_return(a), ..Candidate::new(a, &self.state.stats, ratio) }).collect();
         victims::order(&mut c, self.preset.kill.order);
         c
+    }
+
+    /// How likely a return to `a` is soon: half recency (halved after two minutes away, the
+    /// length of a usage session: LSApp's median is 1 min 46 s), half popularity (how often
+    /// it came to the front, against the most popular app running).
+    pub fn p_return(&self, a: &App) -> f64 {
+        let most_fronts = self.input.apps.iter().filter(|x| x.actionable()).filter_map(|x| self.state.stats.get(&x.name)).map(|s| s.fronts).max().unwrap_or(0);
+        let away_ms = self.state.last_front_ms.get(&a.pid).map_or(a.age_ms, |t| self.input.now_ms.saturating_sub(*t));
+        let recency = 1.0 / (1.0 + away_ms as f64 / RETURN_HALF_MS);
+        let fronts = self.state.stats.get(&a.name).map_or(0, |s| s.fronts);
+        let popularity = (fronts + 1) as f64 / (most_fronts + 1) as f64;
+        (0.5 * recency + 0.5 * popularity).clamp(0.02, 1.0)
+    }
+
+    /// The victims of a batch that free `target` bytes, as the preset chooses: the least
+    /// expected cost, or the first in its order with the spare ones pruned.
+    pub fn select(&self, cands: &[Candidate<'a>], target: u64) -> Vec<Candidate<'a>> {
+        match self.preset.kill.order {
+            victims::VictimOrder::LeastExpectedCost => victims::select_least_cost(cands, target),
+            _ => victims::select_batch(cands, target),
+        }
+    }
+
+    /// Keep these pids out of the rest of this decision's actions (they are about to be
+    /// chosen for something else: a kill decided before the compressions listed ahead of it).
+    pub fn reserve(&mut self, pids: impl Iterator<Item = u32>) {
+        self.touched.extend(pids);
     }
 
     /// Whether an action of this decision already names this pid.

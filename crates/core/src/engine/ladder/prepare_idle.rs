@@ -40,7 +40,11 @@ fn idle_work(ctx: &mut Ctx) {
     if ctx.state.screen_on {
         return;
     }
-    compress_whole(ctx);
+    if matches!(ctx.preset.detection, crate::engine::preset::Detection::Bands(_)) {
+        headroom_for_likely_launches(ctx);
+    } else {
+        compress_whole(ctx);
+    }
     if ctx.preset.ahead.as_ref().is_some_and(|a| a.home) && matches!(ctx.preset.detection, crate::engine::preset::Detection::Bands(_)) {
         home::phase1(ctx, Step::PrepareIdle);
     }
@@ -48,6 +52,25 @@ fn idle_work(ctx: &mut Ctx) {
         let r = ctx.reason(Step::PrepareIdle, "idle: a storage swap file holds nothing: remove it (SWAM ISOP eraser)");
         ctx.push(ActionKind::SwapShrink, r, 0);
     }
+}
+
+/// memorch: prepare only what the next likely launches need, not everything that is idle:
+/// the launch threshold plus the learned peak of the most popular app not running. With
+/// memory to spare, nothing is done (a compressed app would only come back warm).
+fn headroom_for_likely_launches(ctx: &mut Ctx) {
+    let Some(c) = ctx.preset.compaction.as_ref() else { return };
+    let Some(min_class) = c.idle_min_class else { return };
+    let threshold = ctx.preset.ahead.as_ref().map_or(0, |a| ctx.frac(a.threshold_frac));
+    let running: Vec<&str> = ctx.input.apps.iter().map(|a| a.name.as_str()).collect();
+    let next = ctx.state.stats.apps.iter().filter(|(n, s)| !running.contains(&n.as_str()) && s.fronts > 0).max_by_key(|(_, s)| (s.fronts, s.touched));
+    let (next_name, peak) = next.map_or(("no app seen yet", 0), |(n, s)| (n.as_str(), s.peak_bytes));
+    let need = (threshold + peak).saturating_sub(ctx.available());
+    if need == 0 {
+        ctx.quiet(ctx.reason(Step::PrepareIdle, format!("idle: {} available covers the next likely launch ('{next_name}', {}) and the threshold: nothing to prepare", mib(ctx.available()), mib(peak))));
+        return;
+    }
+    let why = format!("idle: make room for the next likely launch ('{next_name}', {})", mib(peak));
+    super::shrink::free(ctx, Step::PrepareIdle, min_class, need, None, &why);
 }
 
 /// Whole cached apps into zram, emptiest/oldest first, as far as swap room allows.

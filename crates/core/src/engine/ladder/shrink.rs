@@ -1,0 +1,69 @@
+//! Freeing memory in proportion to what is short (memorch): the amount comes from the gap in
+//! bytes, taken from the background apps least likely to be wanted soon first (the same
+//! chance of a return the killer weighs), most of each before the next, so that few returns
+//! are warm; their coldest pages first where the kernel can tell (an app in a memory group of
+//! its own is squeezed, and the kernel's LRU chooses; docs/presets.md). Feedback orders the
+//! apps (an app whose pages came back soon goes last, and gives less) but never makes the
+//! response smaller than the gap: what is short is asked for, and the next decision measures
+//! what came back.
+
+use super::{mib, CompactScope, Ctx, Step, PAGE};
+use crate::engine::model::App;
+use crate::Class;
+
+/// The most of an app's anonymous memory one decision takes: the rest is what its next
+/// return most likely needs. High, so that what is short warms few apps' returns rather than
+/// a little of many.
+pub const MAX_SHARE: f64 = 0.8;
+
+/// What [`free`] could get back from apps of at least `min_class` within `budget` bytes moved
+/// (and the swap room left): the most it would ask of each, times what compression saves.
+pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
+    let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
+    let movable: u64 = ctx.free_apps().filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid)).map(|a| (a.anon_bytes as f64 * MAX_SHARE) as u64).sum();
+    let movable = movable.min(budget.unwrap_or(u64::MAX)).min(ctx.swap_room());
+    (movable as f64 * (1.0 - 1.0 / ctx.zram_ratio())) as u64
+}
+
+/// Free about `bytes` from apps of at least `min_class`, the least likely to be wanted soon
+/// first (with feedback, those whose pages came back soon last), at most [`MAX_SHARE`] of each
+/// and at most `budget` bytes moved in all; apps whose last compaction gave little are passed
+/// over (`State::dry`). Returns the bytes expected back.
+pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str) -> u64 {
+    let saving = 1.0 - 1.0 / ctx.zram_ratio();
+    let min_step = ctx.preset.compaction.as_ref().map_or(32, |c| c.min_step_pages) * PAGE;
+    let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
+    let feedback = ctx.preset.compaction.as_ref().is_some_and(|c| c.feedback);
+    let refault = |a: &App| if feedback { ctx.state.stats.get(&a.name).and_then(|s| s.refault_ratio).unwrap_or(0.0) } else { 0.0 };
+    let mut apps: Vec<(&App, f64, f64)> = ctx
+        .free_apps()
+        .filter(|a| a.class >= min_class && a.anon_bytes > min_anon.max(min_step) && !ctx.state.dry.contains_key(&a.pid))
+        .map(|a| (a, refault(a), ctx.p_return(a)))
+        .collect();
+    let cmp = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
+    apps.sort_by(|(a, ra, pa), (b, rb, pb)| b.class.cmp(&a.class).then(cmp(*ra, *rb)).then(cmp(*pa, *pb)).then(a.pid.cmp(&b.pid)));
+    let mut to_move = (bytes as f64 / saving.max(0.05)) as u64;
+    if let Some(b) = budget {
+        to_move = to_move.min(b);
+    }
+    to_move = to_move.min(ctx.swap_room());
+    let mut got = 0;
+    for (a, refault, _) in apps {
+        if to_move < min_step {
+            break;
+        }
+        // An app whose pages came back soon gives less: those were not cold.
+        let cap = (a.anon_bytes as f64 * MAX_SHARE * (1.0 - refault.min(0.9))) as u64;
+        let take = to_move.min(cap).max(min_step) / PAGE * PAGE;
+        let saves = (take as f64 * saving) as u64;
+        let r = ctx
+            .reason(step, format!("{why}: {} short, take {} of {} app '{}', its coldest first", mib(bytes), mib(take), a.class, a.name))
+            .with("need_bytes", bytes as f64)
+            .with("take_bytes", take as f64)
+            .with("refault_ratio", refault);
+        ctx.compact(a, CompactScope::Anon, Some(take / PAGE), r);
+        got += saves;
+        to_move = to_move.saturating_sub(take);
+    }
+    got
+}

@@ -1,0 +1,137 @@
+//! A memory group of an app's own: a child of its domain's group (`DOMAIN/app-PID`), in
+//! which the kernel keeps the app's pages on LRU lists of their own. Squeezing that group's
+//! limit down by N bytes makes the kernel reclaim the app's N *coldest* bytes (its LRU sees
+//! the accessed bits; memorch does not), where `process_madvise(MADV_PAGEOUT)` takes pages
+//! hot or cold. Android compacts apps through per-app groups the same way; Tizen resourced
+//! squeezes its background group. A squeeze takes anonymous pages only (the group's
+//! swappiness is 200 for its duration), so an app's code is not dropped and read again on its
+//! next return; between squeezes the group keeps its own swappiness, so the kernel's own
+//! reclaim weighs it as any other (a permanent 200 made the kernel swap the hot data of
+//! popular apps rather than drop cold cache: more warm returns, measured on `realapps`).
+//!
+//! `memorch spawn --app-group` makes one for the process it starts; the group is removed by
+//! the daemon once empty ([`remove_empty`]), and with its domain's sandbox.
+
+use crate::cgroup::{self, CgroupDirs, MemorySource};
+use crate::domain::Domain;
+use crate::error::{Error, Result};
+use crate::root::SysRoot;
+use std::path::{Path, PathBuf};
+
+/// Names of app groups: `app-PID` (the pid of the process that made it).
+pub const PREFIX: &str = "app-";
+
+/// An app's own group, in the v1 memory hierarchy (where the limit is) and, if there, v2
+/// (for its own pressure and freezing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppGroup {
+    pub path: String,
+    pub memory: PathBuf,
+    pub v2: Option<PathBuf>,
+}
+
+/// Make `DOMAIN/app-PID` for this process, give it `swappiness` (0..=200) if asked, and move
+/// this process into it in every hierarchy.
+pub fn create_for_self(domain: &CgroupDirs, swappiness: Option<u32>) -> Result<AppGroup> {
+    let name = format!("{PREFIX}{}", std::process::id());
+    let memory = match domain.memory_source() {
+        Some(MemorySource::V1(d)) | Some(MemorySource::V2(d)) => d.join(&name),
+        None => return Err(Error::Refused(format!("domain {} has no memory group to make an app group in", domain.path))),
+    };
+    let v2 = domain.v2.as_ref().map(|d| d.join(&name)).filter(|d| Some(d) != Some(&memory));
+    for d in std::iter::once(&memory).chain(v2.iter()) {
+        std::fs::create_dir(d).map_err(|e| Error::io(d, e))?;
+    }
+    if let Some(s) = swappiness {
+        let f = memory.join("memory.swappiness");
+        if f.exists() {
+            std::fs::write(&f, s.to_string()).map_err(|e| Error::io(&f, e))?;
+        }
+    }
+    let dirs = CgroupDirs { path: format!("{}/{name}", domain.path.trim_end_matches('/')), v1_memory: Some(memory.clone()), v2: v2.clone(), v2_top: None };
+    cgroup::join_self(&dirs)?;
+    Ok(AppGroup { path: dirs.path, memory, v2 })
+}
+
+/// The app group `pid` is in, if it is in one of `domain`'s.
+pub fn of_process(root: &SysRoot, pid: u32, domain: &Domain) -> Option<AppGroup> {
+    let dirs = domain.cgroup.as_ref()?;
+    let path = cgroup::process_cgroup_path(root, &pid.to_string()).ok()?;
+    let name = path.strip_prefix(dirs.path.trim_end_matches('/'))?.strip_prefix('/')?;
+    if !name.starts_with(PREFIX) || name.contains('/') {
+        return None;
+    }
+    let memory = match dirs.memory_source()? {
+        MemorySource::V1(d) | MemorySource::V2(d) => d.join(name),
+    };
+    let v2 = dirs.v2.as_ref().map(|d| d.join(name)).filter(|d| d.is_dir() && *d != memory);
+    memory.is_dir().then(|| AppGroup { path, memory, v2 })
+}
+
+/// The group's memory use now.
+pub fn usage(group: &AppGroup) -> Result<u64> {
+    let f = ["memory.usage_in_bytes", "memory.current"].iter().map(|n| group.memory.join(n)).find(|f| f.exists()).ok_or_else(|| Error::Refused(format!("{}: no memory usage file", group.memory.display())))?;
+    let text = std::fs::read_to_string(&f).map_err(|e| Error::io(&f, e))?;
+    text.trim().parse().map_err(|_| Error::parse(&f, "bytes", text.trim()))
+}
+
+/// The swappiness of a squeeze: anonymous pages only.
+pub const SQUEEZE_SWAPPINESS: u32 = 200;
+
+/// Make the kernel reclaim `bytes` of the app's coldest anonymous pages: its group's
+/// swappiness is raised to [`SQUEEZE_SWAPPINESS`], its limit lowered to its use less `bytes`
+/// (the kernel reclaims inside that write, in LRU order), then both are put back at once.
+/// Returns the bytes its use fell by.
+pub fn shrink(group: &AppGroup, bytes: u64) -> Result<u64> {
+    let before = usage(group)?;
+    let swappiness = group.memory.join("memory.swappiness");
+    let previous = std::fs::read_to_string(&swappiness).ok().map(|t| t.trim().to_string());
+    if previous.is_some() {
+        std::fs::write(&swappiness, SQUEEZE_SWAPPINESS.to_string()).map_err(|e| Error::io(&swappiness, e))?;
+    }
+    let squeezed = squeeze(group, before, bytes);
+    if let Some(p) = previous {
+        std::fs::write(&swappiness, p).map_err(|e| Error::io(&swappiness, e))?;
+    }
+    squeezed?;
+    Ok(before.saturating_sub(usage(group).unwrap_or(before)))
+}
+
+/// Lower the group's limit to `before − bytes`, then lift it whatever came of that.
+fn squeeze(group: &AppGroup, before: u64, bytes: u64) -> Result<()> {
+    let to = before.saturating_sub(bytes).max(1 << 20);
+    let (limit_file, unlimited) = if group.memory.join("memory.limit_in_bytes").exists() {
+        (group.memory.join("memory.limit_in_bytes"), "-1")
+    } else {
+        (group.memory.join("memory.max"), "max")
+    };
+    let lowered = std::fs::write(&limit_file, to.to_string());
+    // Lifted whatever came of the lowering: an app group never keeps a limit of its own.
+    let lifted = std::fs::write(&limit_file, unlimited);
+    match lowered {
+        // EBUSY: the kernel could not get all of it (nothing more reclaimable now).
+        Err(e) if e.raw_os_error() != Some(libc::EBUSY) => return Err(Error::io(&limit_file, e)),
+        _ => {}
+    }
+    lifted.map_err(|e| Error::io(&limit_file, e))
+}
+
+/// Remove the domain's app groups that no process is in any more. Returns how many.
+pub fn remove_empty(domain: &Domain) -> usize {
+    let Some(dirs) = &domain.cgroup else { return 0 };
+    let mut removed = 0;
+    for parent in dirs.dirs() {
+        for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            let is_app = name.to_str().is_some_and(|n| n.starts_with(PREFIX));
+            if is_app && empty(&e.path()) && std::fs::remove_dir(e.path()).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    removed
+}
+
+fn empty(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|t| t.trim().is_empty())
+}
