@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use memorch_core::engine::{ActionKind, CompactScope, Event, PressureLevel, Step};
+use memorch_core::engine::{ActionKind, CompactScope, Engine, Event, PressureLevel, Preset, Step};
 use memorch_core::Class;
 
 fn kills(actions: &[memorch_core::engine::Action]) -> Vec<Vec<u32>> {
@@ -370,4 +370,25 @@ fn an_app_that_gave_little_is_passed_over_until_it_returns() {
     decide(&mut e, 2000, &snap(1024, 400, 10), &apps, &back);
     let after = compactions(&decide(&mut e, 3000, &s, &apps, &[]));
     assert!(after.iter().any(|c| c.0 == stingy), "back from the front, it may give again: {after:?}");
+}
+
+/// Issue 11, the other way to choose pages: with `compaction.kernel_chooses`, what is short
+/// under pressure is reclaimed from the whole domain (the kernel's LRU choosing among every
+/// app and the page cache), sized by what compression saves, and no app is chosen.
+#[test]
+fn with_the_kernel_choosing_pressure_reclaims_the_domain_not_chosen_apps() {
+    let apps = vec![app(11, "a", Class::Cached, 200), app(12, "b", Class::Cached, 200), app(2, "fg", Class::Foreground, 100)];
+    let s = snap(1024, 10, 10);
+    let mut chosen = engine("memorch");
+    let by_app = decide(&mut chosen, 0, &s, &apps, &[]);
+    assert!(!compactions(&by_app).is_empty(), "by default apps are chosen: {by_app:?}");
+    let mut kernel = Engine::new(Preset::from_spec("memorch:compaction.kernel_chooses=true").unwrap());
+    let acts = decide(&mut kernel, 0, &s, &apps, &[]);
+    let reclaimed: Vec<u64> = acts.iter().filter_map(|a| match a.kind { ActionKind::Reclaim { bytes } => Some(bytes), _ => None }).collect();
+    assert_eq!(reclaimed.len(), 1, "one reclaim of the domain: {acts:?}");
+    assert!(compactions(&acts).iter().all(|c| c.1 != CompactScope::Anon), "no app chosen for its anon: {acts:?}");
+    // Short by the low band plus the margin, less what is available; more is moved than is
+    // short, as zram keeps a share of what it takes.
+    let need: f64 = acts.iter().find(|a| matches!(a.kind, ActionKind::Reclaim { .. })).and_then(|a| a.reason.fields.get("need_bytes").copied()).unwrap();
+    assert!(need > 0.0 && reclaimed[0] as f64 > need, "{need} short, {} reclaimed", reclaimed[0]);
 }

@@ -288,20 +288,9 @@ fn owner_of(name: &str) -> Option<u32> {
 /// inside and remove the groups. Returns the paths removed.
 pub fn remove_stale() -> Vec<String> {
     let root = SysRoot::live();
-    let Ok(base) = cgroup::process_cgroup_path(&root, "self") else { return Vec::new() };
-    let Ok(mounts) = cgroup::mounts(&root) else { return Vec::new() };
-    let v1 = mounts.iter().find(|m| m.has_v1_controller("memory")).and_then(|m| m.dir_of(&base));
-    let v2 = mounts.iter().find(|m| m.is_v2()).and_then(|m| m.dir_of(&base));
-    let mut names = std::collections::BTreeSet::new();
-    for d in v1.iter().chain(v2.iter()) {
-        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                names.insert(e.file_name().to_string_lossy().into_owned());
-            }
-        }
-    }
+    let Some((base, v1, v2)) = own_group_dirs() else { return Vec::new() };
     let mut removed = Vec::new();
-    for name in names {
+    for name in child_groups() {
         let Some(pid) = owner_of(&name) else { continue };
         let owner = crate::owner::Owner { pid, start_ticks: None };
         if owner.is_me() || owner.alive(&root) {
@@ -320,6 +309,31 @@ pub fn remove_stale() -> Vec<String> {
         }
     }
     removed
+}
+
+/// This process's cgroup path and its directories in the v1 memory and the v2 hierarchy.
+fn own_group_dirs() -> Option<(String, Option<PathBuf>, Option<PathBuf>)> {
+    let root = SysRoot::live();
+    let base = cgroup::process_cgroup_path(&root, "self").ok()?;
+    let mounts = cgroup::mounts(&root).ok()?;
+    let v1 = mounts.iter().find(|m| m.has_v1_controller("memory")).and_then(|m| m.dir_of(&base));
+    let v2 = mounts.iter().find(|m| m.is_v2()).and_then(|m| m.dir_of(&base));
+    Some((base, v1, v2))
+}
+
+/// The names of the cgroups directly below this process's own, in either hierarchy: where
+/// sandboxes are made.
+pub fn child_groups() -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let Some((_, v1, v2)) = own_group_dirs() else { return names };
+    for d in v1.iter().chain(v2.iter()) {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                names.insert(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    names
 }
 
 /// Remove a cgroup directory and its child groups, deepest first.

@@ -97,3 +97,33 @@ pub fn peers_facility() -> bool {
     };
     facility("peers (lxcfs, earlyoom, nohang)", check) && zram_facility()
 }
+
+/// What a test or bench could leave on the machine: active swap (by device or file name),
+/// cgroups below this process's own, memorch's lxcfs instances. Tests compare what is *new*
+/// after with before, never the whole state: the kernel is shared, and swap that another
+/// process (another session, CI on the same host) turns on or off meanwhile is not theirs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leftovers(pub std::collections::BTreeSet<String>);
+
+impl Leftovers {
+    pub fn now() -> Leftovers {
+        let mut set = std::collections::BTreeSet::new();
+        let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+        // Name and size: a device another process let go of and a test's bench then took is new.
+        set.extend(swaps.lines().skip(1).map(|l| l.split_whitespace().take(3).collect::<Vec<_>>()).filter(|f| f.len() == 3).map(|f| format!("swap {} {} KiB", f[0], f[2])));
+        set.extend(crate::sandbox::child_groups().into_iter().map(|g| format!("cgroup {g}")));
+        let lxcfs = std::fs::read_dir(crate::lxcfs::LXCFS_DIR).into_iter().flatten().flatten();
+        set.extend(lxcfs.map(|e| format!("lxcfs {}", e.file_name().to_string_lossy())));
+        Leftovers(set)
+    }
+
+    /// What is here now and was not in `before`.
+    pub fn new_since(&self, before: &Leftovers) -> Vec<String> {
+        self.0.difference(&before.0).cloned().collect()
+    }
+
+    /// The swap that is on now and was not in `before`.
+    pub fn new_swap_since(&self, before: &Leftovers) -> Vec<String> {
+        self.new_since(before).into_iter().filter(|s| s.starts_with("swap ")).collect()
+    }
+}

@@ -36,7 +36,7 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
         return;
     }
     let _lock = testkit::machine_test_lock();
-    let swaps_before = std::fs::read_to_string("/proc/swaps").unwrap();
+    let before = testkit::Leftovers::now();
     let ksm_before = ksm_settings();
     let dir = std::env::temp_dir().join(testkit::unique_name("memorch-held-swap"));
     let mut child = Command::new(std::env::current_exe().unwrap())
@@ -61,7 +61,7 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     assert!(said.iter().any(|s| s.contains("swap file")), "{said:?}");
     assert!(said.iter().any(|s| s.contains("zram")), "{said:?}");
     assert!(said.iter().any(|s| s.contains("KSM")), "{said:?}");
-    assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps_before, "no swap left");
+    assert_eq!(testkit::Leftovers::now().new_since(&before), Vec::<String>::new(), "no swap left");
     assert_eq!(ksm_settings(), ksm_before, "KSM as it was");
     assert!(!std::fs::read_dir(&dir).map(|d| d.count() > 0).unwrap_or(false), "the swap file is deleted");
     assert!(recovery::recover_all(&SysRoot::live()).is_empty(), "nothing is undone twice");

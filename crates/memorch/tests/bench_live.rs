@@ -3,18 +3,12 @@
 
 mod common;
 use common::*;
-use memorch_linux::testkit;
+use memorch_linux::testkit::{self, Leftovers};
 use std::time::Duration;
 
 /// The two tests compare the machine before and after: they take turns.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn leftovers() -> (String, Vec<String>, usize) {
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
-    let groups = std::fs::read_dir("/sys/fs/cgroup/unified").map(|d| d.flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
-    let lxcfs = std::fs::read_dir(memorch_linux::lxcfs::LXCFS_DIR).map(|d| d.count()).unwrap_or(0);
-    (swaps, groups, lxcfs)
-}
 
 /// A small device that overfills: four synthetic apps, one real program (python3, which
 /// nohang's package brings), and an idle step.
@@ -52,7 +46,7 @@ fn peers_real_programs_idle_and_frames() {
         return;
     }
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let before = leftovers();
+    let before = Leftovers::now();
     let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-peers"));
     std::fs::create_dir_all(&out).unwrap();
     let scenario = out.join("mixed.toml");
@@ -75,7 +69,7 @@ fn peers_real_programs_idle_and_frames() {
             assert!(k["by"] == m || k["by"] == "kernel", "{m}: a kill by {}", k["by"]);
         }
     }
-    assert_eq!(leftovers(), before, "no swap, cgroup or lxcfs left");
+    assert_eq!(Leftovers::now().new_since(&before), Vec::<String>::new(), "no swap, cgroup or lxcfs left");
     std::fs::remove_dir_all(out).unwrap();
 }
 
@@ -115,7 +109,7 @@ fn quick_bench_runs_reports_and_cleans_up() {
         return;
     }
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let before = leftovers();
+    let before = Leftovers::now();
     let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-out"));
     // A smaller device keeps the test short; sizes scale with it.
     let o = ok(&["bench", "--scenario", "quick", "--managers", "kernel,memorch", "--ram", "256", "--out", out.to_str().unwrap()]);
@@ -138,7 +132,7 @@ fn quick_bench_runs_reports_and_cleans_up() {
     assert_eq!(html.matches("<svg").count(), 4, "four charts");
     // Each manager has its row, named after its colour swatch.
     assert!(html.contains("</span>memorch</td>") && html.contains("</span>kernel</td>"), "{html}");
-    assert_eq!(leftovers(), before, "no swap or cgroup left");
+    assert_eq!(Leftovers::now().new_since(&before), Vec::<String>::new(), "no swap or cgroup left");
     std::fs::remove_dir_all(out).unwrap();
 }
 
@@ -148,7 +142,7 @@ fn interrupted_bench_tears_everything_down() {
         return;
     }
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let before = leftovers();
+    let before = Leftovers::now();
     let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-int"));
     let mut child = memorch()
         .args(["bench", "--managers", "memorch", "--ram", "256", "--out", out.to_str().unwrap()])
@@ -158,14 +152,14 @@ fn interrupted_bench_tears_everything_down() {
         .unwrap();
     // Wait until its device exists, then Ctrl-C.
     let started = testkit::wait_for(Duration::from_secs(120), || {
-        std::fs::read_to_string("/proc/swaps").unwrap().lines().count() > before.0.lines().count()
+        !Leftovers::now().new_swap_since(&before).is_empty()
     });
     assert!(started, "the bench set up its device");
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let done = testkit::wait_for(Duration::from_secs(60), || child.try_wait().unwrap().is_some());
     assert!(done, "the bench stops after an interrupt");
     assert!(child.wait().unwrap().success(), "an interrupt is a clean end");
-    assert_eq!(leftovers(), before, "no swap or cgroup left after Ctrl-C");
+    assert_eq!(Leftovers::now().new_since(&before), Vec::<String>::new(), "no swap or cgroup left after Ctrl-C");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(v["runs"][0]["interrupted"], true);
     std::fs::remove_dir_all(out).unwrap();
@@ -177,7 +171,7 @@ fn a_killed_bench_is_cleaned_up_at_the_next_start() {
         return;
     }
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let before = leftovers();
+    let before = Leftovers::now();
     let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-kill"));
     let mut child = memorch()
         .args(["bench", "--managers", "memorch", "--ram", "256", "--out", out.to_str().unwrap()])
@@ -185,12 +179,12 @@ fn a_killed_bench_is_cleaned_up_at_the_next_start() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = testkit::wait_for(Duration::from_secs(120), || std::fs::read_to_string("/proc/swaps").unwrap().lines().count() > before.0.lines().count());
+    let started = testkit::wait_for(Duration::from_secs(120), || !Leftovers::now().new_swap_since(&before).is_empty());
     assert!(started, "the bench set up its device");
     // No destructor runs after SIGKILL: the device stays behind…
     let _ = child.kill();
     let _ = child.wait();
-    assert_ne!(leftovers(), before, "a killed bench leaves its device");
+    assert!(!Leftovers::now().new_swap_since(&before).is_empty(), "a killed bench leaves its device");
     // …its daemon dies with it (PR_SET_PDEATHSIG)…
     let cmdline_has = |needle: &str| {
         std::fs::read_dir("/proc").unwrap().flatten().any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle)))
@@ -199,6 +193,6 @@ fn a_killed_bench_is_cleaned_up_at_the_next_start() {
     assert!(daemon_gone, "the bench's daemon outlived it");
     // …and the next start (any test or bench, under the lock) puts the machine back.
     let _lock = testkit::machine_test_lock();
-    assert_eq!(leftovers(), before, "stale device recovered");
+    assert_eq!(Leftovers::now().new_since(&before), Vec::<String>::new(), "stale device recovered");
     let _ = std::fs::remove_dir_all(out);
 }

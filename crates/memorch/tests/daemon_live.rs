@@ -127,7 +127,7 @@ fn dry_run_changes_nothing() {
         return;
     }
     let _lock = testkit::machine_test_lock();
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
+    let swaps = testkit::Leftovers::now();
     let ksm = std::fs::read_to_string("/sys/kernel/mm/ksm/run").unwrap();
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-dry"), Some(256 * MIB)).unwrap();
     let mut pids = Vec::new();
@@ -147,7 +147,7 @@ fn dry_run_changes_nothing() {
     assert!(d.log().contains("dry-run: would"), "{}", d.log());
     assert!(pids.iter().all(|&p| alive(p)), "no process killed");
     assert_eq!(pids.iter().map(|&p| status_kib(p, "VmSwap")).collect::<Vec<_>>(), swap_before, "nothing compacted");
-    assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "no zram set up");
+    assert_eq!(testkit::Leftovers::now().new_swap_since(&swaps), Vec::<String>::new(), "no zram set up");
     assert_eq!(std::fs::read_to_string("/sys/kernel/mm/ksm/run").unwrap(), ksm);
     drop(d);
     drop(cfg);
@@ -162,7 +162,7 @@ fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
     if !testkit::no_foreign_swap() {
         return;
     }
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
+    let swaps = testkit::Leftovers::now();
     let ksm = |f: &str| std::fs::read_to_string(format!("/sys/kernel/mm/ksm/{f}")).unwrap();
     let (run0, pages0, sleep0) = (ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs"));
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-term"), Some(256 * MIB)).unwrap();
@@ -171,7 +171,7 @@ fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
     }
     let cfg = fast_config("");
     let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path)]);
-    assert_ne!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "the daemon set up zram");
+    assert!(!testkit::Leftovers::now().new_swap_since(&swaps).is_empty(), "the daemon set up zram");
     let rx = d.events();
     assert_eq!(d.request(&Request::Screen { on: false })["ok"], true);
     let evs = collect_events(&rx, Duration::from_secs(5), |e| done_actions(e).iter().any(|a| kind(a) == "ksm"));
@@ -179,7 +179,7 @@ fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
     assert_eq!(ksm("run").trim(), "1");
     let took = d.stop();
     assert!(took <= Duration::from_secs(2), "SIGTERM took {took:?}");
-    assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "zram removed");
+    assert_eq!(testkit::Leftovers::now().new_swap_since(&swaps), Vec::<String>::new(), "zram removed");
     assert_eq!((ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs")), (run0, pages0, sleep0), "KSM settings restored");
     let log = d.log();
     assert!(log.contains("everything memorch changed is put back") && log.contains("put KSM back") && log.contains("removed its zram"), "{log}");
@@ -195,7 +195,7 @@ fn after_a_sigkill_the_next_start_puts_the_machine_back_and_says_so() {
     if !testkit::no_foreign_swap() {
         return;
     }
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
+    let swaps = testkit::Leftovers::now();
     let ksm = |f: &str| std::fs::read_to_string(format!("/sys/kernel/mm/ksm/{f}")).unwrap();
     let ksm_before = (ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs"));
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-crash"), Some(256 * MIB)).unwrap();
@@ -209,17 +209,17 @@ fn after_a_sigkill_the_next_start_puts_the_machine_back_and_says_so() {
     assert_eq!(d.request(&Request::Screen { on: false })["ok"], true);
     let evs = collect_events(&rx, Duration::from_secs(5), |e| done_actions(e).iter().any(|a| kind(a) == "ksm"));
     assert!(done_actions(&evs).iter().any(|a| kind(a) == "ksm"), "KSM runs at idle: {evs:?}");
-    assert_ne!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "the daemon set up zram");
+    assert!(!testkit::Leftovers::now().new_swap_since(&swaps).is_empty(), "the daemon set up zram");
     // No destructor runs after SIGKILL: zram and KSM stay as the daemon set them…
     d.child.kill().unwrap();
     d.child.wait().unwrap();
-    assert_ne!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps);
+    assert!(!testkit::Leftovers::now().new_swap_since(&swaps).is_empty());
     assert_eq!(ksm("run").trim(), "1");
     // …until the next memorch starts: it puts them back before anything else, and says so.
     let mut next = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain, "--dry-run"]);
     let log = next.log();
     assert!(log.contains("put back zram") && log.contains("put KSM back"), "{log}");
-    assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "its zram is gone, so the new daemon did not take it for the machine's swap");
+    assert_eq!(testkit::Leftovers::now().new_swap_since(&swaps), Vec::<String>::new(), "its zram is gone, so the new daemon did not take it for the machine's swap");
     assert_eq!((ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs")), ksm_before, "KSM as it was");
     next.stop();
     assert!(next.log().contains("memorch had changed nothing machine-wide"), "{}", next.log());

@@ -11,7 +11,7 @@ fn machine_wide_dry_runs_change_nothing() {
     }
     let _lock = testkit::machine_test_lock();
     let read = |p: &str| std::fs::read_to_string(p).unwrap();
-    let before = (read("/proc/swaps"), read("/sys/block/zram0/disksize"), read("/sys/kernel/mm/ksm/pages_to_scan"));
+    let (swaps, before) = (testkit::Leftovers::now(), (read("/sys/block/zram0/disksize"), read("/sys/kernel/mm/ksm/pages_to_scan")));
     let out = ok(&["zram", "setup", "--size", "64", "--algorithm", "lz4", "--dry-run"]);
     assert!(out.starts_with("would set up zram") && out.contains("lz4"), "{out}");
     assert!(fails(&["zram", "setup", "--size", "64", "--algorithm", "zpaq", "--dry-run"]).contains("not offered"));
@@ -22,7 +22,8 @@ fn machine_wide_dry_runs_change_nothing() {
     let out = ok(&["ksm", "tune", "--pages-to-scan", "777", "--dry-run"]);
     assert!(out.contains("would set pages_to_scan") && out.contains("→ 777"), "{out}");
     assert!(fails(&["ksm", "tune", "--run", "9", "--dry-run"]).contains("ksm run 9"));
-    assert_eq!((read("/proc/swaps"), read("/sys/block/zram0/disksize"), read("/sys/kernel/mm/ksm/pages_to_scan")), before);
+    assert_eq!(testkit::Leftovers::now().new_swap_since(&swaps), Vec::<String>::new());
+    assert_eq!((read("/sys/block/zram0/disksize"), read("/sys/kernel/mm/ksm/pages_to_scan")), before);
 }
 
 #[test]

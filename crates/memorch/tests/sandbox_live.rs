@@ -10,7 +10,7 @@ fn sandbox_create_exec_list_destroy() {
         return;
     }
     let _lock = testkit::machine_test_lock();
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
+    let swaps = testkit::Leftovers::now();
     let name = testkit::unique_name("memorch-sbx");
     let out = ok(&["sandbox", "create", &name, "--ram", "128", "--zram", "64"]);
     assert!(out.contains("128.0 MiB RAM") && out.contains("zram"), "{out}");
@@ -48,11 +48,11 @@ fn sandbox_create_exec_list_destroy() {
     assert!(text.starts_with("found\n") && text.trim_end().ends_with(here.to_str().unwrap()), "{text}");
     std::fs::remove_dir_all(here).unwrap();
     assert!(ok(&["sandbox", "list"]).contains(&name));
-    assert_ne!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "its zram is swap");
+    assert!(!testkit::Leftovers::now().new_swap_since(&swaps).is_empty(), "its zram is swap");
     assert!(ok(&["sandbox", "destroy", &name]).contains("destroyed"));
     assert!(!std::path::Path::new(&format!("/sys/fs/cgroup/memory{path}")).exists());
     assert!(!std::path::Path::new(&format!("/sys/fs/cgroup/unified{path}")).exists());
-    assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps, "zram removed");
+    assert_eq!(testkit::Leftovers::now().new_swap_since(&swaps), Vec::<String>::new(), "zram removed");
     assert!(fails(&["sandbox", "destroy", &name]).contains("no sandbox"));
     assert!(!std::path::Path::new(&format!("/run/memorch/sandboxes/{name}.log")).exists(), "no log left");
     let lxcfs_left = std::fs::read_dir(memorch_linux::lxcfs::LXCFS_DIR).map(|d| d.count()).unwrap_or(0);

@@ -147,6 +147,10 @@ pub struct Compaction {
     pub recompact_after_ms: u64,
     /// Apps compacted in one decision.
     pub max_apps_per_decision: usize,
+    /// Under pressure (bands), reclaim what is short from the whole domain and let the
+    /// kernel's LRU choose the pages, across apps and page cache, rather than chosen apps'.
+    #[serde(default)]
+    pub kernel_chooses: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -264,6 +268,7 @@ fn thesis_compaction() -> Compaction {
         min_anon_bytes: 0,
         recompact_after_ms: 0,
         max_apps_per_decision: 1,
+        kernel_chooses: false,
     }
 }
 
@@ -470,6 +475,7 @@ fn swam() -> Preset {
             min_anon_bytes: 0,
             recompact_after_ms: 10_000,
             max_apps_per_decision: 2,
+            kernel_chooses: false,
         }),
         ksm: None,
         swap: SwapPolicy {
@@ -515,6 +521,7 @@ fn memorch() -> Preset {
             min_anon_bytes: 4 * MIB,
             recompact_after_ms: 10_000,
             max_apps_per_decision: 4,
+            kernel_chooses: false,
         }),
         ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20 }),
         swap: SwapPolicy {

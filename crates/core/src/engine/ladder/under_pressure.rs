@@ -117,5 +117,11 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     let margin = ctx.frac(PRESSURE_MARGIN_FRAC * ctx.state.aggression.min(1.0));
     let target = ctx.frac(low_frac) + margin;
     let short = target.saturating_sub(ctx.available()).max(margin / 2);
+    if c.kernel_chooses {
+        // What is compressed still takes zram's share of it.
+        let bytes = (short as f64 / (1.0 - 1.0 / ctx.zram_ratio()).max(0.05)) as u64;
+        let r = ctx.reason(Step::UnderPressure, format!("{why}: {} short: reclaim {} from the whole domain, the kernel's LRU choosing the pages", mib(short), mib(bytes))).with("need_bytes", short as f64);
+        return ctx.push(super::ActionKind::Reclaim { bytes }, r, bytes);
+    }
     shrink::free(ctx, Step::UnderPressure, min_class, short, None, why);
 }
