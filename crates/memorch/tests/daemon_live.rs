@@ -65,7 +65,9 @@ fn memorch_compresses_before_it_kills_and_spares_the_foreground() {
     }
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-ladder"), Some(384 * MIB)).unwrap();
     let cfg = fast_config("");
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch"]);
+    // No storage swap files: zram alone must run out (a grown swap file can absorb the whole
+    // load, and then no kill is due; seen once in CI).
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch:swap_files=off"]);
     let rx = d.events();
     let fg = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "48", "--content", "mixed", "--name", "fg-app"]).id();
     let mut cached = Vec::new();
