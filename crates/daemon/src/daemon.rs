@@ -297,7 +297,12 @@ impl Daemon {
         let live: Vec<u32> = self.apps.iter().map(|a| a.pid).collect();
         self.last_reasons.retain(|p, _| live.contains(p));
         self.view.forget_gone(&live);
-        memorch_linux::appgroup::remove_empty(&self.domain);
+        // Memory groups of apps that exited, once empty (a killed app may still be a zombie
+        // in its group for a moment: a later decision finds it empty). Housekeeping: not
+        // while memory is short, when every millisecond goes to the decision.
+        if !under_pressure {
+            memorch_linux::appgroup::remove_empty(&self.domain);
+        }
         self.snap = Some(snap);
     }
 

@@ -131,8 +131,6 @@ impl SignalFd {
     }
 }
 
-/// Lock the process's memory so it does not stall when memory is short: pages already
-/// mapped now, and future ones as they are touched.
 /// Drop this process's own program pages that are not in use now (its start-up code: argument
 /// and config parsing), so that memory locked from here on is only what the running daemon
 /// touches. Clean file pages: they come back from the binary if ever needed. Returns the
@@ -159,6 +157,8 @@ pub fn drop_startup_pages() -> u64 {
     asked
 }
 
+/// Lock the process's memory so it does not stall when memory is short: pages already
+/// mapped now, and future ones as they are touched.
 pub fn lock_memory() -> Result<()> {
     // SAFETY: mlockall with flags.
     if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE | libc::MCL_ONFAULT) } != 0 {
