@@ -127,3 +127,29 @@ impl Leftovers {
         self.new_since(before).into_iter().filter(|s| s.starts_with("swap ")).collect()
     }
 }
+
+/// A directory under the temporary directory, removed with what is in it on drop, also when
+/// the test fails (a panicking test once left its libraries in a /tmp that CI shares).
+#[derive(Debug)]
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(prefix: &str) -> TempDir {
+        let d = std::env::temp_dir().join(unique_name(prefix));
+        std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("create {}: {e}", d.display()));
+        TempDir(d)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

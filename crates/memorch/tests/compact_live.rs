@@ -58,7 +58,7 @@ fn file_compaction_drops_file_backed_rss() {
     if !testkit::sandbox_facility() {
         return;
     }
-    let dir = tempdir();
+    let dir = testkit::TempDir::new("memorch-test");
     let file = dir.join("app-code.bin");
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-compact-file"), Some(1 << 30)).unwrap();
     let pid = start_app(&mut sb, &["--anon-mb", "4", "--file", file.to_str().unwrap(), "--file-mb", "64"]).id();
@@ -72,7 +72,7 @@ fn file_compaction_drops_file_backed_rss() {
     let after = status_kib(pid, "RssFile");
     assert!(after + 60 * MIB <= before, "RssFile {before} → {after}");
     drop(sb);
-    std::fs::remove_dir_all(dir).unwrap();
+    drop(dir);
 }
 
 #[test]
@@ -93,10 +93,4 @@ fn refuses_processes_outside_the_domain_and_protected_ones() {
     assert!(err.contains("ancestors"), "{err}");
     let err = fails(&["compact", "4000000"]);
     assert!(err.contains("no process 4000000"), "{err}");
-}
-
-fn tempdir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(testkit::unique_name("memorch-test"));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }

@@ -93,8 +93,7 @@ fn reclaim_on_a_v1_domain_frees_memory_and_restores_the_limit() {
         return;
     }
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-reclaim"), Some(512 * MIB)).unwrap();
-    let dir = std::env::temp_dir().join(testkit::unique_name("memorch-reclaim-file"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("memorch-reclaim-file");
     let file = dir.join("data.bin");
     start_app(&mut sb, &["--anon-mb", "4", "--file", file.to_str().unwrap(), "--file-mb", "64"]);
     let limit_file = sb.v1_memory.clone().or(sb.v2.clone()).unwrap();
@@ -105,7 +104,7 @@ fn reclaim_on_a_v1_domain_frees_memory_and_restores_the_limit() {
     assert!(r["reclaimed_bytes"].as_u64().unwrap() >= 16 * MIB, "{r}");
     assert_eq!(limit(), limit_before, "the limit is restored");
     drop(sb);
-    std::fs::remove_dir_all(dir).unwrap();
+    drop(dir);
 }
 
 #[test]
