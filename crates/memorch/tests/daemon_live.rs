@@ -360,11 +360,14 @@ fn under_pressure_unshared_shared_objects_go_first() {
         return;
     }
     let dir = testkit::TempDir::new("memorch-so");
-    // Three apps of 86 MiB do not fit: available falls under the low band (12 %).
-    let mut sb = Sandbox::create(&testkit::unique_name("memorch-so"), Some(224 * MIB)).unwrap();
-    // The daemon first: it sets up the zram the apps will press into.
+    // Room for all three apps at first: the pressure must come when every library is mapped
+    // (an app met while it still loads has none to drop yet; CI saw exactly that).
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-so"), Some(512 * MIB)).unwrap();
+    // The daemon first: it sets up the zram the apps will press into. A high low band (40 %)
+    // puts available memory under it with the limit still above what is used: file pages
+    // count as available, and the kernel must not drop the libraries itself.
     let cfg = fast_config("");
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch"]);
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch:detection.low_available_frac=0.4"]);
     let rx = d.events();
     let mut apps = Vec::new();
     let mut libs = Vec::new();
@@ -375,12 +378,15 @@ fn under_pressure_unshared_shared_objects_go_first() {
         apps.push(pid);
         libs.push(lib.to_str().unwrap().to_string());
     }
-    // An app may be met while it still loads, before its library is mapped (CI saw exactly
-    // that): judge an action taken when the daemon saw most of the library resident.
-    let loaded = |a: &&Value| a["scope"] == "shared_objects" && a["reason"]["fields"]["so_bytes"].as_f64().unwrap_or(0.0) >= (12 * MIB) as f64;
-    let evs = collect_events(&rx, Duration::from_secs(20), |e| done_actions(e).iter().any(loaded));
-    let so: Vec<&Value> = done_actions(&evs).into_iter().filter(loaded).collect();
-    assert!(!so.is_empty(), "no shared-object compaction of a loaded library: {:?}\n{}", done_actions(&evs).iter().map(|a| (kind(a), a["scope"].clone(), a["reason"]["fields"].clone())).collect::<Vec<_>>(), d.log());
+    let before_pressure = collect_events(&rx, Duration::from_millis(500), |_| false);
+    assert!(done_actions(&before_pressure).iter().all(|a| a["action"] != "compact"), "no compaction before the pressure: {before_pressure:?}");
+    // Now the pressure: the limit 24 MiB above what is used.
+    let usage_file = sb.v1_memory.clone().map(|d| d.join("memory.usage_in_bytes")).unwrap_or_else(|| sb.v2.clone().unwrap().join("memory.current"));
+    let usage: u64 = std::fs::read_to_string(&usage_file).unwrap().trim().parse().unwrap();
+    sb.set_limit(usage + 24 * MIB).unwrap();
+    let evs = collect_events(&rx, Duration::from_secs(20), |e| done_actions(e).iter().any(|a| a["scope"] == "shared_objects"));
+    let so: Vec<&Value> = done_actions(&evs).into_iter().filter(|a| a["scope"] == "shared_objects").collect();
+    assert!(!so.is_empty(), "no shared-object compaction: {:?}\n{}", done_actions(&evs).iter().map(|a| (kind(a), a["scope"].clone(), a["reason"]["fields"].clone())).collect::<Vec<_>>(), d.log());
     let pid = so[0]["pid"].as_u64().unwrap() as u32;
     let i = apps.iter().position(|&p| p == pid).expect("one of the apps");
     // Before any anonymous step of this app.
