@@ -78,13 +78,16 @@ impl Daemon {
         let domain = Domain::open(&root, &spec).map_err(|e| format!("domain {spec}: {e}"))?;
         let signals = SignalFd::new(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).map_err(|e| e.to_string())?;
         let timer = TimerFd::new(Duration::from_millis(cfg.loop_.tick_ms)).map_err(|e| e.to_string())?;
-        let server = Server::bind(&cfg.socket).map_err(|e| format!("control socket {}: {e}", cfg.socket.display()))?;
+        let socket_error = |e: std::io::Error| format!("control socket {}: {e}", cfg.socket.display());
+        Server::claim(&cfg.socket).map_err(socket_error)?;
         std::fs::create_dir_all(&cfg.state_dir).map_err(|e| format!("state dir {}: {e}", cfg.state_dir.display()))?;
         let (stats, _) = store::load(&cfg.state_dir);
         let preset = cfg.preset();
         let triggers = machine::arm_triggers(&domain, &cfg);
         let zram = machine::setup_zram(&cfg, &root, &domain, &preset)?;
         machine::prioritise(&cfg);
+        // Last: the socket answers once the daemon is set up (zram on if the preset wants it).
+        let server = Server::bind(&cfg.socket).map_err(socket_error)?;
         let live = crate::executor::live::Live::new(root.clone(), domain.clone(), cfg.manage.swap_file_dir.clone());
         let exec = Executor::new(Box::new(live), cfg.dry_run, cfg.manage.clone());
         tracing::info!(preset = %preset.name, domain = %spec, dry_run = cfg.dry_run, socket = %cfg.socket.display(), "memorch running");

@@ -53,9 +53,11 @@ pub struct Server {
 }
 
 impl Server {
-    /// Listen on `path` (a stale socket file is replaced; anyone may connect, `SO_PEERCRED`
-    /// decides what they may say).
-    pub fn bind(path: &Path) -> std::io::Result<Server> {
+    /// Whether `path` is free to listen on: its directory made, a stale socket file removed,
+    /// a live one refused. The daemon asks this before it touches the machine, and binds
+    /// only once it is set up: a socket that answers is a daemon that is ready (clients and
+    /// tests connect to know that).
+    pub fn claim(path: &Path) -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -65,6 +67,13 @@ impl Server {
             }
             std::fs::remove_file(path)?;
         }
+        Ok(())
+    }
+
+    /// Listen on `path` (a stale socket file is replaced; anyone may connect, `SO_PEERCRED`
+    /// decides what they may say).
+    pub fn bind(path: &Path) -> std::io::Result<Server> {
+        Server::claim(path)?;
         let listener = UnixListener::bind(path)?;
         listener.set_nonblocking(true)?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
