@@ -40,7 +40,10 @@ impl AppView {
         // Only presets that drop unshared shared objects first need them, and only for
         // background apps; never read smaps on a decision under pressure (it waits behind
         // reclaim): use what is cached.
-        let read_so = preset.compaction.as_ref().is_some_and(|c| c.shared_objects_first);
+        // Nor while memory is plentiful: the figure serves a step under pressure only, and
+        // smaps of every background app was a seventh of the daemon's CPU in a light run.
+        let near_short = memorch_core::engine::wake::memory_short(&snap.memory, &snap.psi);
+        let read_so = preset.compaction.as_ref().is_some_and(|c| c.shared_objects_first) && (near_short || under_pressure);
         for p in snap.processes.iter().flatten() {
             let mut a = App::from_process(p);
             a.name = self.name_of(p.pid, &p.name, snap);

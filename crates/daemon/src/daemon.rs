@@ -241,10 +241,10 @@ impl Daemon {
     fn tick(&mut self) -> bool {
         self.counters.cheap_snapshots += 1;
         let due = self.last_full.elapsed() >= Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
-        let short = match snapshot::cheap(&self.root, &self.domain) {
-            Ok(s) => {
+        let short = match snapshot::memory_and_pressure(&self.root, &self.domain) {
+            Ok((memory, psi, _)) => {
                 self.failed_reads = 0;
-                memorch_core::engine::wake::memory_short(&s)
+                memorch_core::engine::wake::memory_short(&memory, &psi)
             }
             Err(e) => {
                 tracing::warn!(error = %e, "cheap snapshot failed");

@@ -1,22 +1,21 @@
-//! Taking a [`Snapshot`] of a domain: cheap (memory, pressure, swap, zram, KSM: a dozen small
-//! reads, every tick) or full (and every process: only when a decision needs it).
+//! Taking a [`Snapshot`] of a domain: memory and pressure alone (every tick), cheap (and swap,
+//! zram, KSM) or full (and every process: only when a decision needs it).
 
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::process::{self, ProcessReader};
 use crate::root::SysRoot;
 use crate::{cgroup, ksm, meminfo, psi, swaps, vmstat, zram};
-use memorch_core::{snapshot::kill_order, Facility, Snapshot};
+use memorch_core::snapshot::{kill_order, Counters, MemoryState, Psi};
+use memorch_core::{Facility, Snapshot};
 
-/// Memory, pressure, swap, zram and KSM; no per-process reads.
-pub fn cheap(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
-    let uptime_ms = process::uptime_ms(root)?;
+/// Memory and pressure of the domain, nothing else: the daemon's look every tick (a few small
+/// reads; swap, zram and KSM wait for a decision).
+pub fn memory_and_pressure(root: &SysRoot, domain: &Domain) -> Result<(MemoryState, Facility<Psi>, Counters)> {
     let (memory, counters) = match &domain.cgroup {
         None => (meminfo::read_system(root)?, vmstat::read_system(root)?),
         Some(dirs) => cgroup::read_memory(dirs, domain.ram_bytes)?,
     };
-    let swap = swaps::read(root)?;
-    let zram = zram::read(root, &swap);
     let psi = match &domain.psi_file {
         Some(p) => psi::read(p),
         None => Facility::unavailable(format!(
@@ -24,6 +23,15 @@ pub fn cheap(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
             domain.spec
         )),
     };
+    Ok((memory, psi, counters))
+}
+
+/// Memory, pressure, swap, zram and KSM; no per-process reads.
+pub fn cheap(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
+    let uptime_ms = process::uptime_ms(root)?;
+    let (memory, psi, counters) = memory_and_pressure(root, domain)?;
+    let swap = swaps::read(root)?;
+    let zram = zram::read(root, &swap);
     Ok(Snapshot {
         domain: domain.spec.to_string(),
         uptime_ms,

@@ -277,7 +277,9 @@ fn thousands_of_malformed_lines_leave_the_daemon_answering() {
     assert!(d.child.try_wait().unwrap().is_none(), "the daemon is alive: {}", d.log());
     let st = d.status();
     assert_eq!(st["ok"], true, "{st}");
-    assert!(st["data"]["counters"]["bad_requests"].as_u64().unwrap() > 1000, "{st}");
+    // Every connection was read until the daemon cut it (16 bad requests in a row): how many
+    // more it counted depends on how the bytes arrived, so only the floor is asserted.
+    assert!(st["data"]["counters"]["bad_requests"].as_u64().unwrap() >= 20 * memorch_daemon::server::MAX_BAD_LINES as u64, "{st}");
 }
 
 #[test]
