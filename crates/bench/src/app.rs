@@ -57,6 +57,11 @@ pub struct Mapping {
     len: usize,
 }
 
+// SAFETY: a Mapping owns its region alone (nothing else holds the pointer) and unmaps it on
+// drop, so moving it to another thread (an app's cache, dropped by its trim listener) is
+// moving a Box.
+unsafe impl Send for Mapping {}
+
 impl Mapping {
     pub fn len(&self) -> usize {
         self.len

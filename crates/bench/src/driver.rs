@@ -221,6 +221,9 @@ impl<'a> Run<'a> {
         let alive = self.running.get_mut(app).is_some_and(|r| r.alive());
         let after_compaction = alive && self.daemon.as_ref().zip(self.running.get(app)).is_some_and(|(d, r)| d.take_compacted(r.pid()));
         let visit = if alive {
+            // As an activity manager does: the app is moved to the front (and thawed, where
+            // the manager froze it) before it is asked to draw.
+            self.set_class(app, Class::Foreground);
             let (peer, device) = (&mut self.peer, &self.device);
             let r = self.running.get_mut(app).expect("alive");
             r.resume(&def, number, &mut || supervise(peer, device))
@@ -248,7 +251,8 @@ impl<'a> Run<'a> {
         self.running.remove(&def.name);
         self.tell(Request::Launch { app: def.name.clone(), expect_mb: Some(def.anon_mb + def.file_mb) });
         let file = self.cfg.work_dir.join(format!("{}.bin", def.name));
-        let cmd = running::app_command(self.cfg.exe, &self.domain_name, def, self.cfg.scenario.seed + number as u64, &file, self.app_groups);
+        let trim_socket = self.daemon.as_ref().map(|d| d.socket().to_path_buf());
+        let cmd = running::app_command(self.cfg.exe, &self.domain_name, def, self.cfg.scenario.seed + number as u64, &file, self.app_groups, trim_socket.as_deref());
         let log = self.cfg.log_dir.join(format!("{}.{number}.log", def.name));
         let t = Instant::now();
         let device = &self.device;
@@ -345,6 +349,7 @@ impl<'a> Run<'a> {
             _ => Default::default(),
         };
         let restarts = self.peer.as_ref().map_or(0, |p| p.restarts);
+        let trim_freed_bytes = self.daemon.as_ref().and_then(ManagedDaemon::status).map_or(0, |s| s.counters.trim_freed_bytes);
         let device = DeviceInfo {
             ram_bytes: self.device.ram_bytes,
             zram_bytes: self.device.zram.as_ref().map_or(0, |z| z.setup.disksize_bytes),
@@ -375,6 +380,7 @@ impl<'a> Run<'a> {
             refault_ratio: swap_io.filter(|io| io.1 > 0).map(|io| anon_refaults as f64 / io.1 as f64),
             psi_some_s: s1 - s0,
             psi_full_s: f1 - f0,
+            trim_freed_bytes,
             zram_ratio: zram_ratio.filter(|_| swap_io.is_some_and(|io| io.1 >= RATIO_MIN_PAGES)),
             ksm_saved_bytes: after.ksm.get().map_or(0, |k| k.saved_bytes).saturating_sub(self.before.ksm.get().map_or(0, |k| k.saved_bytes)),
             manager_cpu_s: usage.cpu_us as f64 / 1e6,

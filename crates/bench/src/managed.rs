@@ -101,6 +101,16 @@ impl ManagedDaemon {
         let _ = self.client.request(req);
     }
 
+    /// Its control socket (apps that listen for trim notices connect there).
+    pub fn socket(&self) -> &Path {
+        self.client.socket()
+    }
+
+    /// Its status now (counters), if it answers.
+    pub fn status(&self) -> Option<memorch_protocol::Status> {
+        self.client.status().ok()
+    }
+
     /// What the daemon cost so far.
     pub fn usage(&self) -> memorch_linux::process::Usage {
         memorch_linux::process::usage(&memorch_linux::SysRoot::live(), self.child.id()).unwrap_or_default()

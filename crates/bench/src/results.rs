@@ -113,6 +113,9 @@ pub struct RunResult {
     pub refault_ratio: Option<f64>,
     pub psi_some_s: f64,
     pub psi_full_s: f64,
+    /// What apps gave back themselves after memorch's trim notices (measured by the daemon).
+    #[serde(default)]
+    pub trim_freed_bytes: u64,
     /// zram's compression ratio at the end; None when too little went through it to say.
     pub zram_ratio: Option<f64>,
     /// What KSM's savings (pages_sharing) grew by over the run. KSM is machine-wide: only a

@@ -197,7 +197,9 @@ pub fn cold_visit(def: &AppDef, started: Result<Running, String>, t: Instant, ti
 /// How an app starts: `memorch spawn` (its class, as the activity manager sets it; a memory
 /// group of its own, where the manager gives apps one) of the synthetic
 /// app or of the scenario's real program (its command already expanded).
-pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, file: &Path, app_group: bool) -> Command {
+/// `trim_socket`: the managing daemon's socket, where an app with a cache listens for trim
+/// notices.
+pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, file: &Path, app_group: bool, trim_socket: Option<&Path>) -> Command {
     let mut c = Command::new(exe);
     c.args(["spawn", "--domain", domain, "--class", "foreground"]);
     if app_group {
@@ -213,6 +215,12 @@ pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, file: &Path,
     c.args(["--init-ms", &a.init_ms.to_string(), "--working-set", &a.working_set.to_string(), "--front"]);
     if a.file_mb > 0 {
         c.arg("--file").arg(file).args(["--file-mb", &a.file_mb.to_string()]);
+    }
+    if a.cache_mb > 0 {
+        c.args(["--cache-mb", &a.cache_mb.to_string()]);
+        if let Some(s) = trim_socket {
+            c.arg("--trim-socket").arg(s);
+        }
     }
     c
 }

@@ -124,6 +124,11 @@ pub struct AppDef {
     /// its duration; without it a visit only finds the program alive.
     #[serde(default)]
     pub resume: Option<String>,
+    /// A cache of this many MiB besides the heap (synthetic apps), which the app drops when
+    /// the manager tells it to trim (memorch's trim notices; peers tell nothing) and builds
+    /// again on its next visit.
+    #[serde(default)]
+    pub cache_mb: u64,
 }
 
 fn default_zram_pct() -> f64 {
@@ -171,12 +176,13 @@ impl Probe {
 }
 
 /// The scenarios shipped with memorch: name, text, assets.
-pub const BUILT_IN: [(&str, &str, &[(&str, &str)]); 6] = [
+pub const BUILT_IN: [(&str, &str, &[(&str, &str)]); 7] = [
     ("quick", include_str!("../../../scenarios/quick.toml"), &[]),
     ("mos26", include_str!("../../../scenarios/mos26.toml"), &[]),
     ("thesis", include_str!("../../../scenarios/thesis.toml"), &[]),
     ("swam40", include_str!("../../../scenarios/swam40.toml"), &[]),
     ("sessions", include_str!("../../../scenarios/sessions.toml"), &[]),
+    ("trim", include_str!("../../../scenarios/trim.toml"), &[]),
     ("realapps", include_str!("../../../scenarios/realapps.toml"), REALAPPS_ASSETS),
 ];
 

@@ -69,6 +69,7 @@ pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
         pss_bytes: Some(anon_mb * MIB),
         so_unshared_bytes: None,
         ksm_mergeable: false,
+        frozen: None,
         age_ms: 1000 * pid as u64,
         protected: false,
     }

@@ -6,8 +6,8 @@
 use crate::config::Config;
 use memorch_core::engine::{App, Preset};
 use memorch_core::{Class, Snapshot};
-use memorch_linux::{target, SysRoot};
-use std::collections::BTreeMap;
+use memorch_linux::{target, Domain, SysRoot};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 /// How long an app's unshared shared-object figure is reused.
@@ -25,17 +25,22 @@ pub struct AppView {
     own_pids: Vec<u32>,
     /// Unshared shared-object bytes by pid, and when they were read (`smaps` is costly).
     so_cache: BTreeMap<u32, (Instant, u64)>,
+    /// Whether each process is alone in an app group of its own with a v2 group (so it can
+    /// be frozen), read once.
+    freezable: BTreeMap<u32, bool>,
 }
 
 impl AppView {
     pub fn new(root: &SysRoot) -> AppView {
-        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new() }
+        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), freezable: BTreeMap::new() }
     }
 
     /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
     /// cached figures are used.
-    pub fn build(&mut self, apps: &mut Vec<App>, snap: &Snapshot, cfg: &Config, preset: &Preset, under_pressure: bool) {
+    /// `frozen`: the apps the daemon froze.
+    pub fn build(&mut self, apps: &mut Vec<App>, snap: &Snapshot, cfg: &Config, preset: &Preset, under_pressure: bool, domain: &Domain, frozen: &BTreeSet<u32>) {
         apps.clear();
+        let freezer = preset.freeze_after_ms.is_some() || !frozen.is_empty();
         let read_ksm = preset.ksm.is_some();
         // Only presets that drop unshared shared objects first need them, and only for
         // background apps; never read smaps on a decision under pressure (it waits behind
@@ -60,8 +65,23 @@ impl AppView {
             if read_so && a.is_background() && a.actionable() {
                 a.so_unshared_bytes = self.so_unshared(p.pid, under_pressure);
             }
+            if frozen.contains(&p.pid) {
+                a.frozen = Some(true);
+            } else if freezer && !under_pressure && a.actionable() && self.is_freezable(p.pid, domain) {
+                a.frozen = Some(false);
+            }
             apps.push(a);
         }
+    }
+
+    /// In an app group of its own that has a v2 group (where `cgroup.freeze` is).
+    fn is_freezable(&mut self, pid: u32, domain: &Domain) -> bool {
+        if let Some(f) = self.freezable.get(&pid) {
+            return *f;
+        }
+        let f = memorch_linux::appgroup::of_process(&self.root, pid, domain).is_some_and(|g| g.v2_dir().is_some());
+        self.freezable.insert(pid, f);
+        f
     }
 
     fn so_unshared(&mut self, pid: u32, under_pressure: bool) -> Option<u64> {
@@ -98,6 +118,7 @@ impl AppView {
         self.names.retain(|p, _| live.contains(p));
         self.identities.retain(|p, _| live.contains(p));
         self.so_cache.retain(|p, _| live.contains(p));
+        self.freezable.retain(|p, _| live.contains(p));
     }
 }
 

@@ -27,6 +27,7 @@ pub struct Config {
     pub manage: Manage,
     pub apps: Apps,
     pub control: Control,
+    pub notify: Notify,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,6 +71,26 @@ pub struct Control {
     pub uids: Vec<u32>,
 }
 
+/// Telling others: the freedesktop D-Bus signal, and the commands around a kill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Notify {
+    /// "auto", "on" or "off".
+    pub dbus: String,
+    pub pre_kill: String,
+    pub pre_kill_wait_ms: u64,
+    pub post_kill: String,
+}
+
+/// The longest a pre-kill hook may hold a kill back.
+pub const MAX_PRE_KILL_WAIT_MS: u64 = 5000;
+
+impl Default for Notify {
+    fn default() -> Self {
+        Notify { dbus: "auto".into(), pre_kill: String::new(), pre_kill_wait_ms: 100, post_kill: String::new() }
+    }
+}
+
 impl Default for Config {
     /// Must agree with `DEFAULTS` (a test checks).
     fn default() -> Self {
@@ -84,6 +105,7 @@ impl Default for Config {
             manage: Manage::default(),
             apps: Apps::default(),
             control: Control::default(),
+            notify: Notify::default(),
         }
     }
 }
@@ -179,6 +201,12 @@ impl Config {
         range("psi_full_stall_ms", l.psi_full_stall_ms, 1, l.psi_window_ms)?;
         if !(-20..=19).contains(&l.nice) {
             return Err(format!("{}loop.nice = {}: must be within -20..=19", at(Some("loop"), "nice"), l.nice));
+        }
+        if !matches!(self.notify.dbus.as_str(), "auto" | "on" | "off") {
+            return Err(format!("{}notify.dbus = \"{}\": use \"auto\", \"on\" or \"off\"", at(Some("notify"), "dbus"), self.notify.dbus));
+        }
+        if self.notify.pre_kill_wait_ms > MAX_PRE_KILL_WAIT_MS {
+            return Err(format!("{}notify.pre_kill_wait_ms = {}: must be within 0..={MAX_PRE_KILL_WAIT_MS} (a kill is held back that long)", at(Some("notify"), "pre_kill_wait_ms"), self.notify.pre_kill_wait_ms));
         }
         for r in &self.apps.rules {
             if Class::from_name(&r.class).is_none_or(|c| c.is_protected()) {

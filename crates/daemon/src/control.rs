@@ -7,7 +7,7 @@ use crate::metrics;
 use memorch_core::engine::Event;
 use memorch_core::Class;
 use memorch_linux::process;
-use memorch_protocol::{Answer, Decided, Explanation, Metrics, Request, Status, ZramInfo};
+use memorch_protocol::{Answer, Decided, Explanation, MarginsInfo, Metrics, Request, Status, ZramInfo};
 use std::time::Instant;
 
 impl Daemon {
@@ -61,6 +61,11 @@ impl Daemon {
                 self.server.clients[client].subscribed = true;
                 (Answer::ok(None), false)
             }
+            Request::Trim {} => {
+                self.server.clients[client].trim = true;
+                (Answer::ok(None), false)
+            }
+            Request::Margins {} => (self.margins(), false),
             Request::Metrics {} => (Answer::with(&Metrics { text: metrics::prometheus(&self.counters, self.snap.as_ref(), &self.engine.preset.name) }), false),
         }
     }
@@ -76,9 +81,24 @@ impl Daemon {
                 return Answer::err(e.to_string());
             }
         }
+        // Brought back (or made visible): thawed before the launcher hears back, so the app
+        // runs when it is resumed.
+        if class < Class::Cached {
+            if let Some(Err(e)) = self.exec.thaw_now(pid) {
+                return Answer::err(format!("pid {pid} could not be thawed: {e}"));
+            }
+        }
         self.view.classes.insert(pid, class);
         self.events.push(Event::AppState { pid, class });
         Answer::ok(None)
+    }
+
+    /// The margins the engine decides on, and where available memory stands against them.
+    fn margins(&self) -> Answer {
+        let Some(snap) = &self.snap else { return Answer::err("no snapshot yet: ask again in a moment") };
+        let m = memorch_core::engine::margins::Margins::of(&self.engine.preset, snap.memory.total_bytes);
+        let available = snap.memory.available_bytes;
+        Answer::with(&MarginsInfo { critical_kib: m.critical_bytes / 1024, moderate_kib: m.moderate_bytes / 1024, available_kib: available / 1024, reclaim_target_kib: m.reclaim_target(available) / 1024 })
     }
 
     fn status(&self) -> Status {

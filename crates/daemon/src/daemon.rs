@@ -50,6 +50,7 @@ pub struct Daemon {
     /// The last reason memorch acted on each pid for (`explain`).
     pub(crate) last_reasons: BTreeMap<u32, Reason>,
     pub(crate) zram: Option<ZramGuard>,
+    pub(crate) notifier: crate::notify::Notifier,
     epoch: Instant,
     last_save: Instant,
     stop: bool,
@@ -76,6 +77,7 @@ impl Daemon {
         machine::recover(&root);
         let spec = cfg.domain_spec();
         let domain = Domain::open(&root, &spec).map_err(|e| format!("domain {spec}: {e}"))?;
+        machine::thaw_left_frozen(&domain, cfg.dry_run);
         let signals = SignalFd::new(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).map_err(|e| e.to_string())?;
         let timer = TimerFd::new(Duration::from_millis(cfg.loop_.tick_ms)).map_err(|e| e.to_string())?;
         let socket_error = |e: std::io::Error| format!("control socket {}: {e}", cfg.socket.display());
@@ -86,6 +88,7 @@ impl Daemon {
         let triggers = machine::arm_triggers(&domain, &cfg);
         let zram = machine::setup_zram(&cfg, &root, &domain, &preset)?;
         machine::prioritise(&cfg);
+        let notifier = crate::notify::Notifier::start(&cfg.notify)?;
         // Last: the socket answers once the daemon is set up (zram on if the preset wants it).
         let server = Server::bind(&cfg.socket).map_err(socket_error)?;
         let live = crate::executor::live::Live::new(root.clone(), domain.clone(), cfg.manage.swap_file_dir.clone());
@@ -112,6 +115,7 @@ impl Daemon {
             counters: Counters::default(),
             last_reasons: BTreeMap::new(),
             zram,
+            notifier,
             epoch: Instant::now(),
             last_save: Instant::now(),
             stop: false,
@@ -218,6 +222,7 @@ impl Daemon {
             if let Some(gone) = self.exec.reaped(i) {
                 self.counters.regained_bytes += gone.regained_bytes;
                 self.events.push(Event::VictimGone { pid: gone.pid });
+                self.notifier.post_kill(&self.cfg.notify, &gone);
                 self.publish(&memorch_protocol::Event::VictimGone(gone));
                 cause.get_or_insert("victim gone");
             }
@@ -278,15 +283,20 @@ impl Daemon {
         self.counters.full_snapshots += 1;
         self.last_full = Instant::now();
         let snapshot_us = woke.elapsed().as_micros() as u64;
-        self.view.build(&mut self.apps, &snap, &self.cfg, &self.engine.preset, under_pressure);
+        self.view.build(&mut self.apps, &snap, &self.cfg, &self.engine.preset, under_pressure, &self.domain, &self.exec.frozen);
+        self.counters.trim_freed_bytes += self.notifier.freed_since(&self.apps);
         let events = std::mem::take(&mut self.events);
-        let input = Input { now_ms: self.now_ms(), snapshot: &snap, apps: &self.apps, events: &events };
-        let actions = self.engine.decide(&input);
+        let now_ms = self.now_ms();
+        let actions = self.engine.decide(&Input { now_ms, snapshot: &snap, apps: &self.apps, events: &events });
         // Every decision with its reasons, quiet ones too (MEMORCH_LOG=debug): why nothing was done.
         tracing::debug!(cause, events = ?events, reasons = ?actions.iter().map(|a| (a.reason.step, &a.reason.text)).collect::<Vec<_>>(), "decided");
         let decided_us = woke.elapsed().as_micros() as u64;
         self.counters.decisions += 1;
+        if !self.exec.dry_run {
+            self.tell_before(&actions, snap.memory.available_bytes, snap.memory.total_bytes);
+        }
         let outcomes = self.exec.execute(&actions, snap.memory.used_bytes);
+        let input = Input { now_ms, snapshot: &snap, apps: &self.apps, events: &events };
         self.engine.learn(&input, &outcomes.iter().map(|o| o.learned()).collect::<Vec<_>>());
         for o in outcomes {
             for p in o.action.pids().into_iter().filter(|_| !matches!(o.action.kind, ActionKind::Nothing)) {
@@ -300,6 +310,7 @@ impl Daemon {
         let live: Vec<u32> = self.apps.iter().map(|a| a.pid).collect();
         self.last_reasons.retain(|p, _| live.contains(p));
         self.view.forget_gone(&live);
+        self.exec.forget_gone(&live);
         // Memory groups of apps that exited, once empty (a killed app may still be a zombie
         // in its group for a moment: a later decision finds it empty). Housekeeping: not
         // while memory is short, when every millisecond goes to the decision.

@@ -8,6 +8,7 @@ pub mod daemon;
 pub mod executor;
 pub mod machine;
 pub mod metrics;
+pub mod notify;
 pub mod reload;
 pub mod server;
 pub mod store;

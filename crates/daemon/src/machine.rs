@@ -19,6 +19,21 @@ pub fn recover(root: &SysRoot) {
     }
 }
 
+/// Thaw the domain's app groups that a memorch that died left frozen: an app must never stay
+/// frozen with nobody to thaw it. Not in a dry run (which changes nothing).
+pub fn thaw_left_frozen(domain: &Domain, dry_run: bool) {
+    if dry_run {
+        return;
+    }
+    let (done, failed) = memorch_linux::appgroup::thaw_all(domain);
+    for d in done {
+        tracing::warn!(group = %d, "thawed an app group a memorch that died left frozen");
+    }
+    for f in failed {
+        tracing::error!(error = %f, "could not thaw an app group left frozen");
+    }
+}
+
 /// PSI triggers on the domain's pressure file, as the config sets them.
 pub fn arm_triggers(domain: &Domain, cfg: &Config) -> Vec<PsiTrigger> {
     let Some(psi) = &domain.psi_file else { return Vec::new() };
@@ -86,7 +101,11 @@ pub fn setup_zram(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset
 /// put back and what could not be.
 pub fn shutdown(mut d: Daemon) {
     d.save();
-    let (mut done, mut failed) = d.exec.actuators.put_back();
+    d.notifier.finish();
+    let (mut done, mut failed) = d.exec.thaw_all();
+    let (more_done, more_failed) = d.exec.actuators.put_back();
+    done.extend(more_done);
+    failed.extend(more_failed);
     if let Some(mut z) = d.zram.take() {
         match z.teardown_now() {
             Ok(()) => done.push(format!("removed its zram {}", z.setup.device)),

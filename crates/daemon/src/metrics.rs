@@ -52,6 +52,8 @@ pub fn prometheus(c: &Counters, snap: Option<&Snapshot>, preset: &str) -> String
     metric("compacted_bytes_total", "counter", "Bytes moved out of processes by compaction.", &one(c.compacted_bytes as f64));
     metric("reclaimed_bytes_total", "counter", "Bytes reclaimed from the domain.", &one(c.reclaimed_bytes as f64));
     metric("regained_bytes_total", "counter", "Bytes the domain regained from kills.", &one(c.regained_bytes as f64));
+    metric("trim_notices_total", "counter", "Trim notices sent to apps that listen.", &one(c.trim_notices as f64));
+    metric("trim_freed_bytes_total", "counter", "Bytes apps gave back after trim notices (measured).", &one(c.trim_freed_bytes as f64));
     metric("requests_total", "counter", "Control requests, and those refused.", &[("{result=\"ok\"}".into(), (c.requests - c.bad_requests) as f64), ("{result=\"error\"}".into(), c.bad_requests as f64)]);
     if let Some(s) = snap {
         let m = &s.memory;

@@ -41,6 +41,8 @@ pub struct Client {
     discarding: bool,
     out: Vec<u8>,
     pub subscribed: bool,
+    /// Listens for trim notices (for its own process, `peer.pid`).
+    pub trim: bool,
     pub closed: bool,
     /// Bad requests in a row.
     bad_lines: u32,
@@ -132,7 +134,7 @@ impl Drop for Server {
 
 impl Client {
     pub fn new(stream: UnixStream, peer: Peer) -> Client {
-        Client { stream, peer, inbuf: Vec::new(), discarding: false, out: Vec::new(), subscribed: false, closed: false, bad_lines: 0 }
+        Client { stream, peer, inbuf: Vec::new(), discarding: false, out: Vec::new(), subscribed: false, trim: false, closed: false, bad_lines: 0 }
     }
 
     /// Count a request's outcome: too many bad ones in a row and the client is dropped.

@@ -30,6 +30,14 @@ pub struct AppGroup {
     pub v2: Option<PathBuf>,
 }
 
+impl AppGroup {
+    /// Its v2 directory (where `cgroup.freeze` is): the v2 group of a hybrid machine, or the
+    /// memory group itself where memory is v2.
+    pub fn v2_dir(&self) -> Option<PathBuf> {
+        self.v2.clone().or_else(|| self.memory.join("cgroup.freeze").exists().then(|| self.memory.clone()))
+    }
+}
+
 /// Make `DOMAIN/app-PID` for this process, give it `swappiness` (0..=200) if asked, and move
 /// this process into it in every hierarchy.
 pub fn create_for_self(domain: &CgroupDirs, swappiness: Option<u32>) -> Result<AppGroup> {
@@ -114,6 +122,26 @@ fn squeeze(group: &AppGroup, before: u64, bytes: u64) -> Result<()> {
         _ => {}
     }
     lifted.map_err(|e| Error::io(&limit_file, e))
+}
+
+/// Thaw every app group of the domain left frozen (by a memorch that died, or one that could
+/// not thaw at exit): nothing stays frozen once memorch is not there to thaw it. Returns the
+/// groups thawed, and those that could not be.
+pub fn thaw_all(domain: &Domain) -> (Vec<String>, Vec<String>) {
+    let (mut done, mut failed) = (Vec::new(), Vec::new());
+    let Some(v2) = domain.cgroup.as_ref().and_then(|d| d.v2.as_ref()) else { return (done, failed) };
+    for e in std::fs::read_dir(v2).into_iter().flatten().flatten() {
+        let is_app = e.file_name().to_str().is_some_and(|n| n.starts_with(PREFIX));
+        if !is_app || !crate::freeze::is_frozen(&e.path()) {
+            continue;
+        }
+        let f = e.path().join("cgroup.freeze");
+        match std::fs::write(&f, "0") {
+            Ok(()) => done.push(f.display().to_string()),
+            Err(err) => failed.push(format!("{}: {err}", f.display())),
+        }
+    }
+    (done, failed)
 }
 
 /// Remove the domain's app groups that no process is in any more. Returns how many.

@@ -60,6 +60,22 @@ pub struct Counters {
     pub regained_bytes: u64,
     pub requests: u64,
     pub bad_requests: u64,
+    /// Trim notices sent, and what the processes told fell by in the 30 s after (RSS and
+    /// swap, measured, not claimed).
+    #[serde(default)]
+    pub trim_notices: u64,
+    #[serde(default)]
+    pub trim_freed_bytes: u64,
+}
+
+/// `margins`: where memorch compresses (moderate) and kills (critical), in available memory,
+/// and what would take the domain clear of the moderate margin; all in KiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MarginsInfo {
+    pub critical_kib: u64,
+    pub moderate_kib: u64,
+    pub available_kib: u64,
+    pub reclaim_target_kib: u64,
 }
 
 /// The zram the daemon set up.

@@ -75,9 +75,19 @@ impl Client {
 
     /// Follow the daemon's events: an iterator that ends when the daemon does.
     pub fn subscribe(&self) -> Result<Events, ClientError> {
+        self.stream(&Request::Events {})
+    }
+
+    /// Trim notices for this process (every process's, as root): an iterator of `trim`
+    /// events that ends when the daemon does.
+    pub fn trim_notices(&self) -> Result<Events, ClientError> {
+        self.stream(&Request::Trim {})
+    }
+
+    fn stream(&self, req: &Request) -> Result<Events, ClientError> {
         let mut s = self.connect()?;
         s.set_read_timeout(None).map_err(|e| self.io(e))?;
-        s.write_all(Request::Events {}.line().as_bytes()).map_err(|e| self.io(e))?;
+        s.write_all(req.line().as_bytes()).map_err(|e| self.io(e))?;
         let mut r = BufReader::new(s);
         let mut first = String::new();
         r.read_line(&mut first).map_err(|e| self.io(e))?;

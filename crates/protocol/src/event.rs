@@ -1,13 +1,42 @@
-//! Events: after `{"cmd":"events"}`, one line per action and per victim gone.
+//! Events: after `{"cmd":"events"}`, one line per action, per victim about to be killed and
+//! gone, and per trim notice; after `{"cmd":"trim"}`, trim notices only.
 
+use memorch_core::engine::margins::TrimLevel;
 use memorch_core::engine::Action;
+use memorch_core::Class;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     Action(ActionEvent),
+    /// A kill is about to happen (sent before the signal, while the pre-kill hook runs).
+    PreKill(PreKill),
     VictimGone(VictimGone),
+    Trim(TrimNotice),
+}
+
+/// An app about to be killed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreKill {
+    pub pid: u32,
+    pub app: String,
+    pub class: Class,
+    pub reason: String,
+    /// How long the kill waits for the pre-kill hook, at most.
+    pub wait_ms: u64,
+}
+
+/// Give memory back: Android's `onTrimMemory`, the freedesktop `LowMemoryWarning`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrimNotice {
+    pub level: TrimLevel,
+    /// Only this process is meant (`hidden`); else every listener.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    pub available_bytes: u64,
+    /// What would take the domain clear of the moderate margin.
+    pub reclaim_target_bytes: u64,
 }
 
 /// An action of a decision and what became of it.
@@ -56,4 +85,7 @@ pub struct VictimGone {
     pub app: String,
     pub regained_bytes: u64,
     pub ms: u64,
+    /// Why it was killed (the kill's reason).
+    #[serde(default)]
+    pub reason: String,
 }

@@ -8,7 +8,7 @@ mod client;
 mod event;
 mod request;
 
-pub use answer::{Answer, Counters, Decided, Explanation, Metrics, Status, ZramInfo};
+pub use answer::{Answer, Counters, Decided, Explanation, MarginsInfo, Metrics, Status, ZramInfo};
 pub use client::{Client, ClientError, Events};
-pub use event::{ActionEvent, Event, VictimGone};
+pub use event::{ActionEvent, Event, PreKill, TrimNotice, VictimGone};
 pub use request::{parse, Request, MAX_LAUNCH_MS, MAX_LINE};

@@ -29,6 +29,11 @@ pub enum Request {
     Events {},
     /// Prometheus text format.
     Metrics {},
+    /// Trim notices for the asking process (its pid from the socket's credentials): the
+    /// connection then only receives `trim` events, for every process when root asks.
+    Trim {},
+    /// The margins memorch decides on (ChromeOS style), in KiB.
+    Margins {},
 }
 
 impl Request {
@@ -79,7 +84,7 @@ mod tests {
         assert_eq!(parse(r#"{"cmd":"launched","app":"maps","pid":9,"ms":800,"cold":true}"#).unwrap(), Request::Launched { app: "maps".into(), pid: 9, ms: 800, cold: true });
         assert_eq!(parse(r#"{"cmd":"home"}"#), Ok(Request::Home {}));
         assert_eq!(parse(r#"{"cmd":"screen","on":false}"#), Ok(Request::Screen { on: false }));
-        for c in ["status", "events", "metrics"] {
+        for c in ["status", "events", "metrics", "trim", "margins"] {
             assert!(parse(&format!(r#"{{"cmd":"{c}"}}"#)).is_ok());
         }
         assert_eq!(parse(r#"{"cmd":"explain","pid":3}"#), Ok(Request::Explain { pid: 3 }));
@@ -98,6 +103,8 @@ mod tests {
             Request::Explain { pid: 1 },
             Request::Events {},
             Request::Metrics {},
+            Request::Trim {},
+            Request::Margins {},
         ] {
             let line = r.line();
             assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));

@@ -10,6 +10,7 @@ pub mod feedback;
 pub mod infer;
 pub mod ladder;
 pub mod learn;
+pub mod margins;
 pub mod model;
 pub mod preset;
 pub mod spec;
@@ -89,6 +90,15 @@ pub struct State {
     /// What the user does, inferred where no launcher says it.
     #[serde(default)]
     pub observed: infer::Observed,
+    /// Since when each app has been cached, by pid (the freezer waits this long).
+    #[serde(default)]
+    pub cached_since: BTreeMap<u32, u64>,
+    /// The last trim level told to apps, and when.
+    #[serde(default)]
+    pub trim_sent: Option<(margins::TrimLevel, u64)>,
+    /// Apps on screen (above previous) at the last decision: told `hidden` when they leave.
+    #[serde(default)]
+    pub on_screen: BTreeSet<u32>,
 }
 
 impl Default for State {
@@ -109,6 +119,9 @@ impl Default for State {
             so_done: BTreeSet::new(),
             last_front_ms: BTreeMap::new(),
             observed: infer::Observed::default(),
+            cached_since: BTreeMap::new(),
+            trim_sent: None,
+            on_screen: BTreeSet::new(),
         }
     }
 }

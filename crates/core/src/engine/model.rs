@@ -22,6 +22,10 @@ pub struct App {
     pub so_unshared_bytes: Option<u64>,
     /// Started with KSM merging on (`memorch spawn --ksm`).
     pub ksm_mergeable: bool,
+    /// Frozen by memorch (`Some(true)`), freezable (`Some(false)`: in a group of its own), or
+    /// not freezable (`None`).
+    #[serde(default)]
+    pub frozen: Option<bool>,
     pub age_ms: u64,
     /// On the protected list of the config: never acted on.
     pub protected: bool,
@@ -59,7 +63,7 @@ impl App {
             swap_bytes: p.swap_bytes,
             pss_bytes: p.pss_bytes,
             so_unshared_bytes: None,
-            ksm_mergeable: false,
+            ksm_mergeable: false, frozen: None,
             age_ms: p.age_ms,
             protected: false,
         }
@@ -132,6 +136,8 @@ pub enum ActionKind {
     SwapShrink,
     Freeze { pid: u32 },
     Thaw { pid: u32 },
+    /// Tell apps that listen to give memory back (`pid`: only that app; else all of them).
+    Trim { level: super::margins::TrimLevel, pid: Option<u32> },
     /// Kill these apps at once; `min_class` is the most important class the step allowed.
     Kill { victims: Vec<Victim>, target_bytes: u64, min_class: Class },
     /// Nothing to do (the reason says why not).
@@ -149,6 +155,7 @@ impl ActionKind {
             ActionKind::SwapShrink => "swap_shrink",
             ActionKind::Freeze { .. } => "freeze",
             ActionKind::Thaw { .. } => "thaw",
+            ActionKind::Trim { .. } => "trim",
             ActionKind::Kill { .. } => "kill",
             ActionKind::Nothing => "nothing",
         }
@@ -167,6 +174,10 @@ pub enum Step {
     Kill,
     Lmk,
     Lmkd,
+    /// Freezing cached apps, thawing them when they come back.
+    Freeze,
+    /// Telling apps to trim before memorch compresses or kills.
+    Trim,
     Idle,
 }
 

@@ -233,7 +233,18 @@ pub struct Preset {
     /// the domain's group.
     #[serde(default)]
     pub app_groups: bool,
+    /// Freeze an app that has been cached this long (cgroup v2 `cgroup.freeze` on its own
+    /// group), as Android freezes cached apps after 10 s; thawed before it comes back.
+    /// `None`: never.
+    #[serde(default)]
+    pub freeze_after_ms: Option<u64>,
+    /// Tell apps that listen to trim before compressing or killing (margins.rs).
+    #[serde(default)]
+    pub trim_notices: bool,
 }
+
+/// Android's freezer delay (CachedAppOptimizer `freeze_debounce_timeout`: 10 s).
+pub const FREEZE_AFTER_MS: u64 = 10_000;
 
 pub const NAMES: [&str; 8] = ["kernel", "lmk-classic", "compcache", "thesis", "lmkd", "mos", "swam", "memorch"];
 
@@ -321,6 +332,10 @@ impl Preset {
             "mos" | "memorch" if k.starts_with("ahead.threshold_frac") => "MOS §IV: LMK threshold 120 MB on a 2 GB Nexus 5",
             "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
             "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
+            "memorch" if k.starts_with("freeze_after_ms") => "Android's cached-app freezer (CachedAppOptimizer, 10 s debounce; anchors.md \"Newer\"); off: on realapps it made returns slower (p50 13.8 against 8.6 ms, docs/results.md); memorch:freeze=on turns it on",
+            "memorch" if k.starts_with("trim_notices") => "Android onTrimMemory, freedesktop low-memory-monitor, ChromeOS margins (anchors.md \"Newer\"): apps give memory back before anything is compressed or killed",
+            _ if k.starts_with("trim_notices") => "no notices (the paper's system has none)",
+            _ if k.starts_with("freeze_after_ms") => "no freezer (the paper's system has none)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
@@ -346,6 +361,8 @@ fn kernel() -> Preset {
         kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize },
         ahead: None,
         app_groups: false,
+        freeze_after_ms: None,
+        trim_notices: false,
     }
 }
 
@@ -361,6 +378,8 @@ fn lmk_classic() -> Preset {
         kill: lmk_kill(),
         ahead: None,
         app_groups: false,
+        freeze_after_ms: None,
+        trim_notices: false,
     }
 }
 
@@ -376,6 +395,8 @@ fn compcache() -> Preset {
         kill: lmk_kill(),
         ahead: None,
         app_groups: false,
+        freeze_after_ms: None,
+        trim_notices: false,
     }
 }
 
@@ -391,6 +412,8 @@ fn thesis() -> Preset {
         kill: lmk_kill(),
         ahead: None,
         app_groups: false,
+        freeze_after_ms: None,
+        trim_notices: false,
     }
 }
 
@@ -423,6 +446,8 @@ fn lmkd() -> Preset {
         kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
         ahead: None,
         app_groups: false,
+        freeze_after_ms: None,
+        trim_notices: false,
     }
 }
 
@@ -447,6 +472,8 @@ fn mos() -> Preset {
             compress_bytes_per_ms: 350_000,
         }),
         app_groups: false,
+        freeze_after_ms: None,
+        trim_notices: false,
     }
 }
 
@@ -491,6 +518,8 @@ fn swam() -> Preset {
         kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenRelaunchCost },
         ahead: None,
         app_groups: false,
+        freeze_after_ms: None,
+        trim_notices: false,
     }
 }
 
@@ -546,6 +575,9 @@ fn memorch() -> Preset {
             compress_bytes_per_ms: 350_000,
         }),
         app_groups: true,
+        // Off: measured on realapps, freezing cached apps made returns slower (docs/results.md).
+        freeze_after_ms: None,
+        trim_notices: true,
     }
 }
 

@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 11] = [
+pub const SWITCHES: [Switch; 13] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -57,6 +57,13 @@ pub const SWITCHES: [Switch; 11] = [
     Switch { key: "feedback", what: "step sizes from refault feedback and PSI", get: |p| p.compaction.as_ref().map(|c| c.feedback), set: |p, on| p.compaction.iter_mut().for_each(|c| c.feedback = on) },
     Switch { key: "swap_files", what: "storage swap files on demand (SWAM adaptive swap)", get: |p| Some(p.swap.swap_files), set: |p, on| p.swap.swap_files = on },
     Switch { key: "app_groups", what: "a memory group for each app it launches, so its coldest pages go first", get: |p| Some(p.app_groups), set: |p, on| p.app_groups = on },
+    Switch {
+        key: "freeze",
+        what: "freeze apps cached for a while (cgroup v2), thaw them before they come back",
+        get: |p| Some(p.freeze_after_ms.is_some()),
+        set: |p, on| p.freeze_after_ms = if on { p.freeze_after_ms.or(Some(super::preset::FREEZE_AFTER_MS)) } else { None },
+    },
+    Switch { key: "trim", what: "tell apps that listen to trim before compressing or killing", get: |p| Some(p.trim_notices), set: |p, on| p.trim_notices = on },
     Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },
     Switch {
         key: "kill",

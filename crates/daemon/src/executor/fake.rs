@@ -17,6 +17,7 @@ pub enum Call {
     Ksm { run: bool },
     SwapGrow { bytes: u64 },
     SwapShrink,
+    Freeze { pid: u32, frozen: bool },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -56,7 +57,7 @@ impl Actuators for Recording {
     fn kill(&mut self, pid: u32, _why: &str) -> Result<Killed, String> {
         self.record(Call::Kill { pid });
         self.check(pid)?;
-        Ok(Killed { pid, name: format!("pid{pid}"), pidfd: None, rss_bytes: 0, swap_bytes: 0, at: Instant::now() })
+        Ok(Killed { pid, name: format!("pid{pid}"), pidfd: None, rss_bytes: 0, swap_bytes: 0, at: Instant::now(), why: _why.to_string() })
     }
 
     fn reap(&mut self, _victim: &Killed) {}
@@ -79,6 +80,12 @@ impl Actuators for Recording {
     fn swap_shrink(&mut self) -> Result<String, String> {
         self.record(Call::SwapShrink);
         Ok("removed".into())
+    }
+
+    fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String> {
+        self.record(Call::Freeze { pid, frozen });
+        self.check(pid)?;
+        Ok(format!("{} {pid}", if frozen { "froze" } else { "thawed" }))
     }
 
     fn used_bytes(&self) -> Option<u64> {

@@ -10,6 +10,10 @@ use memorch_linux::swapfile::SwapFileGuard;
 use memorch_linux::{appgroup, ksm, reclaim, snapshot, target, Domain, SysRoot};
 use std::path::PathBuf;
 
+/// How long a freeze or thaw may take before it is reported failed (the kernel does it in
+/// well under a millisecond for an app's few threads).
+const FREEZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub struct Live {
     pub root: SysRoot,
     pub domain: Domain,
@@ -49,7 +53,7 @@ impl Actuators for Live {
         let s = memorch_linux::kill::signal(&self.root, &t).map_err(|e| e.to_string())?;
         let (rss, swap) = (s.resident.rss_bytes(), s.resident.swap_bytes);
         tracing::info!(pid, uid = s.uid, app = %t.name, class = %t.class, rss_kb = rss / 1024, swap_kb = swap / 1024, reason = %why, "{}", memorch_linux::kill::line(&t.name, pid, s.uid, t.class, t.oom_score_adj, rss, swap, why));
-        Ok(Killed { pid, name: t.name, pidfd: Some(t.pidfd), rss_bytes: s.resident.rss_bytes(), swap_bytes: s.resident.swap_bytes, at: s.at })
+        Ok(Killed { pid, name: t.name, pidfd: Some(t.pidfd), rss_bytes: s.resident.rss_bytes(), swap_bytes: s.resident.swap_bytes, at: s.at, why: why.to_string() })
     }
 
     fn reap(&mut self, victim: &Killed) {
@@ -94,6 +98,18 @@ impl Actuators for Live {
             return Err("no idle swap file of this daemon to remove".into());
         }
         Ok(format!("removed {n} idle swap files"))
+    }
+
+    /// A freeze goes through `target::check` as every action does; a thaw only needs the
+    /// app's group (a process on its way out may be thawed, never frozen).
+    fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String> {
+        if frozen {
+            target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
+        }
+        let g = appgroup::of_process(&self.root, pid, &self.domain).ok_or_else(|| format!("pid {pid} is not in an app group of its own: it cannot be frozen alone"))?;
+        let t0 = std::time::Instant::now();
+        memorch_linux::freeze::set_app_group_frozen(&self.root, &g, frozen, FREEZE_TIMEOUT).map_err(|e| e.to_string())?;
+        Ok(format!("{} {pid} ({}) in {} µs", if frozen { "froze" } else { "thawed" }, g.path, t0.elapsed().as_micros()))
     }
 
     fn used_bytes(&self) -> Option<u64> {

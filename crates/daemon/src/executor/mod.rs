@@ -12,6 +12,7 @@ use memorch_core::engine::{Action, ActionKind, CompactScope};
 use memorch_linux::pidfd::Pidfd;
 use memorch_protocol::VictimGone;
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 /// A victim signalled, until it is gone.
@@ -23,6 +24,8 @@ pub struct Killed {
     pub rss_bytes: u64,
     pub swap_bytes: u64,
     pub at: Instant,
+    /// Why it was killed (the kill's reason).
+    pub why: String,
 }
 
 /// What the executor asks of the kernel. Each call acts on one thing and says what it did,
@@ -39,6 +42,8 @@ pub trait Actuators {
     fn swap_grow(&mut self, bytes: u64) -> Result<String, String>;
     /// Remove this daemon's swap files that hold nothing.
     fn swap_shrink(&mut self) -> Result<String, String>;
+    /// Freeze (or thaw) the app's own group, and wait until the kernel says it is done.
+    fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String>;
     /// The domain's used memory now (what a victim's death gave back is measured by it).
     fn used_bytes(&self) -> Option<u64>;
     /// The swap files this daemon added.
@@ -76,11 +81,45 @@ pub struct Executor {
     pub actuators: Box<dyn Actuators>,
     /// Victims signalled and not yet gone, with the domain's used memory before.
     pub reaping: Vec<(Killed, u64)>,
+    /// Apps this daemon froze: thawed when they come back, and all of them when it stops.
+    pub frozen: BTreeSet<u32>,
 }
 
 impl Executor {
     pub fn new(actuators: Box<dyn Actuators>, dry_run: bool, manage: Manage) -> Executor {
-        Executor { dry_run, manage, actuators, reaping: Vec::new() }
+        Executor { dry_run, manage, actuators, reaping: Vec::new(), frozen: BTreeSet::new() }
+    }
+
+    /// Thaw `pid` now if this daemon froze it (a launcher brings it back): before the
+    /// launcher is answered, so the app runs when it is resumed. `None` if it was not frozen.
+    pub fn thaw_now(&mut self, pid: u32) -> Option<Result<String, String>> {
+        if !self.frozen.contains(&pid) {
+            return None;
+        }
+        let r = self.actuators.set_frozen(pid, false);
+        match &r {
+            Ok(what) => tracing::info!(pid, result = %what, "thawed on request"),
+            Err(e) => tracing::warn!(pid, error = %e, "thaw on request failed"),
+        }
+        self.frozen.remove(&pid);
+        Some(r)
+    }
+
+    /// Thaw every app this daemon froze (it is stopping): (what was thawed, what could not be).
+    pub fn thaw_all(&mut self) -> (Vec<String>, Vec<String>) {
+        let (mut done, mut failed) = (Vec::new(), Vec::new());
+        for pid in std::mem::take(&mut self.frozen) {
+            match self.actuators.set_frozen(pid, false) {
+                Ok(what) => done.push(what),
+                Err(e) => failed.push(format!("thawing {pid}: {e}")),
+            }
+        }
+        (done, failed)
+    }
+
+    /// Forget frozen apps that are gone.
+    pub fn forget_gone(&mut self, live: &[u32]) {
+        self.frozen.retain(|p| live.contains(p));
     }
 
     /// Carry out a decision. Kills go first (the fastest way to memory when it is short);
@@ -118,7 +157,25 @@ impl Executor {
             ActionKind::SwapGrow { .. } if !self.manage.swap_files => Err("[manage] swap_files = false: no swap file added".into()),
             ActionKind::SwapGrow { bytes } => self.actuators.swap_grow(*bytes).map(|w| (w, *bytes)),
             ActionKind::SwapShrink => self.actuators.swap_shrink().map(|w| (w, 0)),
-            ActionKind::Freeze { .. } | ActionKind::Thaw { .. } => Err("freezing single processes needs a cgroup per app; not done".into()),
+            // Sent by the daemon before the decision's other actions (notify.rs).
+            ActionKind::Trim { level, .. } => Ok((format!("'{}' notice sent", level.name()), 0)),
+            ActionKind::Freeze { pid } => match self.actuators.set_frozen(*pid, true) {
+                Ok(w) => {
+                    self.frozen.insert(*pid);
+                    Ok((w, 0))
+                }
+                // Nothing half-applied: a group asked to freeze that did not in time is thawed.
+                Err(e) => {
+                    let _ = self.actuators.set_frozen(*pid, false);
+                    Err(e)
+                }
+            },
+            // Whatever comes of it, it is not ours to thaw again: a thaw that failed because
+            // the app is gone leaves nothing frozen.
+            ActionKind::Thaw { pid } => {
+                self.frozen.remove(pid);
+                self.actuators.set_frozen(*pid, false).map(|w| (w, 0))
+            }
             ActionKind::Nothing => unreachable!(),
         };
         out.at.get_or_insert_with(Instant::now);
@@ -167,6 +224,6 @@ impl Executor {
         let regained = used_before.saturating_sub(used);
         let ms = k.at.elapsed().as_millis() as u64;
         tracing::info!(pid = k.pid, app = %k.name, regained_bytes = regained, ms, "victim gone");
-        Some(VictimGone { pid: k.pid, app: k.name, regained_bytes: regained, ms })
+        Some(VictimGone { pid: k.pid, app: k.name, regained_bytes: regained, ms, reason: k.why })
     }
 }

@@ -54,6 +54,16 @@ pub struct Args {
     /// Start in front: draw frames from `ready` on, as a launched app does.
     #[arg(long)]
     front: bool,
+    /// A cache of this many MiB besides the heap (content as --content), which the app
+    /// drops when memorch tells it to trim (with --trim-socket); it is rebuilt on the next
+    /// `resume`, as a real app re-creates what it dropped.
+    #[arg(long, default_value_t = 0)]
+    cache_mb: u64,
+    /// memorch's control socket: listen there for trim notices and drop the cache on each
+    /// level (moderate, low, critical; not on `hidden`); a line `trimmed level=L bytes=N`
+    /// goes to standard error.
+    #[arg(long)]
+    trim_socket: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -72,6 +82,10 @@ pub fn run(args: Args) -> Result<()> {
     let t0 = std::time::Instant::now();
     app::init_work(args.init_ms);
     let image = app::build(&spec).with_context(|| format!("building an app of {} MiB", args.anon_mb))?;
+    let cache = std::sync::Arc::new(std::sync::Mutex::new(build_cache(&spec, args.cache_mb)?));
+    if let Some(socket) = &args.trim_socket {
+        listen_for_trims(socket, cache.clone())?;
+    }
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -106,6 +120,11 @@ pub fn run(args: Args) -> Result<()> {
         }
         match line.trim() {
             "resume" => {
+                let mut c = cache.lock().expect("cache");
+                if c.is_none() {
+                    *c = build_cache(&spec, args.cache_mb)?;
+                }
+                drop(c);
                 let r = image.resume(args.working_set);
                 writeln!(out, "resumed us={} major_faults={}", r.us, r.major_faults)?;
                 frames = Some(app::FrameStats::default());
@@ -122,4 +141,33 @@ pub fn run(args: Args) -> Result<()> {
         // SAFETY: pause just waits for a signal; the default actions end the process.
         unsafe { libc::pause() };
     }
+}
+
+/// The app's cache: `mb` MiB of the heap's content (its own allocation, so dropping it
+/// gives the pages back to the kernel at once).
+fn build_cache(spec: &AppSpec, mb: u64) -> Result<Option<app::AppImage>> {
+    if mb == 0 {
+        return Ok(None);
+    }
+    let c = app::build(&AppSpec { anon_bytes: mb << 20, file: None, seed: spec.seed.wrapping_add(1), ..spec.clone() }).with_context(|| format!("building a cache of {mb} MiB"))?;
+    Ok(Some(c))
+}
+
+/// Subscribe to memorch's trim notices; on each, drop the cache (a thread of its own, so the
+/// app's frames and commands go on).
+fn listen_for_trims(socket: &std::path::Path, cache: std::sync::Arc<std::sync::Mutex<Option<app::AppImage>>>) -> Result<()> {
+    let notices = memorch_protocol::Client::new(socket).trim_notices().with_context(|| format!("listening for trim notices on {}", socket.display()))?;
+    std::thread::spawn(move || {
+        for e in notices {
+            // Hidden is about what only its UI needs: the cache stays until memory is short.
+            if let memorch_protocol::Event::Trim(n) = e {
+                if n.level == memorch_core::engine::margins::TrimLevel::Hidden {
+                    continue;
+                }
+                let dropped = cache.lock().expect("cache").take();
+                eprintln!("trimmed level={} bytes={}", n.level.name(), dropped.map_or(0, |c| c.anon.len()));
+            }
+        }
+    });
+    Ok(())
 }

@@ -2,12 +2,12 @@
 
 use anyhow::Result;
 use memorch_core::Class;
-use memorch_protocol::{Client, Event, Metrics, Request};
+use memorch_protocol::{Client, Event, MarginsInfo, Metrics, Request};
 use std::io::Write;
 use std::path::PathBuf;
 
 /// Tell a running memorch what is happening (app states, launches, home, screen) and ask it
-/// what it sees (status, explain, events, metrics).
+/// what it sees (status, explain, events, metrics, margins, trim notices).
 #[derive(clap::Args)]
 pub struct Args {
     #[arg(long, default_value = "/run/memorch/memorch.sock")]
@@ -60,6 +60,11 @@ enum Cmd {
     Events,
     /// Prometheus text format.
     Metrics,
+    /// Where memorch starts to compress (moderate) and to kill (critical), in available
+    /// memory, and what would take the domain clear of the moderate margin: act first.
+    Margins,
+    /// Follow trim notices (as an app that gives memory back would; Ctrl-C ends).
+    Trim,
 }
 
 fn parse_class(s: &str) -> Result<Class, String> {
@@ -76,8 +81,10 @@ pub fn run(a: Args) -> Result<()> {
         Cmd::Screen { state } => Request::Screen { on: state == "on" },
         Cmd::Status => Request::Status {},
         Cmd::Explain { pid } => Request::Explain { pid: *pid },
-        Cmd::Events => return follow(&client),
+        Cmd::Events => return follow(client.subscribe()?),
         Cmd::Metrics => Request::Metrics {},
+        Cmd::Margins => Request::Margins {},
+        Cmd::Trim => return follow(client.trim_notices()?),
     };
     let ans = client.request(&req)?;
     if !ans.ok {
@@ -85,6 +92,14 @@ pub fn run(a: Args) -> Result<()> {
     }
     match (a.cmd, ans.data) {
         (Cmd::Metrics, Some(d)) if !a.json => print!("{}", serde_json::from_value::<Metrics>(d)?.text),
+        (Cmd::Margins, Some(d)) if !a.json => {
+            let m: MarginsInfo = serde_json::from_value(d)?;
+            let mib = |kib: u64| format!("{:.1} MiB", kib as f64 / 1024.0);
+            println!("available     {}", mib(m.available_kib));
+            println!("moderate      {}  (below it memorch compresses apps)", mib(m.moderate_kib));
+            println!("critical      {}  (below it memorch kills)", mib(m.critical_kib));
+            println!("reclaim target {} (to be clear of the moderate margin)", mib(m.reclaim_target_kib));
+        }
         (_, Some(d)) => println!("{}", serde_json::to_string_pretty(&d)?),
         (_, None) if a.json => println!("{{\"ok\":true}}"),
         (_, None) => println!("ok"),
@@ -93,9 +108,9 @@ pub fn run(a: Args) -> Result<()> {
 }
 
 /// Print each event as a JSON line until the daemon ends (or Ctrl-C).
-fn follow(client: &Client) -> Result<()> {
+fn follow(events: memorch_protocol::Events) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    for e in client.subscribe()? {
+    for e in events {
         writeln!(out, "{}", serde_json::to_string::<Event>(&e)?)?;
         out.flush()?;
     }

@@ -85,6 +85,11 @@ pub struct DaemonGuard {
 
 impl DaemonGuard {
     pub fn start(args: &[&str]) -> DaemonGuard {
+        DaemonGuard::start_with_env(args, &[])
+    }
+
+    /// With these variables in its environment besides the test's.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> DaemonGuard {
         let name = memorch_linux::testkit::unique_name("memorch-daemon");
         let dir = std::env::temp_dir().join(&name);
         std::fs::create_dir_all(&dir).unwrap();
@@ -95,6 +100,7 @@ impl DaemonGuard {
             .arg("run")
             .args(["--socket", socket.to_str().unwrap(), "--state-dir", state_dir.to_str().unwrap()])
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&stderr_path).unwrap())

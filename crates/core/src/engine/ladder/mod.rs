@@ -4,12 +4,14 @@
 
 mod adaptive_swap;
 mod before_launch;
+mod freeze;
 mod home;
 mod kill;
 mod lmk;
 pub mod lmkd;
 mod prepare_idle;
 pub mod shrink;
+mod trim;
 mod under_pressure;
 
 use super::model::{mib, Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, PAGE};
@@ -252,6 +254,7 @@ impl<'a> Ctx<'a> {
 
 /// Run the ladder, cheapest first.
 pub fn run(ctx: &mut Ctx) {
+    trim::run(ctx);
     prepare_idle::run(ctx);
     home::run(ctx);
     before_launch::run(ctx);
@@ -260,4 +263,5 @@ pub fn run(ctx: &mut Ctx) {
     lmk::run(ctx);
     lmkd::run(ctx);
     kill::run(ctx);
+    freeze::run(ctx);
 }

@@ -1,0 +1,215 @@
+//! Telling others before and after harm (issue 14): trim notices to the apps that listen on
+//! the socket and as the freedesktop `LowMemoryWarning` D-Bus signal, the pre-kill hook (a
+//! command the kill waits for, within a bound) and the post-kill command. What apps give back
+//! after a notice is measured here (their RSS and swap), not taken from them.
+
+use crate::config::Notify;
+use memorch_core::engine::margins::TrimLevel;
+use memorch_core::engine::{App, Victim};
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The freedesktop low-memory-monitor's name, object and interface (GLib's GMemoryMonitor
+/// listens to its `LowMemoryWarning(y)` signal on the system bus).
+pub const DBUS_NAME: &str = "org.freedesktop.LowMemoryMonitor";
+pub const DBUS_PATH: &str = "/org/freedesktop/LowMemoryMonitor";
+
+/// How long after a notice what an app gives back is counted.
+const TRIM_WATCH: Duration = Duration::from_secs(30);
+
+/// What a notified app held, and the most it gave back since.
+struct Watched {
+    before: u64,
+    at: Instant,
+    best: u64,
+}
+
+pub struct Notifier {
+    dbus: Option<zbus::blocking::Connection>,
+    /// Post-kill commands still running (reaped as they end).
+    post_kill: Vec<Child>,
+    watched: BTreeMap<u32, Watched>,
+}
+
+impl Notifier {
+    /// Connect to the system bus as the config says: "auto" where one is there (a failure
+    /// is said and the daemon goes on), "on" must succeed, "off" never.
+    pub fn start(cfg: &Notify) -> Result<Notifier, String> {
+        let want = match cfg.dbus.as_str() {
+            "off" => false,
+            "on" => true,
+            _ => std::env::var_os("DBUS_SYSTEM_BUS_ADDRESS").is_some() || std::path::Path::new("/run/dbus/system_bus_socket").exists(),
+        };
+        let dbus = if want {
+            match connect() {
+                Ok(c) => Some(c),
+                Err(e) if cfg.dbus == "on" => return Err(format!("notify.dbus = \"on\": {e}")),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no LowMemoryWarning signals (notify.dbus = \"auto\")");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        Ok(Notifier { dbus, post_kill: Vec::new(), watched: BTreeMap::new() })
+    }
+
+    /// Send the D-Bus signal for a level (`hidden` has none).
+    pub fn dbus(&self, level: TrimLevel) {
+        let (Some(c), Some(byte)) = (&self.dbus, level.dbus_level()) else { return };
+        if let Err(e) = c.emit_signal(None::<&str>, DBUS_PATH, DBUS_NAME, "LowMemoryWarning", &(byte,)) {
+            tracing::warn!(error = %e, "LowMemoryWarning signal not sent");
+        }
+    }
+
+    /// Watch what these apps give back from now on.
+    pub fn watch(&mut self, apps: &[App], pids: &[u32]) {
+        let now = Instant::now();
+        for a in apps.iter().filter(|a| pids.contains(&a.pid)) {
+            self.watched.insert(a.pid, Watched { before: a.rss_bytes() + a.swap_bytes, at: now, best: 0 });
+        }
+    }
+
+    /// What watched apps gave back since the last look (bytes newly freed), from the apps of
+    /// a decision; watches end after [`TRIM_WATCH`] or with the app.
+    pub fn freed_since(&mut self, apps: &[App]) -> u64 {
+        let mut more = 0;
+        self.watched.retain(|pid, w| {
+            let Some(a) = apps.iter().find(|a| a.pid == *pid) else { return false };
+            let freed = w.before.saturating_sub(a.rss_bytes() + a.swap_bytes);
+            if freed > w.best {
+                more += freed - w.best;
+                w.best = freed;
+            }
+            w.at.elapsed() < TRIM_WATCH
+        });
+        more
+    }
+
+    /// Run the pre-kill hook for each victim and wait for them all, at most the configured
+    /// bound from now; hooks still running then are killed (they are ours). The wait it took.
+    pub fn pre_kill(&mut self, cfg: &Notify, victims: &[Victim], reason: &str) -> Duration {
+        let t0 = Instant::now();
+        if cfg.pre_kill.is_empty() {
+            return Duration::ZERO;
+        }
+        let deadline = t0 + Duration::from_millis(cfg.pre_kill_wait_ms);
+        let hooks: Vec<Child> = victims
+            .iter()
+            .filter_map(|v| {
+                let env = [("MEMORCH_PID", v.pid.to_string()), ("MEMORCH_APP", v.app.clone()), ("MEMORCH_CLASS", v.class.name().to_string()), ("MEMORCH_REASON", reason.to_string())];
+                spawn(&cfg.pre_kill, &env).inspect_err(|e| tracing::warn!(error = %e, hook = %cfg.pre_kill, "pre-kill hook not started")).ok()
+            })
+            .collect();
+        for mut h in hooks {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ended = memorch_linux::pidfd::Pidfd::open(h.id()).map_or(true, |p| p.wait_exit(left));
+            if !ended {
+                tracing::warn!(hook = %cfg.pre_kill, wait_ms = cfg.pre_kill_wait_ms, "pre-kill hook still running at its bound: killed, the kill goes ahead");
+                // Its whole process group: what the shell started goes with it.
+                // SAFETY: a signal to the group of a child we started in a group of its own.
+                unsafe { libc::kill(-(h.id() as i32), libc::SIGKILL) };
+            }
+            let _ = h.wait();
+        }
+        t0.elapsed()
+    }
+
+    /// Run the post-kill command (not waited for).
+    pub fn post_kill(&mut self, cfg: &Notify, gone: &memorch_protocol::VictimGone) {
+        self.post_kill.retain_mut(|c| c.try_wait().ok().flatten().is_none());
+        if cfg.post_kill.is_empty() {
+            return;
+        }
+        let env = [("MEMORCH_PID", gone.pid.to_string()), ("MEMORCH_APP", gone.app.clone()), ("MEMORCH_REASON", gone.reason.clone()), ("MEMORCH_REGAINED_BYTES", gone.regained_bytes.to_string())];
+        match spawn(&cfg.post_kill, &env) {
+            Ok(c) => self.post_kill.push(c),
+            Err(e) => tracing::warn!(error = %e, hook = %cfg.post_kill, "post-kill command not started"),
+        }
+    }
+
+    /// Reap the post-kill commands at exit (waiting for none).
+    pub fn finish(&mut self) {
+        self.post_kill.retain_mut(|c| c.try_wait().ok().flatten().is_none());
+    }
+}
+
+/// The system bus, owning the low-memory-monitor's name if the bus's policy lets us (else
+/// the signals go out unowned, and GLib's listener, which follows the name, hears none: say
+/// so).
+fn connect() -> Result<zbus::blocking::Connection, String> {
+    match zbus::blocking::connection::Builder::system().and_then(|b| b.name(DBUS_NAME)).and_then(|b| b.build()) {
+        Ok(c) => Ok(c),
+        Err(e) => {
+            let c = zbus::blocking::Connection::system().map_err(|e| format!("system bus: {e}"))?;
+            tracing::warn!(error = %e, "could not own {DBUS_NAME} on the system bus (install packaging/dbus/memorch.conf): GLib listeners will not hear memorch");
+            Ok(c)
+        }
+    }
+}
+
+/// `sh -c CMD` in a process group of its own (so a hook past its bound is killed whole).
+fn spawn(cmd: &str, env: &[(&str, String)]) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new("/bin/sh");
+    c.arg("-c").arg(cmd).stdin(Stdio::null()).stdout(Stdio::null()).process_group(0);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.spawn()
+}
+
+impl crate::daemon::Daemon {
+    /// Before a decision's actions are carried out: its trim notices go out (so apps hear
+    /// before anything is compressed or killed), and each kill is announced and waits for
+    /// the pre-kill hook, within its bound.
+    pub(crate) fn tell_before(&mut self, actions: &[memorch_core::engine::Action], available_bytes: u64, total_bytes: u64) {
+        use memorch_core::engine::ActionKind;
+        for a in actions {
+            match &a.kind {
+                ActionKind::Trim { level, pid } => {
+                    let margins = memorch_core::engine::margins::Margins::of(&self.engine.preset, total_bytes);
+                    let notice = memorch_protocol::TrimNotice { level: *level, pid: *pid, available_bytes, reclaim_target_bytes: margins.reclaim_target(available_bytes) };
+                    let told = self.publish_trim(&notice);
+                    self.notifier.watch(&self.apps, &told);
+                    if pid.is_none() {
+                        self.notifier.dbus(*level);
+                    }
+                    self.counters.trim_notices += 1;
+                    tracing::info!(level = level.name(), listeners = told.len(), available_bytes, "trim notice sent");
+                }
+                ActionKind::Kill { victims, .. } => {
+                    for v in victims {
+                        let e = memorch_protocol::PreKill { pid: v.pid, app: v.app.clone(), class: v.class, reason: a.reason.text.clone(), wait_ms: if self.cfg.notify.pre_kill.is_empty() { 0 } else { self.cfg.notify.pre_kill_wait_ms } };
+                        self.publish(&memorch_protocol::Event::PreKill(e));
+                    }
+                    let waited = self.notifier.pre_kill(&self.cfg.notify, victims, &a.reason.text);
+                    if !waited.is_zero() {
+                        tracing::info!(waited_us = waited.as_micros() as u64, "pre-kill hook done");
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A trim notice to the listeners it is meant for (every one, or the one app it names)
+    /// and to the events stream; the pids of the listeners told.
+    fn publish_trim(&mut self, n: &memorch_protocol::TrimNotice) -> Vec<u32> {
+        let mut line = serde_json::to_string(&memorch_protocol::Event::Trim(n.clone())).unwrap_or_default();
+        line.push('\n');
+        let mut told = Vec::new();
+        for c in self.server.clients.iter_mut() {
+            let listener = c.trim && n.pid.is_none_or(|p| p == c.peer.pid);
+            if listener {
+                told.push(c.peer.pid);
+            }
+            if listener || c.subscribed {
+                c.send(line.as_bytes());
+            }
+        }
+        told
+    }
+}
