@@ -106,6 +106,14 @@ impl Device {
     pub fn zram_io(&self) -> Option<(u64, u64)> {
         self.zram.as_ref().and_then(|z| memorch_linux::zram::io_pages(&SysRoot::live(), &z.setup.device).ok())
     }
+
+    /// CPU time used by everything in the device so far (its apps, and a peer that runs
+    /// inside it), in µs: `usage_usec` of the v2 group's `cpu.stat`, which v2 keeps for every
+    /// group whether or not the cpu controller is on.
+    pub fn cpu_us(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.sandbox.v2.as_ref()?.join("cpu.stat")).ok()?;
+        text.lines().find_map(|l| l.strip_prefix("usage_usec ")).and_then(|v| v.trim().parse().ok())
+    }
 }
 
 /// The swap a manager's device gets: the preset's own set-up (none for `lmk-classic`, …),

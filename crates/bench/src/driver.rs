@@ -88,6 +88,7 @@ struct Run<'a> {
     t0: Instant,
     before: Snapshot,
     zram_io_before: Option<(u64, u64)>,
+    cpu_us_before: Option<u64>,
     running: BTreeMap<String, Running>,
     visits: Vec<Visit>,
     kills: Vec<Kill>,
@@ -137,6 +138,7 @@ impl<'a> Run<'a> {
         let before = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
         let book = KillBook::new(is_peer.then(|| cfg.manager.to_string()), before.counters.oom_kills.unwrap_or(0));
         let zram_io_before = device.zram_io();
+        let cpu_us_before = device.cpu_us();
         Ok(Run {
             cfg,
             root,
@@ -148,6 +150,7 @@ impl<'a> Run<'a> {
             t0: Instant::now(),
             before,
             zram_io_before,
+            cpu_us_before,
             running: BTreeMap::new(),
             visits: Vec::new(),
             kills: Vec::new(),
@@ -339,6 +342,7 @@ impl<'a> Run<'a> {
         let delta = |a: Option<u64>, b: Option<u64>| b.unwrap_or(0).saturating_sub(a.unwrap_or(0));
         let psi = |s: &Snapshot| s.psi.get().map_or((0.0, 0.0), |p| (p.some.total_us as f64 / 1e6, p.full.total_us as f64 / 1e6));
         let ((s0, f0), (s1, f1)) = (psi(&self.before), psi(&after));
+        let device_cpu_s = self.device.cpu_us().zip(self.cpu_us_before).map(|(c1, c0)| c1.saturating_sub(c0) as f64 / 1e6);
         let swap_io = self.device.zram_io().zip(self.zram_io_before).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
         let zram_ratio = self.device.zram.as_ref().and_then(|z| after.zram.get().and_then(|st| st.devices.iter().find(|d| d.name == z.setup.device)).and_then(|d| d.compression_ratio));
         let anon_refaults = delta(c0.refault_anon_pages, c1.refault_anon_pages);
@@ -381,6 +385,7 @@ impl<'a> Run<'a> {
             psi_some_s: s1 - s0,
             psi_full_s: f1 - f0,
             trim_freed_bytes,
+            device_cpu_s,
             zram_ratio: zram_ratio.filter(|_| swap_io.is_some_and(|io| io.1 >= RATIO_MIN_PAGES)),
             ksm_saved_bytes: after.ksm.get().map_or(0, |k| k.saved_bytes).saturating_sub(self.before.ksm.get().map_or(0, |k| k.saved_bytes)),
             manager_cpu_s: usage.cpu_us as f64 / 1e6,

@@ -284,6 +284,7 @@ mod tests {
             psi_some_s: 1.0,
             psi_full_s: 0.5,
             trim_freed_bytes: 0,
+            device_cpu_s: None,
             zram_ratio: Some(2.0),
             ksm_saved_bytes: 0,
             manager_cpu_s: 0.1,

@@ -116,6 +116,10 @@ pub struct RunResult {
     /// What apps gave back themselves after memorch's trim notices (measured by the daemon).
     #[serde(default)]
     pub trim_freed_bytes: u64,
+    /// CPU seconds used inside the device over the run: its apps (and a peer that runs
+    /// inside it). None where the device has no v2 group to read it from.
+    #[serde(default)]
+    pub device_cpu_s: Option<f64>,
     /// zram's compression ratio at the end; None when too little went through it to say.
     pub zram_ratio: Option<f64>,
     /// What KSM's savings (pages_sharing) grew by over the run. KSM is machine-wide: only a

@@ -152,12 +152,21 @@ pub fn remove_empty(domain: &Domain) -> usize {
         for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
             let name = e.file_name();
             let is_app = name.to_str().is_some_and(|n| n.starts_with(PREFIX));
-            if is_app && empty(&e.path()) && std::fs::remove_dir(e.path()).is_ok() {
+            if is_app && empty(&e.path()) && settled(&e.path()) && std::fs::remove_dir(e.path()).is_ok() {
                 removed += 1;
             }
         }
     }
     removed
+}
+
+/// A group made this long ago or more: one younger may be empty only because its process has
+/// made it and not yet moved in (`create_for_self`); removing it then fails that launch (seen
+/// in a bench run: "app-16/cgroup.procs: No such file or directory").
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn settled(dir: &Path) -> bool {
+    std::fs::metadata(dir).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|age| age >= SETTLE))
 }
 
 fn empty(dir: &Path) -> bool {

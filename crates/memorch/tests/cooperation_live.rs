@@ -138,7 +138,7 @@ fn a_listening_app_is_told_to_trim_before_anything_is_compressed_or_killed() {
     let cfg = local_config("[notify]\ndbus = \"on\"\n");
     let cfg_path = cfg.join("memorch.toml");
     let domain = format!("cgroup:{}", sb.path);
-    let d = DaemonGuard::start_with_env(&["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:freeze=off"], &[("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)]);
+    let d = DaemonGuard::start_with_env(&["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:trim=on"], &[("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)]);
     let rx = d.events();
     let sock = d.socket.to_str().unwrap().to_string();
     let listener = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8", "--cache-mb", "64", "--trim-socket", &sock]).id();
@@ -146,6 +146,8 @@ fn a_listening_app_is_told_to_trim_before_anything_is_compressed_or_killed() {
     let m = d.request(&Request::Margins {});
     assert_eq!(m["data"]["moderate_kib"].as_u64(), Some(256 * 1024 * 12 / 100), "{m}");
     assert_eq!(m["data"]["critical_kib"].as_u64(), Some((256.0 * 1024.0 * 0.05) as u64), "{m}");
+    let text = ok(&["ctl", "--socket", &sock, "margins"]);
+    assert!(text.contains("moderate      30.7 MiB") && text.contains("critical      12.8 MiB"), "memorch ctl margins says them: {text}");
     // 72 MiB of the listener and up to 150 of the grower: past the moderate margin (46 MiB
     // available) but short of the kill margin (13 MiB) whatever the listener does.
     grower(&mut sb, 150);

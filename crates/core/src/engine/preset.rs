@@ -333,7 +333,7 @@ impl Preset {
             "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
             "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
             "memorch" if k.starts_with("freeze_after_ms") => "Android's cached-app freezer (CachedAppOptimizer, 10 s debounce; anchors.md \"Newer\"); off: on realapps it made returns slower (p50 13.8 against 8.6 ms, docs/results.md); memorch:freeze=on turns it on",
-            "memorch" if k.starts_with("trim_notices") => "Android onTrimMemory, freedesktop low-memory-monitor, ChromeOS margins (anchors.md \"Newer\"): apps give memory back before anything is compressed or killed",
+            "memorch" if k.starts_with("trim_notices") => "Android onTrimMemory, freedesktop low-memory-monitor (anchors.md \"Newer\"); off: on the trim scenario it cost stall and kills (docs/results.md); memorch:trim=on turns it on",
             _ if k.starts_with("trim_notices") => "no notices (the paper's system has none)",
             _ if k.starts_with("freeze_after_ms") => "no freezer (the paper's system has none)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
@@ -577,7 +577,9 @@ fn memorch() -> Preset {
         app_groups: true,
         // Off: measured on realapps, freezing cached apps made returns slower (docs/results.md).
         freeze_after_ms: None,
-        trim_notices: true,
+        // Off: on the trim scenario, apps that dropped their caches when told rebuilt them on
+        // every visit: more stall, no fewer kills (docs/results.md).
+        trim_notices: false,
     }
 }
 
