@@ -176,7 +176,8 @@ fn refault_feedback_shrinks_the_step_and_moves_the_app_down() {
     let mut a = app(11, "hot", Class::Cached, 200);
     a.age_ms = 50_000; // older than 'cold': first at the start
     let b = app(12, "cold", Class::Cached, 200);
-    let mut m = engine("memorch");
+    // Off in memorch by measurement (docs/results.md); the mechanism is kept and tested.
+    let mut m = memorch_core::engine::Engine::new(memorch_core::engine::Preset::from_spec("memorch:feedback=on").unwrap());
     // Available far under the low band (12 % of 1 GiB): more than one app's share is short.
     let s = snap(1024, 10, 10);
     let first = compactions(&decide(&mut m, 0, &s, &[a.clone(), b.clone()], &[]));
