@@ -239,7 +239,10 @@ impl<'a> Run<'a> {
         }
         self.visits.push(Visit { at_ms, after_compaction, ..visit });
         self.fg_visit = Some(self.visits.len() - 1);
-        self.set_class(app, Class::Foreground);
+        if !alive {
+            // A live app was brought to the front before its resume.
+            self.set_class(app, Class::Foreground);
+        }
         self.fg = Some(app.to_string());
         // The user uses the app for a while.
         self.pass_time(self.cfg.scenario.use_ms);

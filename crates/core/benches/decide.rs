@@ -40,7 +40,8 @@ fn apps() -> Vec<App> {
             swap_bytes: (i as u64 % 20) * MIB,
             pss_bytes: Some((4 + (i as u64 * 37) % 280) * MIB),
             so_unshared_bytes: Some((i as u64 % 7) * MIB),
-            ksm_mergeable: i % 2 == 0, frozen: None,
+            ksm_mergeable: i % 2 == 0,
+            frozen: None,
             age_ms: i as u64 * 1000,
             protected: i % 97 == 0,
         })

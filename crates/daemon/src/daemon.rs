@@ -77,11 +77,12 @@ impl Daemon {
         machine::recover(&root);
         let spec = cfg.domain_spec();
         let domain = Domain::open(&root, &spec).map_err(|e| format!("domain {spec}: {e}"))?;
-        machine::thaw_left_frozen(&domain, cfg.dry_run);
         let signals = SignalFd::new(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).map_err(|e| e.to_string())?;
         let timer = TimerFd::new(Duration::from_millis(cfg.loop_.tick_ms)).map_err(|e| e.to_string())?;
         let socket_error = |e: std::io::Error| format!("control socket {}: {e}", cfg.socket.display());
         Server::claim(&cfg.socket).map_err(socket_error)?;
+        // Only once no live daemon holds the socket: its frozen apps are not left behind.
+        machine::thaw_left_frozen(&domain, cfg.dry_run);
         std::fs::create_dir_all(&cfg.state_dir).map_err(|e| format!("state dir {}: {e}", cfg.state_dir.display()))?;
         let (stats, _) = store::load(&cfg.state_dir);
         let preset = cfg.preset();

@@ -101,7 +101,6 @@ pub fn setup_zram(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset
 /// put back and what could not be.
 pub fn shutdown(mut d: Daemon) {
     d.save();
-    d.notifier.finish();
     let (mut done, mut failed) = d.exec.thaw_all();
     let (more_done, more_failed) = d.exec.actuators.put_back();
     done.extend(more_done);

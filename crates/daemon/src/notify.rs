@@ -129,11 +129,6 @@ impl Notifier {
             Err(e) => tracing::warn!(error = %e, hook = %cfg.post_kill, "post-kill command not started"),
         }
     }
-
-    /// Reap the post-kill commands at exit (waiting for none).
-    pub fn finish(&mut self) {
-        self.post_kill.retain_mut(|c| c.try_wait().ok().flatten().is_none());
-    }
 }
 
 /// The system bus, owning the low-memory-monitor's name if the bus's policy lets us (else

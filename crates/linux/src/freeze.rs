@@ -28,17 +28,6 @@ pub fn check(root: &SysRoot, path: &str, frozen: bool) -> Result<std::path::Path
     Ok(v2)
 }
 
-/// Freeze (or thaw) an app's own group (appgroup.rs), by its v2 directory, and wait until
-/// the kernel says it is done. Refused if the group holds memorch or an ancestor of it.
-pub fn set_app_group_frozen(root: &SysRoot, group: &crate::appgroup::AppGroup, frozen: bool, timeout: Duration) -> Result<()> {
-    let v2 = group.v2_dir().ok_or_else(|| Error::Refused(format!("app group {} has no v2 group: freezing needs cgroup.freeze of cgroup v2", group.path)))?;
-    if frozen {
-        let dirs = CgroupDirs { path: group.path.clone(), v1_memory: Some(group.memory.clone()), v2: Some(v2.clone()), v2_top: None };
-        refuse_if_holds_us(root, &dirs)?;
-    }
-    write_and_wait(&v2, &group.path, frozen, timeout)
-}
-
 /// Whether the group at this v2 directory is asked to be frozen (`cgroup.freeze` is 1).
 pub fn is_frozen(v2: &std::path::Path) -> bool {
     std::fs::read_to_string(v2.join("cgroup.freeze")).is_ok_and(|t| t.trim() == "1")

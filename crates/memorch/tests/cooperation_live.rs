@@ -159,7 +159,7 @@ fn a_listening_app_is_told_to_trim_before_anything_is_compressed_or_killed() {
     assert!(alive(listener), "the listener was not killed");
     // It dropped its 64 MiB cache; memorch measured it.
     assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["counters"]["trim_freed_bytes"].as_u64().unwrap_or(0) >= 48 * MIB), "what the app gave back is counted: {}\n{}", d.status(), d.log());
-    assert!(testkit::wait_for(Duration::from_secs(5), || heard.lock().unwrap().contains("LowMemoryWarning")), "gdbus heard the freedesktop signal: {:?}\n{}", heard.lock().unwrap(), d.log());
+    assert!(testkit::wait_for(Duration::from_secs(5), || heard.lock().unwrap().contains("org.freedesktop.LowMemoryMonitor.LowMemoryWarning (byte ")), "gdbus heard the freedesktop signal: {:?}\n{}", heard.lock().unwrap(), d.log());
     let _ = monitor.kill();
     let _ = monitor.wait();
     drop(d);

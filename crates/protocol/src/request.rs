@@ -30,7 +30,7 @@ pub enum Request {
     /// Prometheus text format.
     Metrics {},
     /// Trim notices for the asking process (its pid from the socket's credentials): the
-    /// connection then only receives `trim` events, for every process when root asks.
+    /// connection then only receives `trim` events: every level notice, and `hidden` for itself.
     Trim {},
     /// The margins memorch decides on (ChromeOS style), in KiB.
     Margins {},

@@ -85,7 +85,8 @@ mod tests {
             swap_bytes: 0,
             pss_bytes: None,
             so_unshared_bytes: None,
-            ksm_mergeable: false, frozen: None,
+            ksm_mergeable: false,
+            frozen: None,
             age_ms: 1000,
             protected: false,
         }

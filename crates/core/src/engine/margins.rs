@@ -27,7 +27,7 @@ impl Margins {
             Detection::Minfree(m) => {
                 let levels = m.scaled(total_bytes);
                 let first_kill = levels.iter().map(|(_, b)| *b).max().unwrap_or(0);
-                let slight = preset.compaction.as_ref().map_or(0, |c| (c.slight_pressure_pages_at_1gib as f64 * 4096.0 * total_bytes as f64 / m.reference_bytes as f64) as u64);
+                let slight = preset.compaction.as_ref().map_or(0, |c| m.scale(c.slight_pressure_pages_at_1gib, total_bytes));
                 Margins { critical_bytes: first_kill, moderate_bytes: slight.max(first_kill) }
             }
         }

@@ -63,7 +63,8 @@ impl App {
             swap_bytes: p.swap_bytes,
             pss_bytes: p.pss_bytes,
             so_unshared_bytes: None,
-            ksm_mergeable: false, frozen: None,
+            ksm_mergeable: false,
+            frozen: None,
             age_ms: p.age_ms,
             protected: false,
         }

@@ -54,12 +54,14 @@ impl Minfree {
         }
     }
 
+    /// A page count of the 1 GiB reference phone, in bytes for a domain of `total_bytes`.
+    pub fn scale(&self, pages_at_reference: u64, total_bytes: u64) -> u64 {
+        (pages_at_reference as f64 * 4096.0 * total_bytes as f64 / self.reference_bytes as f64) as u64
+    }
+
     /// The levels in bytes for a domain of `total_bytes`.
     pub fn scaled(&self, total_bytes: u64) -> Vec<(Class, u64)> {
-        self.levels
-            .iter()
-            .map(|&(c, pages)| (c, (pages as f64 * 4096.0 * total_bytes as f64 / self.reference_bytes as f64) as u64))
-            .collect()
+        self.levels.iter().map(|&(c, pages)| (c, self.scale(pages, total_bytes))).collect()
     }
 
     /// The least important class that may die at this free memory, if any level is crossed.

@@ -108,7 +108,7 @@ impl Actuators for Live {
         }
         let g = appgroup::of_process(&self.root, pid, &self.domain).ok_or_else(|| format!("pid {pid} is not in an app group of its own: it cannot be frozen alone"))?;
         let t0 = std::time::Instant::now();
-        memorch_linux::freeze::set_app_group_frozen(&self.root, &g, frozen, FREEZE_TIMEOUT).map_err(|e| e.to_string())?;
+        memorch_linux::freeze::set_frozen(&self.root, &g.path, frozen, FREEZE_TIMEOUT).map_err(|e| e.to_string())?;
         Ok(format!("{} {pid} ({}) in {} µs", if frozen { "froze" } else { "thawed" }, g.path, t0.elapsed().as_micros()))
     }
 

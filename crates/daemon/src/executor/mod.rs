@@ -98,10 +98,13 @@ impl Executor {
         }
         let r = self.actuators.set_frozen(pid, false);
         match &r {
-            Ok(what) => tracing::info!(pid, result = %what, "thawed on request"),
+            Ok(what) => {
+                tracing::info!(pid, result = %what, "thawed on request");
+                self.frozen.remove(&pid);
+            }
+            // Still ours to thaw: the next decision tries again, and so does the exit.
             Err(e) => tracing::warn!(pid, error = %e, "thaw on request failed"),
         }
-        self.frozen.remove(&pid);
         Some(r)
     }
 
@@ -170,12 +173,11 @@ impl Executor {
                     Err(e)
                 }
             },
-            // Whatever comes of it, it is not ours to thaw again: a thaw that failed because
-            // the app is gone leaves nothing frozen.
-            ActionKind::Thaw { pid } => {
+            // A thaw that failed stays ours to try again (an app that is gone is forgotten
+            // with the rest of what is known of it: `forget_gone`).
+            ActionKind::Thaw { pid } => self.actuators.set_frozen(*pid, false).map(|w| (w, 0)).inspect(|_| {
                 self.frozen.remove(pid);
-                self.actuators.set_frozen(*pid, false).map(|w| (w, 0))
-            }
+            }),
             ActionKind::Nothing => unreachable!(),
         };
         out.at.get_or_insert_with(Instant::now);

@@ -15,7 +15,7 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
     match &ctx.preset.detection {
         Detection::None => None,
         Detection::Minfree(m) => {
-            let band = (c.slight_pressure_pages_at_1gib as f64 * 4096.0 * ctx.total() as f64 / m.reference_bytes as f64) as u64;
+            let band = m.scale(c.slight_pressure_pages_at_1gib, ctx.total());
             (ctx.free() < band).then(|| format!("slight shortage: free {} below {}", mib(ctx.free()), mib(band)))
         }
         Detection::Psi(l) => {
