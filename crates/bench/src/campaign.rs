@@ -22,6 +22,8 @@ pub struct Campaign {
     pub out: PathBuf,
     /// The memorch binary.
     pub exe: PathBuf,
+    /// How often the presets' daemons look.
+    pub daemon_loop: crate::managed::DaemonLoop,
 }
 
 /// What the user sees while a campaign runs.
@@ -96,6 +98,7 @@ impl Campaign {
                     manager: m,
                     seed: self.seed + rep,
                     exe: &self.exe,
+                    daemon_loop: self.daemon_loop,
                     work_dir: &work,
                     log_dir: &log_dir,
                     run_dir: &run_dir,
@@ -137,6 +140,7 @@ impl Campaign {
             "seed": self.seed,
             "repeat": self.repeat,
             "managers": self.managers,
+            "daemon_loop": self.daemon_loop,
             "stopped": stopped,
             "summaries": summaries,
             "runs": runs,

@@ -37,6 +37,8 @@ pub struct RunConfig<'a> {
     pub seed: u64,
     /// The memorch binary (apps, spawn and the daemon are it).
     pub exe: &'a Path,
+    /// How often a memorch daemon looks.
+    pub daemon_loop: crate::managed::DaemonLoop,
     /// Absolute: app files and the daemon's state (removed after the bench).
     pub work_dir: &'a Path,
     /// Absolute: the manager's and apps' logs (kept).
@@ -132,7 +134,7 @@ impl<'a> Run<'a> {
         let daemon = match cfg.manager {
             "kernel" => None,
             _ if is_peer => None,
-            preset => Some(ManagedDaemon::start(cfg.exe, preset, &domain_name, &cfg.work_dir.join(format!("daemon-{name}")), &log)?),
+            preset => Some(ManagedDaemon::start(cfg.exe, preset, cfg.daemon_loop, &domain_name, &cfg.work_dir.join(format!("daemon-{name}")), &log)?),
         };
         let peer = if is_peer { Some(Peer::start(cfg.manager, &device, &log)?) } else { None };
         let before = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;

@@ -19,23 +19,47 @@ pub struct ManagedDaemon {
     pub log: std::path::PathBuf,
 }
 
-/// The daemon's config for a bench run: a fast loop, the device's zram left to the bench,
-/// swap files in the run's own directory.
-fn config(dir: &Path) -> Config {
+/// How often the daemon of a bench run looks: the bench's fast loop, or what memorch ships.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DaemonLoop {
+    /// A tick every 250 ms and a full snapshot every second: a scenario packs a user's hour
+    /// into minutes, and inference must see each switch.
+    Fast,
+    /// The shipped defaults (`memorch config --defaults`): what the daemon costs on a device.
+    Shipped,
+}
+
+impl std::str::FromStr for DaemonLoop {
+    type Err = String;
+    fn from_str(s: &str) -> Result<DaemonLoop, String> {
+        match s {
+            "fast" => Ok(DaemonLoop::Fast),
+            "shipped" => Ok(DaemonLoop::Shipped),
+            _ => Err(format!("'{s}' is not a daemon loop: fast (the bench's, 250 ms) or shipped (the defaults a device runs)")),
+        }
+    }
+}
+
+/// The daemon's config for a bench run: its loop, the device's zram left to the bench, swap
+/// files in the run's own directory.
+fn config(dir: &Path, looping: DaemonLoop) -> Config {
     let mut c = Config::default();
-    c.loop_.tick_ms = 250;
-    c.loop_.full_snapshot_ms = 1000;
+    if looping == DaemonLoop::Fast {
+        c.loop_.tick_ms = 250;
+        c.loop_.full_snapshot_ms = 1000;
+    }
     c.manage.zram = false;
     c.manage.swap_file_dir = dir.join("swap");
     c
 }
 
 impl ManagedDaemon {
-    /// `memorch run --preset SPEC --domain DOMAIN`, its files in `dir`, its log in `log`.
-    pub fn start(exe: &Path, preset: &str, domain: &str, dir: &Path, log: &Path) -> Result<ManagedDaemon, String> {
+    /// `memorch run --preset SPEC --domain DOMAIN` on `looping`'s loop, its files in `dir`, its log in `log`.
+    pub fn start(exe: &Path, preset: &str, looping: DaemonLoop, domain: &str, dir: &Path, log: &Path) -> Result<ManagedDaemon, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let cfg = dir.join("memorch.toml");
-        std::fs::write(&cfg, toml::to_string(&config(dir)).map_err(|e| e.to_string())?).map_err(|e| format!("{}: {e}", cfg.display()))?;
+        std::fs::write(&cfg, toml::to_string(&config(dir, looping)).map_err(|e| e.to_string())?).map_err(|e| format!("{}: {e}", cfg.display()))?;
         let socket = dir.join("ctl.sock");
         let mut cmd = Command::new(exe);
         // The daemon must not outlive the run, even if the bench is killed outright.

@@ -14,6 +14,19 @@ pub fn zram_full(mut s: Snapshot) -> Snapshot {
     s
 }
 
+/// Every swap full, with `files` storage swap files of `file_mb` each (full too): nothing
+/// left to grow for a preset that allows as many files.
+pub fn swap_exhausted(s: Snapshot, files: u32, file_mb: u64) -> Snapshot {
+    let mut s = zram_full(s);
+    for i in 0..files {
+        let bytes = file_mb * MIB;
+        s.swap.devices.push(SwapDevice { path: format!("/swap/memorch-swap-{i}.swap"), kind: "file".into(), size_bytes: bytes, used_bytes: bytes, priority: -2 });
+        s.swap.total_bytes += bytes;
+        s.swap.used_bytes += bytes;
+    }
+    s
+}
+
 /// A domain of `total_mb` with `free_mb` free and `file_mb` of page cache, and a zram swap of
 /// a quarter of it, empty.
 

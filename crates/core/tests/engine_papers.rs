@@ -257,6 +257,21 @@ fn memorch_secures_a_launch_in_one_decision() {
     assert!(matches!(acts[0].kind, ActionKind::Nothing), "{acts:?}");
 }
 
+/// SWAM's slow path ahead of a launch: with zram full, memorch adds a storage swap file in
+/// the launch's own decision and kills less than it must without one (none here: the cached
+/// apps' anonymous memory can go to the new file).
+#[test]
+fn memorch_grows_storage_swap_for_a_launch_before_it_kills() {
+    let apps = vec![app(11, "c1", Class::Cached, 60), app(12, "c2", Class::Cached, 80), app(13, "c3", Class::Cached, 40), app(2, "fg", Class::Foreground, 200)];
+    let s = zram_full(snap(1024, 40, 20));
+    let launch = [Event::LaunchIntent { app: "game".into(), expected_bytes: Some(150 * MIB) }];
+    let acts = decide(&mut engine("memorch"), 0, &s, &apps, &launch);
+    assert!(acts.iter().any(|a| matches!(a.kind, ActionKind::SwapGrow { .. })), "a file for the launch: {acts:?}");
+    assert!(kills(&acts).is_empty(), "storage swap covers it: {acts:?}");
+    let without = decide(&mut Engine::new(Preset::from_spec("memorch:swap_files=off").unwrap()), 0, &s, &apps, &launch);
+    assert_eq!(kills(&without).len(), 1, "without storage swap the launch costs a kill: {without:?}");
+}
+
 /// The `kernel` preset never acts, whatever happens.
 #[test]
 fn kernel_preset_never_acts() {
@@ -281,9 +296,8 @@ fn memorch_compresses_then_kills_cached_never_the_foreground() {
     let low_mb = match &m.preset.detection { memorch_core::engine::preset::Detection::Bands(b) => (1024.0 * b.low_available_frac) as u64, _ => unreachable!() };
     let mild = decide(&mut m, 0, &snap(1024, low_mb * 2 / 3, low_mb / 6), &apps, &[]);
     assert!(!compactions(&mild).is_empty() && kills(&mild).is_empty(), "low band: compress only: {mild:?}");
-    // Critical, and zram full: compression cannot keep up.
-    let mut full = snap(1024, 20, 10);
-    full.swap.used_bytes = full.swap.total_bytes;
+    // Critical, zram full and storage swap grown to its limit: nothing but a kill is left.
+    let full = swap_exhausted(snap(1024, 20, 10), m.preset.swap.max_files, 128);
     let critical = decide(&mut m, 1000, &full, &apps, &[]);
     let k = kills(&critical);
     assert_eq!(k.len(), 1, "{critical:?}");
@@ -291,18 +305,23 @@ fn memorch_compresses_then_kills_cached_never_the_foreground() {
 }
 
 /// DESIGN.md §4 step 5: kill only when the ladder above cannot meet the target. With zram
-/// room left, memorch compresses at the critical band; with zram full, it kills.
+/// room left, memorch compresses at the critical band; with zram full, it grows swap onto
+/// storage (SWAM's slow path) instead of killing; with that grown to its limit too, it kills.
 #[test]
-fn memorch_kills_only_when_zram_cannot_take_more() {
+fn memorch_kills_only_when_swap_cannot_take_more() {
     let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
     let room = snap(1024, 20, 10); // 256 MiB of zram, empty
     let mut m = engine("memorch");
     let acts = decide(&mut m, 0, &room, &apps, &[]);
     assert!(kills(&acts).is_empty() && !compactions(&acts).is_empty(), "{acts:?}");
-    let full = zram_full(snap(1024, 20, 10));
     let mut m = engine("memorch");
+    let acts = decide(&mut m, 0, &zram_full(snap(1024, 20, 10)), &apps, &[]);
+    assert!(kills(&acts).is_empty() && acts.iter().any(|a| matches!(a.kind, ActionKind::SwapGrow { .. })), "zram full: grow storage swap first: {acts:?}");
+    let mut m = engine("memorch");
+    let full = swap_exhausted(snap(1024, 20, 10), m.preset.swap.max_files, 128);
     let acts = decide(&mut m, 0, &full, &apps, &[]);
     assert_eq!(kills(&acts).len(), 1, "{acts:?}");
+    assert!(!acts.iter().any(|a| matches!(a.kind, ActionKind::SwapGrow { .. })), "no file past the limit: {acts:?}");
 }
 
 /// DESIGN.md §8: after a kill, no further kill until the victim's memory is back (its pidfd
@@ -313,7 +332,7 @@ fn memorch_kills_only_when_zram_cannot_take_more() {
 fn no_second_kill_until_the_victims_memory_is_back() {
     let apps = vec![app(11, "big", Class::Cached, 300), app(12, "small", Class::Cached, 20), app(2, "fg", Class::Foreground, 100)];
     let mut e = engine("memorch");
-    let short = zram_full(snap(1024, 4, 2));
+    let short = swap_exhausted(snap(1024, 4, 2), Preset::by_name("memorch").unwrap().swap.max_files, 128);
     let first = kills(&decide(&mut e, 1000, &short, &apps, &[Event::Pressure { level: PressureLevel::Complete }]));
     assert_eq!(first.len(), 1, "a kill: {first:?}");
     let rest: Vec<_> = apps.iter().filter(|a| !first[0].contains(&a.pid)).cloned().collect();
@@ -332,7 +351,7 @@ fn no_second_kill_until_the_victims_memory_is_back() {
 #[test]
 fn an_undone_kill_leaves_no_mark() {
     let apps = vec![app(11, "big", Class::Cached, 300), app(12, "small", Class::Cached, 20), app(2, "fg", Class::Foreground, 100)];
-    let short = zram_full(snap(1024, 4, 2));
+    let short = swap_exhausted(snap(1024, 4, 2), Preset::by_name("memorch").unwrap().swap.max_files, 128);
     let pressure = [Event::Pressure { level: PressureLevel::Complete }];
     let mut e = engine("memorch");
     let first = kills(&decide_undone(&mut e, 1000, &short, &apps, &pressure));

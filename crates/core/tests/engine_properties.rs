@@ -200,15 +200,14 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
-    /// Critically short domains full of small apps, with swap full (compression cannot keep
-    /// up): memorch must batch, and its batches must meet their target minimally and spare
-    /// the foreground.
+    /// Critically short domains full of small apps, with every swap full and storage swap
+    /// grown to its limit (nothing but a kill is left): memorch must batch, and its batches
+    /// must meet their target minimally and spare the foreground.
     #[test]
     fn memorch_batches_in_critical_domains(total in 512u64..2048, pct in 0u64..4, sizes in prop::collection::vec((class(), 1u64..40), 5..40)) {
         let apps: Vec<App> = sizes.iter().enumerate().map(|(i, &(c, mb))| app(200 + i as u32, &format!("s{i}"), c, mb)).collect();
-        let mut s = snap(total, total * pct / 100, 0);
-        s.swap.used_bytes = s.swap.total_bytes;
         let mut e = engine("memorch");
+        let s = swap_exhausted(snap(total, total * pct / 100, 0), e.preset.swap.max_files, total / 8);
         let acts = decide(&mut e, 1_000, &s, &apps, &[]);
         check(&apps, &acts)?;
         let batch = acts.iter().find_map(|a| match &a.kind { ActionKind::Kill { victims, .. } => Some(victims.len()), _ => None });

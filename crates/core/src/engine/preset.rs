@@ -564,7 +564,9 @@ fn memorch() -> Preset {
             grow_below_ratio: 1.5,
             file_frac: 0.125,
             max_files: 4,
-            grow_interval_ms: 30_000,
+            // Not the 30 s of SWAM's: a file that fills in seconds while zram is full is
+            // followed by the next (an empty file still waits), or the shortfall is killed.
+            grow_interval_ms: 5_000,
         },
         kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost },
         ahead: Some(Ahead {

@@ -3,6 +3,7 @@
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use memorch_bench::campaign::{self, Campaign, Progress};
+use memorch_bench::managed::DaemonLoop;
 use memorch_bench::report;
 use memorch_bench::results::RunResult;
 use memorch_bench::scenario::Scenario;
@@ -54,6 +55,12 @@ pub struct Args {
     /// working directory).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// How often the presets' daemons look: `fast` (a tick every 250 ms, a full snapshot
+    /// every second, so a scenario's minutes-long day is followed switch by switch) or
+    /// `shipped` (the defaults a device runs, `memorch config --defaults`: what the daemon
+    /// costs there).
+    #[arg(long, default_value = "fast")]
+    daemon_loop: DaemonLoop,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -92,7 +99,7 @@ pub fn run(a: Args) -> Result<()> {
         std::path::absolute(&out).unwrap_or(out.clone()).display()
     );
     let progress = Shown::new(a.repeat as usize * managers.len() * order.len());
-    let c = Campaign { scenario, managers, repeat: a.repeat, seed, out, exe: std::env::current_exe()? };
+    let c = Campaign { scenario, managers, repeat: a.repeat, seed, out, exe: std::env::current_exe()?, daemon_loop: a.daemon_loop };
     let outcome = c.run(&STOP, &progress).map_err(|e| anyhow::anyhow!(e))?;
     progress.done();
     print!("{}", report::table(&outcome.summaries));

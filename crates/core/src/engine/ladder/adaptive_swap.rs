@@ -5,44 +5,66 @@
 use super::under_pressure::pressure;
 use super::{mib, ActionKind, Ctx, Step};
 
-pub fn run(ctx: &mut Ctx) {
-    let p = ctx.preset.swap.clone();
-    if !p.swap_files {
-        return;
-    }
+/// How full zram is (its swap devices' data against their disksize), or the swap devices'
+/// own fill where there are no zram statistics; 1 without swap.
+fn zram_used(ctx: &Ctx) -> f64 {
     let snap = ctx.input.snapshot;
     let (orig, disksize) = snap.zram.get().map_or((0, 0), |z| {
         z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, s), d| (o + d.orig_data_bytes, s + d.disksize_bytes))
     });
-    // Without zram statistics, the swap devices' own fill stands in.
     let swap = &snap.swap;
-    let zram_used = if disksize > 0 {
+    if disksize > 0 {
         orig as f64 / disksize as f64
     } else if swap.total_bytes > 0 {
         swap.used_bytes as f64 / swap.total_bytes as f64
     } else {
         1.0
-    };
-    let files = snap.swap.devices.iter().filter(|d| d.kind == "file").count() as u32;
-    let idle_file = snap.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0);
-    let bad_ratio = orig > 0 && ctx.zram_ratio() < p.grow_below_ratio;
+    }
+}
+
+fn has_zram_data(ctx: &Ctx) -> bool {
+    ctx.input.snapshot.zram.get().is_some_and(|z| z.devices.iter().any(|d| d.is_swap && d.orig_data_bytes > 0))
+}
+
+pub fn run(ctx: &mut Ctx) {
+    let p = ctx.preset.swap.clone();
+    if !p.swap_files {
+        return;
+    }
+    let zram_used = zram_used(ctx);
+    let idle_file = ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0);
     match pressure(ctx).or_else(|| ctx.pressure_event().map(|l| format!("PSI {l:?} stall trigger"))) {
-        Some(why) if (zram_used >= p.grow_at_zram_used_frac || bad_ratio) && files < p.max_files => {
-            let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < p.grow_interval_ms);
-            if recent || idle_file {
-                return;
-            }
-            let bytes = ctx.frac(p.file_frac);
-            let what = if bad_ratio { format!("zram compresses only {:.2}×", ctx.zram_ratio()) } else { format!("zram is {:.0} % full", zram_used * 100.0) };
-            let r = ctx
-                .reason(Step::AdaptiveSwap, format!("{why} and {what}: add a {} storage swap file (SWAM slow path)", mib(bytes)))
-                .with("zram_used_frac", zram_used);
-            ctx.push(ActionKind::SwapGrow { bytes }, r, 0);
+        Some(why) => {
+            grow(ctx, &why);
         }
         None if idle_file && zram_used < p.grow_at_zram_used_frac / 2.0 => {
             let r = ctx.reason(Step::AdaptiveSwap, "a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)");
             ctx.push(ActionKind::SwapShrink, r, 0);
         }
-        _ => {}
+        None => {}
     }
+}
+
+/// Add a storage swap file for `why` if zram is nearly full (or compresses badly), the preset
+/// allows another file, none was added within its interval and none stands empty. Whether one
+/// was added.
+pub fn grow(ctx: &mut Ctx, why: &str) -> bool {
+    let p = ctx.preset.swap.clone();
+    let zram_used = zram_used(ctx);
+    let swap = &ctx.input.snapshot.swap;
+    let files = swap.devices.iter().filter(|d| d.kind == "file").count() as u32;
+    let idle_file = swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0);
+    let bad_ratio = has_zram_data(ctx) && ctx.zram_ratio() < p.grow_below_ratio;
+    let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < p.grow_interval_ms);
+    let grown = ctx.has_pushed(|k| matches!(k, ActionKind::SwapGrow { .. }));
+    if !p.swap_files || !(zram_used >= p.grow_at_zram_used_frac || bad_ratio) || files >= p.max_files || recent || idle_file || grown {
+        return false;
+    }
+    let bytes = ctx.frac(p.file_frac);
+    let what = if bad_ratio { format!("zram compresses only {:.2}×", ctx.zram_ratio()) } else { format!("zram is {:.0} % full", zram_used * 100.0) };
+    let r = ctx
+        .reason(Step::AdaptiveSwap, format!("{why} and {what}: add a {} storage swap file (SWAM slow path)", mib(bytes)))
+        .with("zram_used_frac", zram_used);
+    ctx.push(ActionKind::SwapGrow { bytes }, r, 0);
+    true
 }

@@ -66,7 +66,12 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64) {
         ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}' ({}) fits in {} available", mib(expected), mib(ctx.available()))));
         return;
     }
-    let coverable = shrink::capacity(ctx, Class::Cached, Some(budget_bytes)).max(ctx.swap_headroom());
+    let compressible = shrink::capacity(ctx, Class::Cached, Some(budget_bytes));
+    // What zram cannot take goes to storage swap: grow it now, not after the launch stalls.
+    if need > compressible {
+        super::adaptive_swap::grow(ctx, &format!("launching '{app}' needs {} more than compression can free now", mib(need - compressible)));
+    }
+    let coverable = compressible.max(ctx.swap_headroom(true));
     let rest = need.saturating_sub(coverable);
     let plan = (rest > 0).then(|| victims_for(ctx, app, rest)).flatten();
     let killed: u64 = plan.as_ref().map_or(0, |(v, _, _)| v.iter().map(|c| c.freeable_bytes).sum());

@@ -12,8 +12,11 @@ pub fn run(ctx: &mut Ctx) {
     if ctx.preset.kill.mode != KillMode::Batch {
         return;
     }
-    // What compression could still free counts: kill only when it cannot keep up.
-    let headroom = ctx.swap_headroom();
+    // What compression and storage swap could still take counts: kill only when they cannot
+    // keep up. A storage file added now counts unless memory is already extreme (its
+    // writeback would come after the OOM killer).
+    let extreme = ctx.available() < ctx.frac(b.extreme_available_frac);
+    let headroom = ctx.swap_headroom(!extreme);
     let avail = ctx.available() + headroom;
     let critical = ctx.frac(b.critical_available_frac);
     let low = ctx.frac(b.low_available_frac);
@@ -31,7 +34,6 @@ pub fn run(ctx: &mut Ctx) {
         return;
     }
     let target = ctx.frac(b.kill_target_frac).saturating_sub(avail).max(ctx.frac(0.01));
-    let extreme = ctx.available() < ctx.frac(b.extreme_available_frac);
     let ladder: &[Class] = if extreme { &[Class::Service, Class::Perceptible, Class::Visible, Class::Foreground] } else { &[Class::Service] };
     for (i, &min_class) in ladder.iter().enumerate() {
         let cands = ctx.candidates(min_class);

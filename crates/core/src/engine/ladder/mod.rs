@@ -110,13 +110,23 @@ impl<'a> Ctx<'a> {
         s.total_bytes.saturating_sub(s.used_bytes)
     }
 
-    /// What swapping background apps to zram could still give (ChromeOS counts swap as
-    /// available the same way): their anonymous memory (small steps compacted in this
-    /// decision included; victims not), up to the swap room left, times the share
-    /// compression saves.
-    pub fn swap_headroom(&self) -> u64 {
+    /// Storage swap this decision adds (the adaptive-swap step's new files).
+    pub fn swap_growing(&self) -> u64 {
+        self.actions.iter().map(|(a, _)| if let ActionKind::SwapGrow { bytes } = a.kind { bytes } else { 0 }).sum()
+    }
+
+    /// What swapping background apps out could still give (ChromeOS counts swap as available
+    /// the same way): their anonymous memory (small steps compacted in this decision
+    /// included; victims not), first into zram's room, where it saves the share compression
+    /// saves, then into storage swap (its files, and with `growing` those this decision
+    /// adds), where it saves all of it. Growing swap onto storage comes before a kill, except
+    /// where memory is too short to wait for a new file's writeback.
+    pub fn swap_headroom(&self, growing: bool) -> u64 {
         let anon: u64 = self.input.apps.iter().filter(|a| a.actionable() && a.is_background() && !self.killed.contains(&a.pid)).map(|a| a.anon_bytes).sum();
-        (anon.min(self.swap_room()) as f64 * (1.0 - 1.0 / self.zram_ratio())) as u64
+        let room = |file: bool| self.input.snapshot.swap.devices.iter().filter(|d| (d.kind == "file") == file).map(|d| d.size_bytes.saturating_sub(d.used_bytes)).sum::<u64>();
+        let to_zram = anon.min(room(false));
+        let to_storage = (anon - to_zram).min(room(true) + if growing { self.swap_growing() } else { 0 });
+        (to_zram as f64 * (1.0 - 1.0 / self.zram_ratio())) as u64 + to_storage
     }
 
     /// Apps memorch may act on and no action of this decision touches yet.
@@ -171,6 +181,11 @@ impl<'a> Ctx<'a> {
     /// memory not back yet, for at most `timeout_ms`): wait for it (one kill, then wait).
     pub fn kill_pending(&self, timeout_ms: u64) -> bool {
         !self.killed.is_empty() || self.state.pending_kill.as_ref().is_some_and(|(_, at)| self.input.now_ms.saturating_sub(*at) < timeout_ms)
+    }
+
+    /// Whether an action of this decision is of this kind already.
+    pub fn has_pushed(&self, kind: impl Fn(&ActionKind) -> bool) -> bool {
+        self.actions.iter().any(|(a, _)| kind(&a.kind))
     }
 
     pub fn push(&mut self, kind: ActionKind, reason: Reason, expected_bytes: u64) {
