@@ -29,7 +29,6 @@ pub fn swap_exhausted(s: Snapshot, files: u32, file_mb: u64) -> Snapshot {
 
 /// A domain of `total_mb` with `free_mb` free and `file_mb` of page cache, and a zram swap of
 /// a quarter of it, empty.
-
 pub fn snap(total_mb: u64, free_mb: u64, file_mb: u64) -> Snapshot {
     let swap = SwapState {
         devices: vec![SwapDevice { path: "/dev/zram0".into(), kind: "partition".into(), size_bytes: total_mb * MIB / 4, used_bytes: 0, priority: 100 }],

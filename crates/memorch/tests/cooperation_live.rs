@@ -152,7 +152,7 @@ fn a_listening_app_is_told_to_trim_before_anything_is_compressed_or_killed() {
     // available) but short of the kill margin (13 MiB) whatever the listener does.
     grower(&mut sb, 150);
     let evs = collect_events(&rx, Duration::from_secs(30), |e| e.iter().any(|v| v["event"] == "trim"));
-    let first = |f: &dyn Fn(&serde_json::Value) -> bool| evs.iter().position(|v| f(v));
+    let first = |f: &dyn Fn(&serde_json::Value) -> bool| evs.iter().position(&f);
     let trim = first(&|v| v["event"] == "trim").unwrap_or_else(|| panic!("a trim notice came as memory grew: {evs:?}\n{}", d.log()));
     let harm = first(&|v| v["event"] == "action" && v["done"] == true && matches!(v["action"].as_str(), Some("compact" | "kill")));
     assert!(harm.is_none_or(|h| trim < h), "the notice came before any compression or kill: {evs:?}");
@@ -206,7 +206,7 @@ fn a_hanging_pre_kill_hook_delays_a_kill_by_no_more_than_its_bound() {
     let gone = evs.iter().find(|v| v["event"] == "victim_gone").expect("the victim's end was told");
     assert!(!gone["reason"].as_str().unwrap_or("").is_empty() && gone["regained_bytes"].as_u64().is_some(), "with why and what came back: {gone}");
     // The hook past its bound was killed, its sleep with it.
-    assert!(testkit::wait_for(Duration::from_secs(5), || !std::fs::read_dir("/proc").unwrap().flatten().any(|e| std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c == "sleep\060\0"))), "no hook left running");
+    assert!(testkit::wait_for(Duration::from_secs(5), || !std::fs::read_dir("/proc").unwrap().flatten().any(|e| std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c == "sleep\x0060\x00"))), "no hook left running");
     drop(d);
     sb.destroy().unwrap();
 }

@@ -342,7 +342,7 @@ impl Preset {
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
-            "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files",
+            "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files, every 5 s while zram is full (SWAM's 30 s killed apps on realapps while one file filled, docs/results.md)",
             "kernel" | "compcache" | "thesis" | "mos" if k.starts_with("swap.") => "thesis and MeeGo compcache: zram 25 % of RAM, lzo (papers 000, 002)",
             "lmkd" if k.starts_with("swap.") => "Android: zram (half of RAM, lz4 on recent devices)",
             _ if k.starts_with("kill.") => "DESIGN.md §5 table",

@@ -141,7 +141,7 @@ pub fn select_least_cost<'a>(cands: &[Candidate<'a>], target_bytes: u64) -> Vec<
     for (i, _) in classes.iter().enumerate() {
         let pool: Vec<&Candidate> = cands.iter().filter(|c| classes[..=i].contains(&c.class)).collect();
         if pool.iter().map(|c| c.freeable_bytes).sum::<u64>() >= target_bytes {
-            return knapsack(&pool, target_bytes).into_iter().map(|c| c.clone()).collect();
+            return knapsack(&pool, target_bytes).into_iter().cloned().collect();
         }
     }
     cands.to_vec()

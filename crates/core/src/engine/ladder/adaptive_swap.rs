@@ -34,9 +34,7 @@ pub fn run(ctx: &mut Ctx) {
     let zram_used = zram_used(ctx);
     let idle_file = ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0);
     match pressure(ctx).or_else(|| ctx.pressure_event().map(|l| format!("PSI {l:?} stall trigger"))) {
-        Some(why) => {
-            grow(ctx, &why);
-        }
+        Some(why) => grow(ctx, &why),
         None if idle_file && zram_used < p.grow_at_zram_used_frac / 2.0 => {
             let r = ctx.reason(Step::AdaptiveSwap, "a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)");
             ctx.push(ActionKind::SwapShrink, r, 0);
@@ -46,9 +44,8 @@ pub fn run(ctx: &mut Ctx) {
 }
 
 /// Add a storage swap file for `why` if zram is nearly full (or compresses badly), the preset
-/// allows another file, none was added within its interval and none stands empty. Whether one
-/// was added.
-pub fn grow(ctx: &mut Ctx, why: &str) -> bool {
+/// allows another file, none was added within its interval and none stands empty.
+pub fn grow(ctx: &mut Ctx, why: &str) {
     let p = ctx.preset.swap.clone();
     let zram_used = zram_used(ctx);
     let swap = &ctx.input.snapshot.swap;
@@ -58,7 +55,7 @@ pub fn grow(ctx: &mut Ctx, why: &str) -> bool {
     let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < p.grow_interval_ms);
     let grown = ctx.has_pushed(|k| matches!(k, ActionKind::SwapGrow { .. }));
     if !p.swap_files || !(zram_used >= p.grow_at_zram_used_frac || bad_ratio) || files >= p.max_files || recent || idle_file || grown {
-        return false;
+        return;
     }
     let bytes = ctx.frac(p.file_frac);
     let what = if bad_ratio { format!("zram compresses only {:.2}×", ctx.zram_ratio()) } else { format!("zram is {:.0} % full", zram_used * 100.0) };
@@ -66,5 +63,4 @@ pub fn grow(ctx: &mut Ctx, why: &str) -> bool {
         .reason(Step::AdaptiveSwap, format!("{why} and {what}: add a {} storage swap file (SWAM slow path)", mib(bytes)))
         .with("zram_used_frac", zram_used);
     ctx.push(ActionKind::SwapGrow { bytes }, r, 0);
-    true
 }

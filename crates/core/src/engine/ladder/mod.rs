@@ -111,7 +111,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Storage swap this decision adds (the adaptive-swap step's new files).
-    pub fn swap_growing(&self) -> u64 {
+    fn swap_growing(&self) -> u64 {
         self.actions.iter().map(|(a, _)| if let ActionKind::SwapGrow { bytes } = a.kind { bytes } else { 0 }).sum()
     }
 
