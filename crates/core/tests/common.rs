@@ -27,6 +27,15 @@ pub fn swap_exhausted(s: Snapshot, files: u32, file_mb: u64) -> Snapshot {
     s
 }
 
+/// The same snapshot with zram full and one storage swap file of `file_mb`, empty.
+pub fn zram_full_with_file(s: Snapshot, file_mb: u64) -> Snapshot {
+    let mut s = zram_full(s);
+    let bytes = file_mb * MIB;
+    s.swap.devices.push(SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: bytes, used_bytes: 0, priority: -2 });
+    s.swap.total_bytes += bytes;
+    s
+}
+
 /// A domain of `total_mb` with `free_mb` free and `file_mb` of page cache, and a zram swap of
 /// a quarter of it, empty.
 pub fn snap(total_mb: u64, free_mb: u64, file_mb: u64) -> Snapshot {

@@ -48,13 +48,15 @@ pub struct Ctx<'a> {
     killed: BTreeSet<u32>,
     /// Bytes the actions so far are expected to give back.
     projected_bytes: u64,
+    /// Anonymous bytes this decision's compactions swap out.
+    moved_bytes: u64,
     /// Why nothing was done, if nothing is.
     quiet: Option<Reason>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a mut State) -> Ctx<'a> {
-        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, quiet: None }
+        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, moved_bytes: 0, quiet: None }
     }
 
     pub fn total(&self) -> u64 {
@@ -115,6 +117,51 @@ impl<'a> Ctx<'a> {
         self.actions.iter().map(|(a, _)| if let ActionKind::SwapGrow { bytes } = a.kind { bytes } else { 0 }).sum()
     }
 
+    /// Swap room left in zram and in storage swap (with `growing`, the files this decision
+    /// adds), in bytes of pages it can take.
+    fn swap_rooms(&self, growing: bool) -> (u64, u64) {
+        let room = |file: bool| self.input.snapshot.swap.devices.iter().filter(|d| (d.kind == "file") == file).map(|d| d.size_bytes.saturating_sub(d.used_bytes)).sum::<u64>();
+        (room(false), room(true) + if growing { self.swap_growing() } else { 0 })
+    }
+
+    /// The share of a page compression saves.
+    fn zram_saving(&self) -> f64 {
+        (1.0 - 1.0 / self.zram_ratio()).max(0.05)
+    }
+
+    /// What swapping out `bytes` saves once `already` bytes went out: zram's room fills
+    /// first (it has the higher swap priority), where a page saves what compression saves,
+    /// then storage swap, where it saves all of it.
+    fn saved_by(&self, already: u64, bytes: u64, growing: bool) -> u64 {
+        let (zram, storage) = self.swap_rooms(growing);
+        let zram_left = zram.saturating_sub(already);
+        let storage_left = storage.saturating_sub(already.saturating_sub(zram));
+        let to_zram = bytes.min(zram_left);
+        let to_storage = (bytes - to_zram).min(storage_left);
+        (to_zram as f64 * self.zram_saving()) as u64 + to_storage
+    }
+
+    /// What swapping out `bytes` more saves, after what this decision's compactions move.
+    pub fn saved_by_moving(&self, bytes: u64) -> u64 {
+        self.saved_by(self.moved_bytes, bytes, true)
+    }
+
+    /// How much must be swapped out, after what this decision's compactions move, to save
+    /// `bytes`: at zram's ratio while zram has room, one for one on storage swap (issue 11:
+    /// with zram full, a shortfall sized for zram moved 2.4 times what was short, and
+    /// every page of it was a warm return). All the room left if that is not enough.
+    pub fn moved_to_save(&self, bytes: u64) -> u64 {
+        let (zram, storage) = self.swap_rooms(true);
+        let zram_left = zram.saturating_sub(self.moved_bytes);
+        let storage_left = storage.saturating_sub(self.moved_bytes.saturating_sub(zram));
+        let from_zram = (zram_left as f64 * self.zram_saving()) as u64;
+        if bytes <= from_zram {
+            (bytes as f64 / self.zram_saving()) as u64
+        } else {
+            zram_left + (bytes - from_zram).min(storage_left)
+        }
+    }
+
     /// What swapping background apps out could still give (ChromeOS counts swap as available
     /// the same way): their anonymous memory (small steps compacted in this decision
     /// included; victims not), first into zram's room, where it saves the share compression
@@ -123,10 +170,7 @@ impl<'a> Ctx<'a> {
     /// where memory is too short to wait for a new file's writeback.
     pub fn swap_headroom(&self, growing: bool) -> u64 {
         let anon: u64 = self.input.apps.iter().filter(|a| a.actionable() && a.is_background() && !self.killed.contains(&a.pid)).map(|a| a.anon_bytes).sum();
-        let room = |file: bool| self.input.snapshot.swap.devices.iter().filter(|d| (d.kind == "file") == file).map(|d| d.size_bytes.saturating_sub(d.used_bytes)).sum::<u64>();
-        let to_zram = anon.min(room(false));
-        let to_storage = (anon - to_zram).min(room(true) + if growing { self.swap_growing() } else { 0 });
-        (to_zram as f64 * (1.0 - 1.0 / self.zram_ratio())) as u64 + to_storage
+        self.saved_by(0, anon, growing)
     }
 
     /// Apps memorch may act on and no action of this decision touches yet.
@@ -196,21 +240,19 @@ impl<'a> Ctx<'a> {
     }
 
     /// Compact an app (the engine watches its pages for refaults once it learns the
-    /// compaction was done: [`super::Engine::learn`]).
-    pub fn compact(&mut self, app: &App, scope: CompactScope, max_pages: Option<u64>, reason: Reason) {
-        let ratio = self.zram_ratio();
-        let anon_moved = match (scope, max_pages) {
-            (CompactScope::File | CompactScope::SharedObjects, _) => 0,
-            (_, Some(p)) => (p * PAGE).min(app.anon_bytes),
-            (_, None) => app.anon_bytes,
-        };
+    /// compaction was done: [`super::Engine::learn`]). Returns the bytes it is expected to
+    /// give back.
+    pub fn compact(&mut self, app: &App, scope: CompactScope, max_pages: Option<u64>, reason: Reason) -> u64 {
+        let anon_moved = anon_moved(app, scope, max_pages);
         let file_freed = match scope {
             CompactScope::File | CompactScope::All => max_pages.map_or(app.file_bytes, |p| (p * PAGE).min(app.file_bytes)),
             CompactScope::SharedObjects => app.so_unshared_bytes.unwrap_or(0),
             CompactScope::Anon => 0,
         };
-        let expected = (anon_moved as f64 * (1.0 - 1.0 / ratio)) as u64 + file_freed;
+        let expected = self.saved_by_moving(anon_moved) + file_freed;
+        self.moved_bytes += anon_moved;
         self.push(ActionKind::Compact { pid: app.pid, app: app.name.clone(), scope, max_pages }, reason, expected);
+        expected
     }
 
     /// Kill a batch (or one); no other kill in this decision, nor after it until the victims
@@ -222,15 +264,19 @@ impl<'a> Ctx<'a> {
         let freed: u64 = victims.iter().map(|v| v.freeable_bytes).sum();
         let pids: Vec<u32> = victims.iter().map(|v| v.pid).collect();
         // Compacting a process about to die is wasted work: drop those compactions.
-        let mut dropped = 0;
+        let (mut dropped, mut unmoved) = (0, 0);
+        let apps = &self.input.apps;
         self.actions.retain(|(a, expected)| {
-            let doomed = matches!(a.kind, ActionKind::Compact { pid, .. } if pids.contains(&pid));
-            if doomed {
-                dropped += expected;
+            let ActionKind::Compact { pid, scope, max_pages, .. } = a.kind else { return true };
+            if !pids.contains(&pid) {
+                return true;
             }
-            !doomed
+            dropped += expected;
+            unmoved += apps.iter().find(|x| x.pid == pid).map_or(0, |x| anon_moved(x, scope, max_pages));
+            false
         });
         self.projected_bytes -= dropped;
+        self.moved_bytes = self.moved_bytes.saturating_sub(unmoved);
         self.killed.extend(pids.iter().copied());
         let reason = reason.with("target_bytes", target_bytes as f64).with("victims", victims.len() as f64);
         self.push(
@@ -264,6 +310,15 @@ impl<'a> Ctx<'a> {
         let default = format!("{}: nothing to do ({} free, {} available)", self.preset.name, mib(self.free()), mib(self.available()));
         let reason = self.quiet.unwrap_or_else(|| Reason::new(Step::Idle, default));
         vec![Action { kind: ActionKind::Nothing, reason }]
+    }
+}
+
+/// The anonymous bytes a compaction of `app` swaps out.
+fn anon_moved(app: &App, scope: CompactScope, max_pages: Option<u64>) -> u64 {
+    match (scope, max_pages) {
+        (CompactScope::File | CompactScope::SharedObjects, _) => 0,
+        (_, Some(p)) => (p * PAGE).min(app.anon_bytes),
+        (_, None) => app.anon_bytes,
     }
 }
 

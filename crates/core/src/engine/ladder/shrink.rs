@@ -17,12 +17,12 @@ use crate::Class;
 pub const MAX_SHARE: f64 = 0.8;
 
 /// What [`free`] could get back from apps of at least `min_class` within `budget` bytes moved
-/// (and the swap room left): the most it would ask of each, times what compression saves.
+/// (and the swap room left): the most it would ask of each, saving what compression saves
+/// while zram has room and all of it on storage swap.
 pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let movable: u64 = ctx.free_apps().filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid)).map(|a| (a.anon_bytes as f64 * MAX_SHARE) as u64).sum();
-    let movable = movable.min(budget.unwrap_or(u64::MAX)).min(ctx.swap_room());
-    (movable as f64 * (1.0 - 1.0 / ctx.zram_ratio())) as u64
+    ctx.saved_by_moving(movable.min(budget.unwrap_or(u64::MAX)))
 }
 
 /// Free about `bytes` from apps of at least `min_class`, the least likely to be wanted soon
@@ -30,7 +30,6 @@ pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
 /// and at most `budget` bytes moved in all; apps whose last compaction gave little are passed
 /// over (`State::dry`). Returns the bytes expected back.
 pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str) -> u64 {
-    let saving = 1.0 - 1.0 / ctx.zram_ratio();
     let min_step = ctx.preset.compaction.as_ref().map_or(32, |c| c.min_step_pages) * PAGE;
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let feedback = ctx.preset.compaction.as_ref().is_some_and(|c| c.feedback);
@@ -42,7 +41,7 @@ pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Opt
         .collect();
     let cmp = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
     apps.sort_by(|(a, ra, pa), (b, rb, pb)| b.class.cmp(&a.class).then(cmp(*ra, *rb)).then(cmp(*pa, *pb)).then(a.pid.cmp(&b.pid)));
-    let mut to_move = (bytes as f64 / saving.max(0.05)) as u64;
+    let mut to_move = ctx.moved_to_save(bytes);
     if let Some(b) = budget {
         to_move = to_move.min(b);
     }
@@ -55,14 +54,12 @@ pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Opt
         // An app whose pages came back soon gives less: those were not cold.
         let cap = (a.anon_bytes as f64 * MAX_SHARE * (1.0 - refault.min(0.9))) as u64;
         let take = to_move.min(cap).max(min_step) / PAGE * PAGE;
-        let saves = (take as f64 * saving) as u64;
         let r = ctx
             .reason(step, format!("{why}: {} short, take {} of {} app '{}', its coldest first", mib(bytes), mib(take), a.class, a.name))
             .with("need_bytes", bytes as f64)
             .with("take_bytes", take as f64)
             .with("refault_ratio", refault);
-        ctx.compact(a, CompactScope::Anon, Some(take / PAGE), r);
-        got += saves;
+        got += ctx.compact(a, CompactScope::Anon, Some(take / PAGE), r);
         to_move = to_move.saturating_sub(take);
     }
     got

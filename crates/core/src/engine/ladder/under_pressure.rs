@@ -119,7 +119,7 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     let short = target.saturating_sub(ctx.available()).max(margin / 2);
     if c.kernel_chooses {
         // What is compressed still takes zram's share of it.
-        let bytes = (short as f64 / (1.0 - 1.0 / ctx.zram_ratio()).max(0.05)) as u64;
+        let bytes = ctx.moved_to_save(short);
         let r = ctx.reason(Step::UnderPressure, format!("{why}: {} short: reclaim {} from the whole domain, the kernel's LRU choosing the pages", mib(short), mib(bytes))).with("need_bytes", short as f64);
         return ctx.push(super::ActionKind::Reclaim { bytes }, r, bytes);
     }
