@@ -48,6 +48,11 @@ pub struct AppSpec {
     pub seed: u64,
     /// A file to map and read (created with text if missing or short), and how much of it.
     pub file: Option<(PathBuf, u64)>,
+    /// A shared-object file of the app's own (`lib….so`), mapped privately and written once at
+    /// start, as the loader relocates it when the app's symbols are looked up, and not touched
+    /// again: pages of the library's mapping that only swap can take, the unshared SO pages
+    /// SWAM swaps out first (SWAM §3.3: ~36 % of memory).
+    pub so: Option<(PathBuf, u64)>,
 }
 
 /// An mmap'ed region, unmapped on drop.
@@ -102,16 +107,14 @@ impl Drop for Mapping {
 pub struct AppImage {
     pub anon: Mapping,
     pub file: Option<Mapping>,
+    pub so: Option<Mapping>,
 }
 
-/// Map and fill the heap, map and read the file.
+/// Map and fill the heap, map and read the file and the shared object.
 pub fn build(spec: &AppSpec) -> io::Result<AppImage> {
     let anon = anon_heap(spec.anon_bytes as usize, spec.content, spec.seed)?;
-    let file = match &spec.file {
-        Some((path, bytes)) => Some(map_file(path, *bytes as usize, spec.seed)?),
-        None => None,
-    };
-    Ok(AppImage { anon, file })
+    let map = |f: &Option<(PathBuf, u64)>, relocate: bool| f.as_ref().map(|(path, bytes)| map_file(path, *bytes as usize, spec.seed, relocate)).transpose();
+    Ok(AppImage { anon, file: map(&spec.file, false)?, so: map(&spec.so, true)? })
 }
 
 fn anon_heap(len: usize, content: Content, seed: u64) -> io::Result<Mapping> {
@@ -146,8 +149,10 @@ fn anon_heap(len: usize, content: Content, seed: u64) -> io::Result<Mapping> {
 }
 
 /// Map `len` bytes of `path` privately and read every page, creating or extending the file
-/// with text first. Its pages are then file-backed RSS: clean, dropped without swap.
-fn map_file(path: &Path, len: usize, seed: u64) -> io::Result<Mapping> {
+/// with text first. Its pages are then file-backed RSS: clean, dropped without swap. With
+/// `relocate`, every page is written once too (as a loader relocates a library): private
+/// copies in the file's mapping, which only swap can take.
+fn map_file(path: &Path, len: usize, seed: u64, relocate: bool) -> io::Result<Mapping> {
     let len = len.div_ceil(PAGE) * PAGE;
     let have = std::fs::metadata(path).map(|m| m.len() as usize).unwrap_or(0);
     if have < len {
@@ -166,14 +171,24 @@ fn map_file(path: &Path, len: usize, seed: u64) -> io::Result<Mapping> {
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
-    let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE, fd, 0) };
+    let prot = if relocate { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
+    let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_PRIVATE, fd, 0) };
     let err = io::Error::last_os_error();
     unsafe { libc::close(fd) };
     if ptr == libc::MAP_FAILED {
         return Err(err);
     }
     let map = Mapping { ptr: ptr.cast(), len };
-    map.touch();
+    if relocate {
+        // SAFETY: a private writable mapping we own; one byte a page, copied on write.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(map.ptr, len) };
+        for i in (0..len).step_by(PAGE) {
+            let v = unsafe { std::ptr::read_volatile(&bytes[i]) };
+            unsafe { std::ptr::write_volatile(&mut bytes[i], v ^ 1) };
+        }
+    } else {
+        map.touch();
+    }
     Ok(map)
 }
 
@@ -214,6 +229,26 @@ impl AppImage {
             }
         }
         Resume { us: t0.elapsed().as_micros() as u64, major_faults: major_faults() - f0 }
+    }
+}
+
+impl AppImage {
+    /// Run in the background a moment, as apps do while cached (SWAM §3.2: sync, push,
+    /// prefetch): write the next slice of 1 % of the heap (`cursor` moves it round).
+    pub fn background_tick(&self, cursor: &mut usize) {
+        let pages = self.anon.len / PAGE;
+        if pages == 0 {
+            return;
+        }
+        let slice = (pages / 100).max(1);
+        // SAFETY: we own the mapping; one byte a page of our own heap.
+        let heap = unsafe { std::slice::from_raw_parts_mut(self.anon.ptr, self.anon.len) };
+        for _ in 0..slice {
+            let i = (*cursor % pages) * PAGE;
+            let v = unsafe { std::ptr::read_volatile(&heap[i]) };
+            unsafe { std::ptr::write_volatile(&mut heap[i], v.wrapping_add(1)) };
+            *cursor += 1;
+        }
     }
 }
 

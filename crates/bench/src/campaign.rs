@@ -49,9 +49,10 @@ pub struct Outcome {
     pub stopped: Option<String>,
 }
 
-/// Check a manager list: `kernel`, a preset spec (`memorch`, `memorch:home=off`) or a peer.
+/// Check a manager list: `kernel`, a preset spec (`memorch`, `memorch:home=off`) or a peer,
+/// each optionally `+nokswapd` (its device without background reclaim).
 pub fn check_managers(managers: &[String]) -> Result<(), String> {
-    for m in managers {
+    for m in managers.iter().map(|m| crate::device::split_manager(m).0) {
         if is_peer(m) {
             continue;
         }
@@ -79,7 +80,7 @@ impl Campaign {
         }
         let scenario = self.prepared_scenario(progress)?;
         // Peers read /proc/meminfo: lxcfs makes it the device's.
-        let lxcfs = match self.managers.iter().any(|m| is_peer(m)) {
+        let lxcfs = match self.managers.iter().any(|m| is_peer(crate::device::split_manager(m).0)) {
             true => Some(memorch_linux::lxcfs::Lxcfs::start().map_err(|e| format!("peers (earlyoom, nohang) need lxcfs: {e}"))?),
             false => None,
         };

@@ -1,7 +1,7 @@
 //! A virtual device (DESIGN.md §7): a sandbox cgroup with the device's RAM as its limit, a v2
-//! group at the same path for PSI, and zram as its swap. zram's pool is not charged to a v1
-//! memcg, so a balloon lowers the limit by the pool's size as it grows; otherwise the device
-//! would have RAM a phone does not have. Its processes run in a PID and mount namespace
+//! group at the same path for PSI, and zram as its swap. A keeper (keeper.rs) lowers the
+//! limit by zram's pool as it grows (a v1 memcg is not charged for it) and reclaims in the
+//! background below a low watermark, as kswapd does on a phone. Its processes run in a PID and mount namespace
 //! (memorch-linux namespace.rs) whose `/proc` shows only them and, with lxcfs, the device's
 //! memory: peers run there unmodified.
 
@@ -10,19 +10,31 @@ use memorch_linux::namespace::{DeviceNamespace, View};
 use memorch_linux::sandbox::Sandbox;
 use memorch_linux::zram::ZramGuard;
 use memorch_linux::SysRoot;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::keeper::Keeper;
 use std::path::Path;
 use std::process::{Child, Command};
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
 
-/// How often the balloon follows zram's pool.
-const BALLOON_PERIOD: Duration = Duration::from_millis(100);
+/// What a manager name may ask of its device beyond the manager: `MANAGER+nokswapd` runs it
+/// on a device without the background reclaimer (the refault study's "kswapd off").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceOptions {
+    pub background_reclaim: bool,
+}
+
+/// The suffix that turns the device's background reclaimer off.
+pub const NO_KSWAPD: &str = "+nokswapd";
+
+/// A manager name split into the manager itself and its device's options.
+pub fn split_manager(name: &str) -> (&str, DeviceOptions) {
+    match name.strip_suffix(NO_KSWAPD) {
+        Some(m) => (m, DeviceOptions { background_reclaim: false }),
+        None => (name, DeviceOptions { background_reclaim: true }),
+    }
+}
 
 pub struct Device {
-    // Drop order matters: the balloon stops, then the sandbox kills its apps, then zram goes.
-    balloon: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+    // Drop order matters: the keeper stops, then the sandbox kills its apps, then zram goes.
+    pub keeper: Option<Keeper>,
     ns: Option<DeviceNamespace>,
     pub sandbox: Sandbox,
     pub zram: Option<ZramGuard>,
@@ -31,6 +43,10 @@ pub struct Device {
 
 impl Device {
     pub fn create(name: &str, ram_bytes: u64, zram_bytes: u64, algorithm: &str) -> Result<Device, String> {
+        Self::create_with(name, ram_bytes, zram_bytes, algorithm, DeviceOptions { background_reclaim: true })
+    }
+
+    pub fn create_with(name: &str, ram_bytes: u64, zram_bytes: u64, algorithm: &str, opts: DeviceOptions) -> Result<Device, String> {
         let root = SysRoot::live();
         let sandbox = Sandbox::create(name, Some(ram_bytes)).map_err(|e| e.to_string())?;
         let zram = if zram_bytes > 0 {
@@ -38,27 +54,10 @@ impl Device {
         } else {
             None
         };
-        let mut d = Device { balloon: None, ns: None, sandbox, zram, ram_bytes };
-        if let (Some(z), Some(v1)) = (&d.zram, &d.sandbox.v1_memory) {
-            let stop = Arc::new(AtomicBool::new(false));
-            let mm_stat = std::path::PathBuf::from(format!("/sys/block/{}/mm_stat", z.setup.device));
-            let limit_file = v1.join("memory.limit_in_bytes");
-            let s = stop.clone();
-            let floor = ram_bytes / 4;
-            let h = std::thread::spawn(move || {
-                let mut last = ram_bytes;
-                while !s.load(Ordering::Relaxed) {
-                    let pool = std::fs::read_to_string(&mm_stat).ok().and_then(|t| t.split_whitespace().nth(2).and_then(|v| v.parse::<u64>().ok())).unwrap_or(0);
-                    let limit = ram_bytes.saturating_sub(pool).max(floor) & !4095;
-                    // Only move it by a page or more; the kernel reclaims inside the write when
-                    // the limit falls below usage.
-                    if limit.abs_diff(last) >= 4096 && std::fs::write(&limit_file, limit.to_string()).is_ok() {
-                        last = limit;
-                    }
-                    std::thread::sleep(BALLOON_PERIOD);
-                }
-            });
-            d.balloon = Some((stop, h));
+        let mut d = Device { keeper: None, ns: None, sandbox, zram, ram_bytes };
+        if let Some(v1) = &d.sandbox.v1_memory {
+            let mm_stat = d.zram.as_ref().map(|z| std::path::PathBuf::from(format!("/sys/block/{}/mm_stat", z.setup.device)));
+            d.keeper = Some(Keeper::start(v1, ram_bytes, mm_stat, opts.background_reclaim));
         }
         Ok(d)
     }
@@ -129,10 +128,7 @@ pub fn swap_of(scenario: &crate::scenario::Scenario, manager: &str) -> Result<(O
 
 impl Drop for Device {
     fn drop(&mut self) {
-        if let Some((stop, h)) = self.balloon.take() {
-            stop.store(true, Ordering::Relaxed);
-            let _ = h.join();
-        }
+        self.keeper.take();
         // Its processes go with the namespace, before the sandbox and zram.
         self.ns.take();
     }

@@ -91,6 +91,7 @@ struct Run<'a> {
     before: Snapshot,
     zram_io_before: Option<(u64, u64)>,
     cpu_us_before: Option<u64>,
+    ksmd_us_before: Option<u64>,
     running: BTreeMap<String, Running>,
     visits: Vec<Visit>,
     kills: Vec<Kill>,
@@ -115,32 +116,34 @@ impl<'a> Run<'a> {
     fn start(cfg: &'a RunConfig<'a>) -> Result<Run<'a>, String> {
         let s = cfg.scenario;
         let root = SysRoot::live();
-        let is_peer = peer::is_peer(cfg.manager);
+        let (manager, device_opts) = crate::device::split_manager(cfg.manager);
+        let is_peer = peer::is_peer(manager);
         if is_peer && cfg.lxcfs.is_none() {
-            return Err(format!("{} needs lxcfs to see the device's memory: apt-get install lxcfs (scripts/setup does)", cfg.manager));
+            return Err(format!("{manager} needs lxcfs to see the device's memory: apt-get install lxcfs (scripts/setup does)"));
         }
-        let (zram_pct, alg) = crate::device::swap_of(s, cfg.manager)?;
+        let (zram_pct, alg) = crate::device::swap_of(s, manager)?;
         let ram = s.ram_mb << 20;
         let zram = zram_pct.map_or(0, |p| (ram as f64 * p / 100.0) as u64);
-        let name = memorch_linux::unique::unique_name(&format!("memorch-bench-{}", cfg.manager.split(':').next().unwrap_or("x")));
-        let mut device = Device::create(&name, ram, zram, &alg)?;
+        let name = memorch_linux::unique::unique_name(&format!("memorch-bench-{}", manager.split(':').next().unwrap_or("x")));
+        let mut device = Device::create_with(&name, ram, zram, &alg, device_opts)?;
         device.enter_namespace(cfg.exe, cfg.lxcfs)?;
         let domain_name = device.domain();
         let domain = Domain::open(&root, &DomainSpec::Cgroup(device.sandbox.path.clone())).map_err(|e| e.to_string())?;
         for d in [cfg.log_dir, cfg.run_dir] {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
-        let log = cfg.log_dir.join(format!("{}.log", cfg.manager.split(':').next().unwrap_or("manager")));
-        let daemon = match cfg.manager {
+        let log = cfg.log_dir.join(format!("{}.log", manager.split(':').next().unwrap_or("manager")));
+        let daemon = match manager {
             "kernel" => None,
             _ if is_peer => None,
             preset => Some(ManagedDaemon::start(cfg.exe, preset, cfg.daemon_loop, &domain_name, &cfg.work_dir.join(format!("daemon-{name}")), &log)?),
         };
-        let peer = if is_peer { Some(Peer::start(cfg.manager, &device, &log)?) } else { None };
+        let peer = if is_peer { Some(Peer::start(manager, &device, &log)?) } else { None };
         let before = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
-        let book = KillBook::new(is_peer.then(|| cfg.manager.to_string()), before.counters.oom_kills.unwrap_or(0));
+        let book = KillBook::new(is_peer.then(|| manager.to_string()), before.counters.oom_kills.unwrap_or(0));
         let zram_io_before = device.zram_io();
         let cpu_us_before = device.cpu_us();
+        let ksmd_us_before = memorch_linux::ksm::ksmd_cpu_us(&root);
         Ok(Run {
             cfg,
             root,
@@ -153,6 +156,7 @@ impl<'a> Run<'a> {
             before,
             zram_io_before,
             cpu_us_before,
+            ksmd_us_before,
             running: BTreeMap::new(),
             visits: Vec::new(),
             kills: Vec::new(),
@@ -162,7 +166,7 @@ impl<'a> Run<'a> {
             fg_visit: None,
             idle_available: Vec::new(),
             launches: Vec::new(),
-            app_groups: !is_peer && memorch_core::engine::Preset::from_spec(cfg.manager).is_ok_and(|p| p.app_groups),
+            app_groups: !is_peer && memorch_core::engine::Preset::from_spec(manager).is_ok_and(|p| p.app_groups),
             interrupted: false,
             aborted: None,
             device,
@@ -257,10 +261,10 @@ impl<'a> Run<'a> {
     fn launch(&mut self, def: &AppDef, number: usize) -> Result<Visit, String> {
         self.reap();
         self.running.remove(&def.name);
-        self.tell(Request::Launch { app: def.name.clone(), expect_mb: Some(def.anon_mb + def.file_mb) });
-        let file = self.cfg.work_dir.join(format!("{}.bin", def.name));
+        self.tell(Request::Launch { app: def.name.clone(), expect_mb: Some(def.anon_mb + def.file_mb + def.so_mb) });
         let trim_socket = self.daemon.as_ref().map(|d| d.socket().to_path_buf());
-        let cmd = running::app_command(self.cfg.exe, &self.domain_name, def, self.cfg.scenario.seed + number as u64, &file, self.app_groups, trim_socket.as_deref());
+        let start = running::Start { app_group: self.app_groups, ksm: self.cfg.scenario.ksm, trim_socket: trim_socket.as_deref() };
+        let cmd = running::app_command(self.cfg.exe, &self.domain_name, def, self.cfg.scenario.seed + number as u64, self.cfg.work_dir, start);
         let log = self.cfg.log_dir.join(format!("{}.{number}.log", def.name));
         let t = Instant::now();
         let device = &self.device;
@@ -358,18 +362,27 @@ impl<'a> Run<'a> {
             _ => Default::default(),
         };
         let restarts = self.peer.as_ref().map_or(0, |p| p.restarts);
-        let trim_freed_bytes = self.daemon.as_ref().and_then(ManagedDaemon::status).map_or(0, |s| s.counters.trim_freed_bytes);
+        let (background_reclaimed_bytes, background_reclaim_wakeups) = self.device.keeper.as_ref().map_or((0, 0), |k| {
+            use std::sync::atomic::Ordering::Relaxed;
+            (k.stats.reclaimed_bytes.load(Relaxed), k.stats.wakeups.load(Relaxed))
+        });
+        let status = self.daemon.as_ref().and_then(ManagedDaemon::status);
+        let trim_freed_bytes = status.as_ref().map_or(0, |s| s.counters.trim_freed_bytes);
+        let manager_reclaims = status.as_ref().and_then(|s| s.counters.actions.get("reclaim").copied()).unwrap_or(0);
         let device = DeviceInfo {
             ram_bytes: self.device.ram_bytes,
             zram_bytes: self.device.zram.as_ref().map_or(0, |z| z.setup.disksize_bytes),
             zram_algorithm: self.device.zram.as_ref().map_or(String::new(), |z| z.setup.algorithm.clone()),
         };
-        self.daemon.take();
-        self.peer.take();
+        // The apps go first: a daemon stopping puts its swap files off, and swapoff reads every
+        // page still in them back into a device that is full (a daemon once took over its
+        // 10 s to stop that way, was killed and left a file for the next start to remove).
         for r in self.running.values_mut() {
             r.ask_exit();
         }
         self.running.clear();
+        self.daemon.take();
+        self.peer.take();
         let _ = std::fs::remove_dir_all(self.cfg.run_dir);
         let s = self.cfg.scenario;
         Ok(RunResult {
@@ -389,9 +402,14 @@ impl<'a> Run<'a> {
             refault_ratio: swap_io.filter(|io| io.1 > 0).map(|io| anon_refaults as f64 / io.1 as f64),
             psi_some_s: s1 - s0,
             psi_full_s: f1 - f0,
+            direct_reclaims: c1.direct_reclaims.map(|n| n.saturating_sub(c0.direct_reclaims.unwrap_or(0))),
+            background_reclaimed_bytes,
+            background_reclaim_wakeups,
+            manager_reclaims,
             trim_freed_bytes,
             device_cpu_s,
             zram_ratio: zram_ratio.filter(|_| swap_io.is_some_and(|io| io.1 >= RATIO_MIN_PAGES)),
+            ksmd_cpu_s: memorch_linux::ksm::ksmd_cpu_us(&self.root).zip(self.ksmd_us_before).map(|(a, b)| a.saturating_sub(b) as f64 / 1e6),
             ksm_saved_bytes: after.ksm.get().map_or(0, |k| k.saved_bytes).saturating_sub(self.before.ksm.get().map_or(0, |k| k.saved_bytes)),
             manager_cpu_s: usage.cpu_us as f64 / 1e6,
             manager_rss_bytes: usage.rss_bytes,

@@ -85,8 +85,11 @@ const ROWS: [(&str, &[Row]); 5] = [
         ("refault ratio (anon refaults / swap-outs)", Some(true), |s| s.refault_ratio),
         ("PSI some (s of stall)", Some(true), |s| Some(s.psi_some_s)),
         ("PSI full (s of stall)", Some(true), |s| Some(s.psi_full_s)),
+        ("direct reclaims (allocations that reclaimed for themselves)", Some(true), |s| s.direct_reclaims),
+        ("reclaim calls (direct, background wakeups, the manager's own)", Some(true), |s| s.reclaim_calls),
         ("zram compression ratio", Some(false), |s| s.zram_ratio),
         ("KSM saved (MiB)", Some(false), |s| Some(s.ksm_saved_mib)),
+        ("ksmd CPU (s)", Some(true), |s| s.ksmd_cpu_s),
     ]),
     ("The manager's own cost", &[
         ("CPU (s)", Some(true), |s| s.has_manager.then_some(s.manager_cpu_s)),

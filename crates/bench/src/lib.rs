@@ -9,6 +9,7 @@ pub mod content;
 pub mod device;
 pub mod driver;
 pub mod html;
+pub mod keeper;
 pub mod managed;
 pub mod peer;
 pub mod report;

@@ -78,8 +78,13 @@ pub struct Summary {
     pub refault_ratio: Option<Figure>,
     pub psi_some_s: Figure,
     pub psi_full_s: Figure,
+    /// Allocations that reclaimed for themselves (the device's `memory.failcnt`; runs that
+    /// counted them), and every call into reclaim (`RunResult::reclaim_calls`).
+    pub direct_reclaims: Option<Figure>,
+    pub reclaim_calls: Option<Figure>,
     pub zram_ratio: Option<Figure>,
     pub ksm_saved_mib: Figure,
+    pub ksmd_cpu_s: Option<Figure>,
     pub manager_cpu_s: Figure,
     pub manager_rss_mib: Figure,
     pub manager_pss_mib: Figure,
@@ -162,8 +167,11 @@ fn summary(manager: &str, rs: &[&RunResult]) -> Summary {
         refault_ratio: some(&|r| r.refault_ratio),
         psi_some_s: all(&|r| r.psi_some_s),
         psi_full_s: all(&|r| r.psi_full_s),
+        direct_reclaims: some(&|r| r.direct_reclaims.map(|n| n as f64)),
+        reclaim_calls: some(&|r| r.reclaim_calls().map(|n| n as f64)),
         zram_ratio: some(&|r| r.zram_ratio),
         ksm_saved_mib: all(&|r| r.ksm_saved_bytes as f64 / mib),
+        ksmd_cpu_s: some(&|r| r.ksmd_cpu_s),
         manager_cpu_s: all(&|r| r.manager_cpu_s),
         manager_rss_mib: all(&|r| r.manager_rss_bytes as f64 / mib),
         manager_pss_mib: all(&|r| r.manager_pss_bytes as f64 / mib),
@@ -202,7 +210,7 @@ fn cell(f: Option<Figure>, spread: bool) -> String {
 /// The columns of the terminal table: header and the text of a summary's figure.
 type Column = (&'static str, usize, fn(&Summary) -> Vec<Option<Figure>>);
 
-const COLUMNS: [Column; 15] = [
+const COLUMNS: [Column; 16] = [
     ("hot/warm/cold/failed", 20, |s| vec![Some(s.hot), Some(s.warm), Some(s.cold), Some(s.failed)]),
     ("alive", 5, |s| vec![Some(s.live_apps_mean)]),
     ("p50 ms", 7, |s| vec![s.latency_p50_ms]),
@@ -215,6 +223,7 @@ const COLUMNS: [Column; 15] = [
     ("refaults f/a", 13, |s| vec![Some(s.refault_file_pages), Some(s.refault_anon_pages)]),
     ("psi some", 8, |s| vec![Some(s.psi_some_s)]),
     ("psi full", 8, |s| vec![Some(s.psi_full_s)]),
+    ("direct", 7, |s| vec![s.direct_reclaims]),
     ("ratio", 5, |s| vec![s.zram_ratio]),
     ("cpu s", 6, |s| vec![s.has_manager.then_some(s.manager_cpu_s)]),
     ("pss MiB", 7, |s| vec![s.has_manager.then_some(s.manager_pss_mib)]),
@@ -253,7 +262,7 @@ pub fn table(sums: &[Summary]) -> String {
     let _ = writeln!(o, "hot/warm/cold/failed: visits to an app alive with nothing read back / alive with pages read back / relaunched / that did not complete.");
     let _ = writeln!(o, "alive: apps alive after a visit, on average. return p50: returns to a live app (hot and warm). kills m/k/fg: by the manager (memorch's daemon or the peer) / by the kernel's OOM killer / of the foreground app.");
     let _ = writeln!(o, "jank%: frames over 16.7 ms while in front (synthetic apps). idle MiB: available after idle (home, screen off). refaults f/a: file / anonymous pages read back.");
-    let _ = writeln!(o, "psi: stall seconds of the device's group. ratio: zram's compression. cpu s, pss MiB: the manager's own (proportional set size).");
+    let _ = writeln!(o, "psi: stall seconds of the device's group. direct: allocations that reclaimed for themselves (the device's background reclaimer fell behind). ratio: zram's compression. cpu s, pss MiB: the manager's own (proportional set size).");
     for s in sums.iter().filter(|s| s.failed.max > 0.0 || s.stopped_runs > 0 || s.interrupted_runs > 0) {
         let _ = writeln!(o, "{}: {} failed visits (median {}), {} runs stopped, {} interrupted.", s.manager, num(s.failed.max), num(s.failed.median), s.stopped_runs, s.interrupted_runs);
     }
@@ -283,10 +292,15 @@ mod tests {
             refault_ratio: Some(0.5),
             psi_some_s: 1.0,
             psi_full_s: 0.5,
+            direct_reclaims: Some(3),
+            background_reclaimed_bytes: 0,
+            background_reclaim_wakeups: 0,
+            manager_reclaims: 0,
             trim_freed_bytes: 0,
             device_cpu_s: None,
             zram_ratio: Some(2.0),
             ksm_saved_bytes: 0,
+            ksmd_cpu_s: None,
             manager_cpu_s: 0.1,
             manager_rss_bytes: 4 << 20,
             manager_pss_bytes: 3 << 20,

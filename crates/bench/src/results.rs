@@ -113,6 +113,19 @@ pub struct RunResult {
     pub refault_ratio: Option<f64>,
     pub psi_some_s: f64,
     pub psi_full_s: f64,
+    /// Allocations that had to reclaim for themselves (the device's `memory.failcnt`): what
+    /// its background reclaimer (keeper.rs) did not keep ahead of. None before it was counted.
+    #[serde(default)]
+    pub direct_reclaims: Option<u64>,
+    /// What the device's background reclaimer took, and how often it woke (below its low
+    /// watermark).
+    #[serde(default)]
+    pub background_reclaimed_bytes: u64,
+    #[serde(default)]
+    pub background_reclaim_wakeups: u64,
+    /// Reclaims the manager itself asked the kernel for (MOS's page-cache steps).
+    #[serde(default)]
+    pub manager_reclaims: u64,
     /// What apps gave back themselves after memorch's trim notices (measured by the daemon).
     #[serde(default)]
     pub trim_freed_bytes: u64,
@@ -126,6 +139,10 @@ pub struct RunResult {
     /// manager that runs it makes this grow, and only for apps that opted in.
     #[serde(default)]
     pub ksm_saved_bytes: u64,
+    /// CPU seconds the kernel's ksmd used over the run (what merging cost: the thesis's
+    /// measure). None where there is no ksmd.
+    #[serde(default)]
+    pub ksmd_cpu_s: Option<f64>,
     pub manager_cpu_s: f64,
     pub manager_rss_bytes: u64,
     /// Its proportional share of memory: RSS counts code shared with other processes of the
@@ -151,6 +168,13 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// Calls into reclaim: allocations that reclaimed for themselves, wakeups of the
+    /// background reclaimer, and the manager's own reclaims: the nearest measure here of
+    /// MOS's count of `shrink_zone`, `wakeup_kswapd` and `shrink_slab` calls.
+    pub fn reclaim_calls(&self) -> Option<u64> {
+        self.direct_reclaims.map(|d| d + self.background_reclaim_wakeups + self.manager_reclaims)
+    }
+
     pub fn count(&self, kind: &str) -> usize {
         self.visits.iter().filter(|v| v.kind == kind).count()
     }

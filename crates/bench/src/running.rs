@@ -130,7 +130,11 @@ impl Running {
         let failed = |r: &mut Running, what: &str| Visit::failed(&def.name, t.elapsed().as_secs_f64() * 1000.0, format!("'{}' {what}: {}", def.name, r.tail()));
         if def.command.is_empty() {
             let _ = writeln!(self.stdin, "resume");
-            return match self.next_line(APP_TIMEOUT, tick) {
+            // A `frames` line that came after its `back` gave up waiting (an app stalled over
+            // 10 s) is not the answer: skip it, within the same deadline.
+            let deadline = t + APP_TIMEOUT;
+            let answer = std::iter::from_fn(|| self.next_line(deadline.saturating_duration_since(Instant::now()), tick)).find(|l| !l.starts_with("frames"));
+            return match answer {
                 Some(l) if l.starts_with("resumed") => {
                     let faults = field(&l, "major_faults").unwrap_or(0);
                     Visit::new(&def.name, if faults > 0 { WARM } else { HOT }, field(&l, "us").unwrap_or(0) as f64 / 1000.0)
@@ -194,16 +198,28 @@ pub fn cold_visit(def: &AppDef, started: Result<Running, String>, t: Instant, ti
     }
 }
 
-/// How an app starts: `memorch spawn` (its class, as the activity manager sets it; a memory
-/// group of its own, where the manager gives apps one) of the synthetic
-/// app or of the scenario's real program (its command already expanded).
-/// `trim_socket`: the managing daemon's socket, where an app with a cache listens for trim
-/// notices.
-pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, file: &Path, app_group: bool, trim_socket: Option<&Path>) -> Command {
+/// How an app is started, beyond its definition.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Start<'a> {
+    /// A memory group of its own (the manager gives apps one).
+    pub app_group: bool,
+    /// KSM merging on (the scenario says apps opt in).
+    pub ksm: bool,
+    /// The managing daemon's socket, where an app with a cache listens for trim notices.
+    pub trim_socket: Option<&'a Path>,
+}
+
+/// How an app starts: `memorch spawn` (its class, as the activity manager sets it) of the
+/// synthetic app or of the scenario's real program (its command already expanded). `work`:
+/// where the synthetic app's code file and shared object live.
+pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, work: &Path, start: Start) -> Command {
     let mut c = Command::new(exe);
     c.args(["spawn", "--domain", domain, "--class", "foreground"]);
-    if app_group {
+    if start.app_group {
         c.arg("--app-group");
+    }
+    if start.ksm {
+        c.arg("--ksm");
     }
     c.arg("--");
     if !a.command.is_empty() {
@@ -214,11 +230,17 @@ pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, file: &Path,
     c.args(["--name", &a.name, "--anon-mb", &a.anon_mb.to_string(), "--content", &a.content, "--seed", &seed.to_string()]);
     c.args(["--init-ms", &a.init_ms.to_string(), "--working-set", &a.working_set.to_string(), "--front"]);
     if a.file_mb > 0 {
-        c.arg("--file").arg(file).args(["--file-mb", &a.file_mb.to_string()]);
+        c.arg("--file").arg(work.join(format!("{}.bin", a.name))).args(["--file-mb", &a.file_mb.to_string()]);
+    }
+    if a.so_mb > 0 {
+        c.arg("--so").arg(work.join(format!("lib{}.so", a.name))).args(["--so-mb", &a.so_mb.to_string()]);
+    }
+    if a.background_ms > 0 {
+        c.args(["--background-ms", &a.background_ms.to_string()]);
     }
     if a.cache_mb > 0 {
         c.args(["--cache-mb", &a.cache_mb.to_string()]);
-        if let Some(s) = trim_socket {
+        if let Some(s) = start.trim_socket {
             c.arg("--trim-socket").arg(s);
         }
     }

@@ -30,6 +30,10 @@ pub struct Scenario {
     pub seed: u64,
     pub visits: Visits,
     pub apps: Vec<AppDef>,
+    /// Apps start with KSM merging on (`memorch spawn --ksm`), as Android's zygote children
+    /// may: the thesis's KSM test. Only a manager that runs KSM merges anything.
+    #[serde(default)]
+    pub ksm: bool,
     /// Steps that generate the scenario's data once (outside any device, not measured).
     #[serde(default)]
     pub prepare: Vec<Prepare>,
@@ -129,6 +133,18 @@ pub struct AppDef {
     /// again on its next visit.
     #[serde(default)]
     pub cache_mb: u64,
+    /// A shared object of its own of this many MiB (synthetic apps), read at start and never
+    /// again: SWAM's unshared SO pages.
+    #[serde(default)]
+    pub so_mb: u64,
+    /// Work in the background every this many ms while not in front (synthetic apps; SWAM
+    /// §3.2: apps run in the background, and use memory, even while the device idles).
+    #[serde(default)]
+    pub background_ms: u64,
+    /// false: launched once at the start and never visited again (what holds memory
+    /// before the test, as SWAM's 256 MB consumed first).
+    #[serde(default = "yes")]
+    pub visited: bool,
 }
 
 fn default_zram_pct() -> f64 {
@@ -176,13 +192,16 @@ impl Probe {
 }
 
 /// The scenarios shipped with memorch: name, text, assets.
-pub const BUILT_IN: [(&str, &str, &[(&str, &str)]); 7] = [
+pub const BUILT_IN: [(&str, &str, &[(&str, &str)]); 10] = [
     ("quick", include_str!("../../../scenarios/quick.toml"), &[]),
     ("mos26", include_str!("../../../scenarios/mos26.toml"), &[]),
     ("thesis", include_str!("../../../scenarios/thesis.toml"), &[]),
+    ("thesis-ksm", include_str!("../../../scenarios/thesis-ksm.toml"), &[]),
     ("swam40", include_str!("../../../scenarios/swam40.toml"), &[]),
     ("sessions", include_str!("../../../scenarios/sessions.toml"), &[]),
     ("trim", include_str!("../../../scenarios/trim.toml"), &[]),
+    ("refault", include_str!("../../../scenarios/refault.toml"), &[]),
+    ("meego", include_str!("../../../scenarios/meego.toml"), &[]),
     ("realapps", include_str!("../../../scenarios/realapps.toml"), REALAPPS_ASSETS),
 ];
 
@@ -299,6 +318,7 @@ impl Scenario {
         for a in &mut s.apps {
             a.anon_mb = ((a.anon_mb as f64 * f).round() as u64).max(1);
             a.file_mb = (a.file_mb as f64 * f).round() as u64;
+            a.so_mb = (a.so_mb as f64 * f).round() as u64;
         }
         s
     }
@@ -349,9 +369,15 @@ mod tests {
         assert_eq!(mos.apps.iter().filter(|a| a.background.is_none()).count(), 26, "MOS Table II");
         assert_eq!(mos.visit_order(1).len(), 1 + 52, "the platform, then the list launched twice");
         let swam = Scenario::load("swam40").unwrap();
-        assert_eq!(swam.apps.len(), 40, "15 foreground + 25 background");
+        assert_eq!(swam.apps.iter().filter(|a| a.visited).count(), 40, "15 foreground + 25 background");
         let netflix = swam.apps.iter().find(|a| a.name == "Netflix").unwrap();
-        assert_eq!(netflix.anon_mb + netflix.file_mb, 604, "SWAM: Netflix needs ~604 MB");
+        assert_eq!(netflix.anon_mb + netflix.file_mb + netflix.so_mb, 604, "SWAM: Netflix needs ~604 MB");
+        let so: u64 = swam.apps.iter().map(|a| a.so_mb).sum();
+        let all: u64 = swam.apps.iter().map(|a| a.anon_mb + a.file_mb + a.so_mb).sum();
+        assert!((0.33..0.37).contains(&(so as f64 / all as f64)), "SWAM §3.3: unshared SO pages ~36 % of memory");
+        let consumed = swam.apps.iter().find(|a| !a.visited).unwrap();
+        assert_eq!((consumed.anon_mb, swam.visit_order(1)[0].as_str()), (256, "consumed"), "SWAM §5.1: 256 MB consumed first");
+        assert_eq!(swam.visit_order(1).iter().filter(|v| *v == "consumed").count(), 1, "and never visited again");
         let thesis = Scenario::load("thesis").unwrap();
         assert_eq!(thesis.apps.iter().filter(|a| a.name.starts_with("proc")).map(|a| a.anon_mb + a.file_mb).collect::<Vec<_>>(), vec![100; 6]);
         assert_eq!(thesis.ram_mb, 835);

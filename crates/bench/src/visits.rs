@@ -33,16 +33,22 @@ impl Scenario {
             return out;
         }
         // Zipf over the apps in their listed order: the first is the most popular.
-        let everyone: Vec<usize> = (0..self.apps.len()).collect();
+        let everyone = self.visitable();
         for _ in 0..self.visits.revisits {
             let mut pick = self.zipf_pick(&mut rng, &everyone);
             // Never the app just used: a visit is a switch.
             if out.last() == Some(&self.apps[pick].name) {
-                pick = (pick + 1) % self.apps.len();
+                let at = everyone.iter().position(|&i| i == pick).unwrap_or(0);
+                pick = everyone[(at + 1) % everyone.len()];
             }
             out.push(self.apps[pick].name.clone());
         }
         out
+    }
+
+    /// The apps a user comes back to (not those only launched once: `visited = false`).
+    fn visitable(&self) -> Vec<usize> {
+        (0..self.apps.len()).filter(|&i| self.apps[i].visited).collect()
     }
 
     /// LSApp sessions: 1 to 4 distinct apps (P = .30 .35 .22 .13: 2.18 on average), each
@@ -63,8 +69,9 @@ impl Scenario {
             });
             let k = (k.unwrap_or(3) + 1).min(self.apps.len());
             let mut set: Vec<usize> = Vec::new();
+            let k = k.min(self.visitable().len());
             while set.len() < k {
-                let rest: Vec<usize> = (0..self.apps.len()).filter(|i| !set.contains(i)).collect();
+                let rest: Vec<usize> = self.visitable().into_iter().filter(|i| !set.contains(i)).collect();
                 set.push(self.zipf_pick(rng, &rest));
             }
             // Exponentially distributed switch count, at least enough to visit every app.
@@ -81,7 +88,9 @@ impl Scenario {
 
     /// One of `among` (indexes into the apps), by Zipf popularity of their listed rank.
     fn zipf_pick(&self, rng: &mut Rng, among: &[usize]) -> usize {
-        let weight = |i: usize| 1.0 / ((i + 1) as f64).powf(self.visits.zipf_s);
+        // Popularity by rank among the apps a user comes back to.
+        let rank = |i: usize| self.apps[..i].iter().filter(|a| a.visited).count();
+        let weight = |i: usize| 1.0 / ((rank(i) + 1) as f64).powf(self.visits.zipf_s);
         let total: f64 = among.iter().map(|&i| weight(i)).sum();
         let mut r = rng.unit() * total;
         for &i in among {

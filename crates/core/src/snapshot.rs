@@ -163,6 +163,12 @@ pub struct Counters {
     pub steal_pages: Option<u64>,
     pub major_faults: Option<u64>,
     pub oom_kills: Option<u64>,
+    /// Times an allocation had to reclaim for itself (direct reclaim): `allocstall_*`
+    /// (system), `memory.failcnt` (v1: charges that hit the limit), `max` in
+    /// `memory.events` (v2). lmkd's "direct reclaim" state; the bench's measure of stalls a
+    /// background reclaimer did not prevent.
+    #[serde(default)]
+    pub direct_reclaims: Option<u64>,
 }
 
 /// One process of the domain.

@@ -152,10 +152,14 @@ fn lmk_kill_order_is_class_then_rss() {
     assert_eq!(order, vec![6, 5, 4, 3, 2, 1]);
 }
 
-/// SWAM §4.3 (EOOM killer): of two equal cached apps, the one cheaper to relaunch dies.
+/// SWAM §4.3 (EOOM killer): of two equal cached apps, the one cheaper to relaunch dies; of
+/// two equally cheap ones the worse by the kernel's badness (the larger); lmkd takes the
+/// least recently used, whatever its relaunch costs.
 #[test]
 fn eoom_kills_the_app_cheaper_to_relaunch() {
-    let apps = vec![app(11, "expensive", Class::Cached, 100), app(12, "cheap", Class::Cached, 100)];
+    let mut expensive = app(11, "expensive", Class::Cached, 100);
+    expensive.age_ms = 60_000;
+    let apps = vec![expensive, app(12, "cheap", Class::Cached, 100)];
     let mut swam = engine("swam");
     decide(&mut swam, 0, &snap(1024, 500, 100), &apps, &[
         Event::Launched { app: "expensive".into(), pid: 11, ms: 2500, cold: true },
@@ -163,10 +167,19 @@ fn eoom_kills_the_app_cheaper_to_relaunch() {
     ]);
     let acts = decide(&mut swam, 10, &snap(1024, 2, 1), &apps, &[Event::Pressure { level: PressureLevel::Complete }]);
     assert_eq!(kills(&acts), vec![vec![12]]);
-    // The classic order takes the larger, or the first at equal size: not cost-aware.
+    // lmkd's LRU takes the one left longest ago (never in front: the older): not cost-aware.
     let mut lmkd = engine("lmkd");
     let acts = decide(&mut lmkd, 10, &snap(1024, 2, 1), &apps, &[Event::Pressure { level: PressureLevel::Complete }]);
     assert_eq!(kills(&acts), vec![vec![11]]);
+    // Equal relaunch costs: the kernel's badness, the larger, goes first.
+    let mut swam = engine("swam");
+    let apps = vec![app(11, "small", Class::Cached, 80), app(12, "large", Class::Cached, 120)];
+    decide(&mut swam, 0, &snap(1024, 500, 100), &apps, &[
+        Event::Launched { app: "small".into(), pid: 11, ms: 600, cold: true },
+        Event::Launched { app: "large".into(), pid: 12, ms: 600, cold: true },
+    ]);
+    let acts = decide(&mut swam, 10, &snap(1024, 2, 1), &apps, &[Event::Pressure { level: PressureLevel::Complete }]);
+    assert_eq!(kills(&acts), vec![vec![12]]);
 }
 
 /// Refault study (paper 003) + DESIGN.md §4 step 4: when pages come back soon after a step,
@@ -200,23 +213,67 @@ fn refault_feedback_shrinks_the_step_and_moves_the_app_down() {
     assert!(ratio > 0.5, "{ratio}");
 }
 
-/// Android lmkd: one victim, then wait for it to die; a complete stall may take anything but
-/// only after less important apps.
+/// Android lmkd (`mp_event_psi`): one victim, then wait for it to die; pressure right after
+/// a kill and a complete stall may take anything, but only after less important apps.
 #[test]
 fn lmkd_kills_one_then_waits() {
     let apps = vec![app(11, "c1", Class::Cached, 50), app(12, "c2", Class::Cached, 60), app(2, "fg", Class::Foreground, 300)];
     let mut e = engine("lmkd");
-    let low = snap(1024, 3, 5);
+    // A 1 GiB domain (low-RAM), free under the high watermark, swap nearly full.
+    let mut low = snap(1024, 3, 5);
+    low.swap.used_bytes = low.swap.total_bytes - low.swap.total_bytes / 20;
     let k1 = kills(&decide(&mut e, 0, &low, &apps, &[Event::Pressure { level: PressureLevel::Partial }]));
-    assert_eq!(k1, vec![vec![12]], "low memory: cached only, heaviest");
-    let k2 = kills(&decide(&mut e, 50, &low, &apps, &[Event::Pressure { level: PressureLevel::Partial }]));
+    assert_eq!(k1, vec![vec![12]], "low swap and free low: the least recently used cached app");
+    let k2 = kills(&decide(&mut e, 50, &low, &apps, &[Event::Poll]));
     assert!(k2.is_empty(), "waits for the victim (kill timeout 100 ms)");
     let rest = vec![app(11, "c1", Class::Cached, 50), app(2, "fg", Class::Foreground, 300)];
-    let k3 = kills(&decide(&mut e, 60, &low, &rest, &[Event::VictimGone { pid: 12 }, Event::Pressure { level: PressureLevel::Complete }]));
-    assert_eq!(k3, vec![vec![11]], "critical, but the cached app before the foreground");
-    // Plenty of free memory: a partial stall alone does not kill.
-    let k4 = kills(&decide(&mut e, 500, &snap(1024, 500, 100), &rest, &[Event::Pressure { level: PressureLevel::Partial }]));
-    assert!(k4.is_empty());
+    let k3 = kills(&decide(&mut e, 60, &low, &rest, &[Event::VictimGone { pid: 12 }, Event::Poll]));
+    assert_eq!(k3, vec![vec![11]], "free still below the low watermark after a kill: another, cached before the foreground");
+}
+
+/// lmkd's reasons, each on its own (AOSP `mp_event_psi`): what it kills for, and what not.
+#[test]
+fn lmkd_kills_only_for_its_reasons() {
+    let apps = || vec![app(11, "svc", Class::Service, 50), app(12, "prev", Class::Previous, 60), app(3, "vis", Class::Visible, 80), app(2, "fg", Class::Foreground, 300)];
+    let partial = [Event::Pressure { level: PressureLevel::Partial }];
+    let with_refaults = |mut s: memorch_core::Snapshot, pages: u64| {
+        s.counters.refault_file_pages = Some(pages);
+        s
+    };
+    // Free below the low watermark, swap plentiful, nothing thrashing: lmkd's PSI strategy
+    // has no plain low-memory reason.
+    let mut e = engine("lmkd");
+    assert!(kills(&decide(&mut e, 0, &snap(1024, 3, 100), &apps(), &partial)).is_empty());
+    // Thrashing: refaults over the 30 % limit (low-RAM) of the file LRU at the window's start,
+    // with free under the high watermark: above perceptible only.
+    let mut e = engine("lmkd");
+    decide(&mut e, 0, &with_refaults(snap(1024, 300, 100), 1000), &apps(), &partial);
+    let k = kills(&decide(&mut e, 500, &with_refaults(snap(1024, 5, 100), 1000 + 12_800), &apps(), &[Event::Poll]));
+    assert_eq!(k, vec![vec![12]], "thrashing 50 % > 30 %: the previous app, not the visible one");
+    // A complete stall: anything, least important first.
+    let mut e = engine("lmkd");
+    let k = kills(&decide(&mut e, 0, &snap(1024, 300, 100), &[app(3, "vis", Class::Visible, 80), app(2, "fg", Class::Foreground, 300)], &[Event::Pressure { level: PressureLevel::Complete }]));
+    assert_eq!(k, vec![vec![3]], "not responding: the visible app before the foreground");
+    // No trigger, no poll, no death: lmkd does not look on a plain tick.
+    let mut e = engine("lmkd");
+    let mut swap_low = snap(1024, 3, 5);
+    swap_low.swap.used_bytes = swap_low.swap.total_bytes;
+    assert!(kills(&decide(&mut e, 0, &swap_low, &apps(), &[Event::Timer])).is_empty());
+    // Polls with no reclaim and no new refaults since the last look stop early.
+    let mut e = engine("lmkd");
+    let quiet = with_refaults(snap(1024, 300, 100), 7);
+    decide(&mut e, 0, &quiet, &apps(), &[Event::Poll]);
+    let mut still = with_refaults(snap(1024, 3, 5), 7);
+    still.swap.used_bytes = still.swap.total_bytes;
+    still.memory.swap_used_bytes = 0;
+    assert!(kills(&decide(&mut e, 100, &still, &apps(), &[Event::Poll])).is_empty(), "no reclaim, no refaults: bail out");
+    // The same look with a direct reclaim counted kills.
+    still.counters.direct_reclaims = Some(1);
+    let mut e2 = engine("lmkd");
+    let mut before = quiet.clone();
+    before.counters.direct_reclaims = Some(0);
+    decide(&mut e2, 0, &before, &apps(), &[Event::Poll]);
+    assert_eq!(kills(&decide(&mut e2, 100, &still, &apps(), &[Event::Poll])), vec![vec![12]]);
 }
 
 /// DESIGN.md §4 step 3: a launch larger than available is met before it starts, in one
@@ -435,4 +492,61 @@ fn with_the_kernel_choosing_pressure_reclaims_the_domain_not_chosen_apps() {
     // short, as zram keeps a share of what it takes.
     let need: f64 = acts.iter().find(|a| matches!(a.kind, ActionKind::Reclaim { .. })).and_then(|a| a.reason.fields.get("need_bytes").copied()).unwrap();
     assert!(need > 0.0 && reclaimed[0] as f64 > need, "{need} short, {} reclaimed", reclaimed[0]);
+}
+
+/// A poll between full looks (lmkd's polling after a trigger) takes kill decisions only: its
+/// apps are the last full look's, good enough to choose a victim by, not to size a compaction.
+#[test]
+fn a_poll_takes_kill_decisions_only() {
+    let apps = vec![app(11, "c1", Class::Cached, 200), app(12, "c2", Class::Cached, 150), app(13, "e1", Class::Empty, 100), app(2, "fg", Class::Foreground, 100)];
+    // Short for each: below memorch's low band; in the thesis's slight shortage, above the
+    // LMK's levels; a partial stall for SWAM.
+    for (name, short) in [("memorch", snap(1024, 10, 10)), ("thesis", snap(1024, 40, 40)), ("swam", with_psi(snap(1024, 10, 10), 30.0, 0.0))] {
+        let on_tick = decide(&mut engine(name), 0, &short, &apps, &[Event::Timer]);
+        assert!(!compactions(&on_tick).is_empty(), "{name} compresses on a full look: {on_tick:?}");
+        let on_poll = decide(&mut engine(name), 0, &short, &apps, &[Event::Poll]);
+        assert!(compactions(&on_poll).is_empty(), "{name} compressed on a poll: {on_poll:?}");
+    }
+    // memorch kills on a poll once nothing but a kill is left.
+    let k = kills(&decide(&mut engine("memorch"), 0, &swap_exhausted(snap(1024, 5, 5), 4, 16), &apps, &[Event::Poll]));
+    assert_eq!(k.len(), 1, "one batch");
+}
+
+/// MOS §II: Android 4.4's activity manager keeps a fixed number of cached apps and kills the
+/// least recently used beyond it, whatever memory is free; MOS itself does not.
+#[test]
+fn android_4_4_kills_cached_apps_beyond_its_count_with_memory_to_spare() {
+    let apps: Vec<_> = (0..26u32).map(|i| {
+        let mut a = app(100 + i, &format!("app{i}"), Class::Cached, 20);
+        a.age_ms = 1_000_000 - 1000 * i as u64; // app0 the oldest
+        a
+    }).collect();
+    let plenty = snap(2048, 1500, 100);
+    let k = kills(&decide(&mut engine("android-4.4"), 0, &plenty, &apps, &[Event::Timer]));
+    assert_eq!(k, vec![vec![100, 101]], "26 cached, 24 kept: the two least recently used");
+    assert!(kills(&decide(&mut engine("mos"), 0, &plenty, &apps, &[Event::Timer])).is_empty(), "MOS kills by memory, not by count");
+}
+
+/// Refault study (paper 003): re-faults are pages read back after eviction, the kernel's
+/// `workingset_refault` count. Where an app's own memory group keeps that count, feedback
+/// uses it: its swap falling because it freed memory is not a refault; its count rising is.
+#[test]
+fn refault_feedback_counts_the_kernels_refaults_where_the_app_group_has_them() {
+    let run = |refaults_after: u64| {
+        let mut a = app(11, "app", Class::Cached, 200);
+        a.anon_refaults = Some(1000);
+        let mut m = memorch_core::engine::Engine::new(memorch_core::engine::Preset::from_spec("memorch:feedback=on").unwrap());
+        let s = snap(1024, 10, 10);
+        decide(&mut m, 0, &s, std::slice::from_ref(&a), &[]);
+        // 100 MiB went out…
+        a.swap_bytes = 100 * MIB;
+        decide(&mut m, 1000, &snap(1024, 400, 50), std::slice::from_ref(&a), &[]);
+        // …then its swap fell by 80 MiB (it freed a buffer), and the kernel counted this many refaults.
+        a.swap_bytes = 20 * MIB;
+        a.anon_refaults = Some(1000 + refaults_after);
+        decide(&mut m, 70_000, &snap(1024, 400, 50), std::slice::from_ref(&a), &[]);
+        m.state.stats.get("app").and_then(|s| s.refault_ratio).unwrap()
+    };
+    assert!(run(0) < 0.05, "a freed buffer is not a refault: {}", run(0));
+    assert!(run(20_000) > 0.5, "20k pages (78 MiB) read back of 100 MiB: {}", run(20_000));
 }

@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use memorch_core::engine::ladder::DEFAULT_ZRAM_RATIO;
-use memorch_core::engine::preset::NAMES;
+use memorch_core::engine::preset::{BASELINES, NAMES};
 use memorch_core::engine::victims::freeable_bytes;
 use memorch_core::engine::{Action, ActionKind, App, Engine, Event, PressureLevel};
 use memorch_core::Class;
@@ -121,7 +121,7 @@ proptest! {
     fn every_preset_keeps_the_invariants(dom in domain(), apps in apps(), ev1 in events(), ev2 in events()) {
         let (total, free, file, some, full) = dom;
         let s = with_psi(snap(total, free, file), some, full);
-        for name in NAMES {
+        for name in NAMES.iter().chain(BASELINES.iter()) {
             let mut e: Engine = engine(name);
             let first = decide(&mut e, 1_000, &s, &apps, &ev1);
             check(&apps, &first)?;
@@ -138,7 +138,7 @@ proptest! {
     fn batch_selection_meets_targets_minimally(sizes in prop::collection::vec((class(), 1u64..500, 1u64..5000), 0..25), target_mb in 0u64..2000) {
         use memorch_core::engine::victims::{order, select_batch, Candidate, VictimOrder};
         let mut c: Vec<Candidate> = sizes.iter().enumerate().map(|(i, &(class, mb, ms))| Candidate {
-            pid: i as u32, app: "a", class, freeable_bytes: mb * MIB, relaunch_ms: ms as f64, p_return: 1.0,
+            pid: i as u32, app: "a", class, freeable_bytes: mb * MIB, relaunch_ms: ms as f64, p_return: 1.0, idle_ms: 0, oom_badness: 0.0,
         }).collect();
         order(&mut c, VictimOrder::ClassThenCostPerMb);
         let target = target_mb * MIB;
@@ -168,7 +168,7 @@ proptest! {
     fn least_cost_batches_meet_targets_at_no_more_cost(sizes in prop::collection::vec((class(), 1u64..500, 1u64..5000, 1u64..100), 0..20), target_mb in 0u64..1500) {
         use memorch_core::engine::victims::{order, select_batch, select_least_cost, Candidate, VictimOrder};
         let mut c: Vec<Candidate> = sizes.iter().enumerate().map(|(i, &(class, mb, ms, p))| Candidate {
-            pid: i as u32, app: "a", class, freeable_bytes: mb * MIB, relaunch_ms: ms as f64, p_return: p as f64 / 100.0,
+            pid: i as u32, app: "a", class, freeable_bytes: mb * MIB, relaunch_ms: ms as f64, p_return: p as f64 / 100.0, idle_ms: 0, oom_badness: 0.0,
         }).collect();
         order(&mut c, VictimOrder::LeastExpectedCost);
         let target = target_mb * MIB;

@@ -25,14 +25,14 @@ pub struct AppView {
     own_pids: Vec<u32>,
     /// Unshared shared-object bytes by pid, and when they were read (`smaps` is costly).
     so_cache: BTreeMap<u32, (Instant, u64)>,
-    /// Whether each process is alone in an app group of its own with a v2 group (so it can
-    /// be frozen), read once.
-    freezable: BTreeMap<u32, bool>,
+    /// Each process's app group of its own, if it is in one (for freezing and its refault
+    /// count), read once.
+    groups: BTreeMap<u32, Option<memorch_linux::appgroup::AppGroup>>,
 }
 
 impl AppView {
     pub fn new(root: &SysRoot) -> AppView {
-        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), freezable: BTreeMap::new() }
+        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), groups: BTreeMap::new() }
     }
 
     /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
@@ -42,6 +42,7 @@ impl AppView {
         apps.clear();
         let freezer = preset.freeze_after_ms.is_some() || !frozen.is_empty();
         let read_ksm = preset.ksm.is_some();
+        let weigh_refaults = preset.compaction.as_ref().is_some_and(|c| c.feedback);
         // Only presets that drop unshared shared objects first need them, and only for
         // background apps; never read smaps on a decision under pressure (it waits behind
         // reclaim): use what is cached.
@@ -52,18 +53,23 @@ impl AppView {
         for p in snap.processes.iter().flatten() {
             let mut a = App::from_process(p);
             a.name = self.name_of(p.pid, &p.name, snap);
-            if let Some(c) = self.classes.get(&p.pid).copied().or_else(|| cfg.rule_class(&p.name)) {
-                a.class = c;
-            }
+            a.class = self.class_of(p.pid, &p.name, p.class, cfg);
             // Never memorch, its ancestors, a name the config protects, or the init of a PID
             // namespace (its death would take every process of the namespace with it).
             a.protected = self.own_pids.contains(&p.pid) || p.pid_ns_init || cfg.apps.protected.iter().any(|n| *n == p.name);
             // One more read per app: not on a decision woken by pressure (KSM runs at idle).
-            if read_ksm && !under_pressure && a.is_background() {
+            // Targeted KSM looks at background apps only; stock KSM at every app.
+            let stock_ksm = preset.ksm.as_ref().is_some_and(|k| !k.idle_targeted);
+            if read_ksm && !under_pressure && (a.is_background() || stock_ksm) {
                 a.ksm_mergeable = memorch_linux::ksm::read_process(&self.root, p.pid).is_ok_and(|k| k.merge_any);
             }
             if read_so && a.is_background() && a.actionable() {
                 a.so_unshared_bytes = self.so_unshared(p.pid, under_pressure);
+            }
+            // The refault study's count, per app, where its own group keeps one and the preset
+            // weighs refaults.
+            if weigh_refaults && a.actionable() && a.is_background() {
+                a.anon_refaults = self.group(p.pid, domain).and_then(memorch_linux::appgroup::anon_refaults);
             }
             if frozen.contains(&p.pid) {
                 a.frozen = Some(true);
@@ -74,14 +80,20 @@ impl AppView {
         }
     }
 
+    /// An app's class: said over the socket, else the config's rule for its name, else what
+    /// its `oom_score_adj` says (`seen`).
+    pub fn class_of(&self, pid: u32, comm: &str, seen: Class, cfg: &Config) -> Class {
+        self.classes.get(&pid).copied().or_else(|| cfg.rule_class(comm)).unwrap_or(seen)
+    }
+
     /// In an app group of its own that has a v2 group (where `cgroup.freeze` is).
+    fn group(&mut self, pid: u32, domain: &Domain) -> Option<&memorch_linux::appgroup::AppGroup> {
+        let root = &self.root;
+        self.groups.entry(pid).or_insert_with(|| memorch_linux::appgroup::of_process(root, pid, domain)).as_ref()
+    }
+
     fn is_freezable(&mut self, pid: u32, domain: &Domain) -> bool {
-        if let Some(f) = self.freezable.get(&pid) {
-            return *f;
-        }
-        let f = memorch_linux::appgroup::of_process(&self.root, pid, domain).is_some_and(|g| g.v2_dir().is_some());
-        self.freezable.insert(pid, f);
-        f
+        self.group(pid, domain).is_some_and(|g| g.v2_dir().is_some())
     }
 
     fn so_unshared(&mut self, pid: u32, under_pressure: bool) -> Option<u64> {
@@ -118,7 +130,7 @@ impl AppView {
         self.names.retain(|p, _| live.contains(p));
         self.identities.retain(|p, _| live.contains(p));
         self.so_cache.retain(|p, _| live.contains(p));
-        self.freezable.retain(|p, _| live.contains(p));
+        self.groups.retain(|p, _| live.contains(p));
     }
 }
 

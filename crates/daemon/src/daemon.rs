@@ -37,8 +37,13 @@ pub struct Daemon {
     pub(crate) exec: Executor,
     pub(crate) server: Server,
     pub(crate) timer: TimerFd,
+    /// The timer's period now: the tick, or the poll interval (polling.rs).
+    pub(crate) timer_period: Duration,
     signals: SignalFd,
-    triggers: Vec<PsiTrigger>,
+    pub(crate) triggers: Vec<PsiTrigger>,
+    /// Polling after a pressure trigger (polling.rs), and the direct reclaims last seen.
+    pub(crate) polling: Option<crate::polling::Polling>,
+    pub(crate) last_direct_reclaims: Option<u64>,
     /// Events for the next decision.
     pub(crate) events: Vec<Event>,
     pub(crate) view: AppView,
@@ -50,6 +55,8 @@ pub struct Daemon {
     /// The last reason memorch acted on each pid for (`explain`).
     pub(crate) last_reasons: BTreeMap<u32, Reason>,
     pub(crate) zram: Option<ZramGuard>,
+    /// A preset's fixed storage swap and swappiness (machine.rs).
+    pub(crate) swap_extras: machine::SwapExtras,
     pub(crate) notifier: crate::notify::Notifier,
     epoch: Instant,
     last_save: Instant,
@@ -86,8 +93,9 @@ impl Daemon {
         std::fs::create_dir_all(&cfg.state_dir).map_err(|e| format!("state dir {}: {e}", cfg.state_dir.display()))?;
         let (stats, _) = store::load(&cfg.state_dir);
         let preset = cfg.preset();
-        let triggers = machine::arm_triggers(&domain, &cfg);
+        let triggers = machine::arm_triggers(&domain, &cfg, &preset);
         let zram = machine::setup_zram(&cfg, &root, &domain, &preset)?;
+        let swap_extras = machine::setup_swap_extras(&cfg, &root, &domain, &preset)?;
         machine::prioritise(&cfg);
         let notifier = crate::notify::Notifier::start(&cfg.notify)?;
         // Last: the socket answers once the daemon is set up (zram on if the preset wants it).
@@ -96,6 +104,7 @@ impl Daemon {
         let exec = Executor::new(Box::new(live), cfg.dry_run, cfg.manage.clone());
         tracing::info!(preset = %preset.name, domain = %spec, dry_run = cfg.dry_run, socket = %cfg.socket.display(), "memorch running");
         Ok(Daemon {
+            timer_period: Duration::from_millis(cfg.loop_.tick_ms),
             view: AppView::new(&root),
             pss: snapshot::PssCache::default(),
             engine: Engine::with_stats(preset, stats),
@@ -109,6 +118,8 @@ impl Daemon {
             timer,
             signals,
             triggers,
+            polling: None,
+            last_direct_reclaims: None,
             events: Vec::with_capacity(16),
             snap: None,
             apps: Vec::with_capacity(256),
@@ -116,6 +127,7 @@ impl Daemon {
             counters: Counters::default(),
             last_reasons: BTreeMap::new(),
             zram,
+            swap_extras,
             notifier,
             epoch: Instant::now(),
             last_save: Instant::now(),
@@ -223,6 +235,10 @@ impl Daemon {
             if let Some(gone) = self.exec.reaped(i) {
                 self.counters.regained_bytes += gone.regained_bytes;
                 self.events.push(Event::VictimGone { pid: gone.pid });
+                // Look again at once, lightly, as lmkd resumes on a victim's death.
+                if self.polls() && !self.events.contains(&Event::Poll) {
+                    self.events.push(Event::Poll);
+                }
                 self.notifier.post_kill(&self.cfg.notify, &gone);
                 self.publish(&memorch_protocol::Event::VictimGone(gone));
                 cause.get_or_insert("victim gone");
@@ -243,10 +259,15 @@ impl Daemon {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    /// A cheap look every tick; whether it calls for a decision.
+    /// A cheap look every tick; whether it calls for a decision. While a polling window is
+    /// open (polling.rs), every wake is a poll, but for the full look that falls due.
     fn tick(&mut self) -> bool {
         self.counters.cheap_snapshots += 1;
         let due = self.last_full.elapsed() >= Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
+        if !due && self.polling_now() {
+            self.events.push(Event::Poll);
+            return true;
+        }
         let short = match snapshot::memory_and_pressure(&self.root, &self.domain) {
             Ok((memory, psi, _)) => {
                 self.failed_reads = 0;
@@ -273,18 +294,34 @@ impl Daemon {
     /// `cause` (pressure, request, timer, start) and the time from the wake-up to each action
     /// go with each published action.
     pub(crate) fn decide(&mut self, woke: Instant, cause: &str) {
-        // PSS comes from a cache, walked again only where it is old or the process changed;
-        // under pressure, every millisecond counts: never walked.
-        let under_pressure = cause == "pressure";
-        let mut snap = match snapshot::full_fast(&self.root, &self.domain) {
-            Ok(s) => s,
-            Err(e) => return tracing::warn!(error = %e, "full snapshot failed; no decision"),
+        // A poll (with the deaths it found) is decided on a light look: no process walk on
+        // the pressure path (polling.rs).
+        let light = if memorch_core::engine::is_poll(&self.events) { self.light_look() } else { None };
+        let (light, mut snap) = match light {
+            Some((snap, apps)) => {
+                self.apps = apps;
+                self.counters.polls += 1;
+                (true, snap)
+            }
+            None => match snapshot::full_fast(&self.root, &self.domain) {
+                Ok(s) => (false, s),
+                Err(e) => return tracing::warn!(error = %e, "full snapshot failed; no decision"),
+            },
         };
-        self.pss.fill(&self.root, &mut snap, !under_pressure);
-        self.counters.full_snapshots += 1;
-        self.last_full = Instant::now();
+        // PSS comes from a cache, walked again only where it is old or the process changed;
+        // while memory is short, every millisecond counts: never walked (page-table walks wait
+        // behind reclaim).
+        let under_pressure = cause == "pressure";
+        let short = under_pressure || memorch_core::engine::wake::memory_short(&snap.memory, &snap.psi);
+        if !light {
+            self.pss.fill(&self.root, &mut snap, !short);
+            self.counters.full_snapshots += 1;
+            self.last_full = Instant::now();
+        }
         let snapshot_us = woke.elapsed().as_micros() as u64;
-        self.view.build(&mut self.apps, &snap, &self.cfg, &self.engine.preset, under_pressure, &self.domain, &self.exec.frozen);
+        if !light {
+            self.view.build(&mut self.apps, &snap, &self.cfg, &self.engine.preset, under_pressure, &self.domain, &self.exec.frozen);
+        }
         self.counters.trim_freed_bytes += self.notifier.freed_since(&self.apps);
         let events = std::mem::take(&mut self.events);
         let now_ms = self.now_ms();
@@ -296,7 +333,9 @@ impl Daemon {
         if !self.exec.dry_run {
             self.tell_before(&actions, snap.memory.available_bytes, snap.memory.total_bytes);
         }
-        let outcomes = self.exec.execute(&actions, snap.memory.used_bytes);
+        let seen_adj = |pid: u32| snap.processes.as_ref().and_then(|ps| ps.iter().find(|p| p.pid == pid)).map(|p| p.oom_score_adj);
+        let outcomes = self.exec.execute(&actions, snap.memory.used_bytes, &seen_adj);
+        let killed = outcomes.iter().any(|o| o.done && matches!(o.action.kind, ActionKind::Kill { .. }));
         let input = Input { now_ms, snapshot: &snap, apps: &self.apps, events: &events };
         self.engine.learn(&input, &outcomes.iter().map(|o| o.learned()).collect::<Vec<_>>());
         for o in outcomes {
@@ -315,9 +354,10 @@ impl Daemon {
         // Memory groups of apps that exited, once empty (a killed app may still be a zombie
         // in its group for a moment: a later decision finds it empty). Housekeeping: not
         // while memory is short, when every millisecond goes to the decision.
-        if !under_pressure {
+        if !short {
             memorch_linux::appgroup::remove_empty(&self.domain);
         }
+        self.after_decision(cause == "pressure", killed, &snap);
         self.snap = Some(snap);
     }
 

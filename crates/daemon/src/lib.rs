@@ -9,6 +9,7 @@ pub mod executor;
 pub mod machine;
 pub mod metrics;
 pub mod notify;
+pub mod polling;
 pub mod reload;
 pub mod server;
 pub mod store;

@@ -34,13 +34,21 @@ pub fn thaw_left_frozen(domain: &Domain, dry_run: bool) {
     }
 }
 
-/// PSI triggers on the domain's pressure file, as the config sets them.
-pub fn arm_triggers(domain: &Domain, cfg: &Config) -> Vec<PsiTrigger> {
+/// PSI triggers on the domain's pressure file: a preset that detects by PSI (lmkd, SWAM) arms
+/// its own thresholds (the partial stall of a low-RAM device where the domain is one), every
+/// other one the config's.
+pub fn arm_triggers(domain: &Domain, cfg: &Config, preset: &Preset) -> Vec<PsiTrigger> {
     let Some(psi) = &domain.psi_file else { return Vec::new() };
-    let w = cfg.loop_.psi_window_ms * 1000;
+    let (some_us, full_us, w) = match &preset.detection {
+        memorch_core::engine::preset::Detection::Psi(l) => {
+            let total = snapshot::memory_and_pressure(&SysRoot::live(), domain).map_or(u64::MAX, |(m, _, _)| m.total_bytes);
+            (l.partial_stall_us(total), l.psi_complete_stall_us, l.psi_window_us)
+        }
+        _ => (cfg.loop_.psi_some_stall_ms * 1000, cfg.loop_.psi_full_stall_ms * 1000, cfg.loop_.psi_window_ms * 1000),
+    };
     let mut out = Vec::new();
-    for (kind, stall) in [(StallKind::Some, cfg.loop_.psi_some_stall_ms), (StallKind::Full, cfg.loop_.psi_full_stall_ms)] {
-        match PsiTrigger::open(psi, kind, stall * 1000, w) {
+    for (kind, stall) in [(StallKind::Some, some_us), (StallKind::Full, full_us)] {
+        match PsiTrigger::open(psi, kind, stall, w) {
             Ok(t) => {
                 tracing::info!(file = %psi.display(), kind = ?kind, stall_us = t.stall_us, window_us = t.window_us, "PSI trigger armed");
                 out.push(t);
@@ -97,6 +105,50 @@ pub fn setup_zram(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset
     Ok(Some(g))
 }
 
+/// The rest of a preset's swap set-up: a fixed storage swap below zram (SWAM's NAND-swap and
+/// MeeGo's MMC baselines), where the domain has no storage swap yet and the config lets
+/// memorch add swap files; and the domain's swappiness. Nothing in a dry run.
+pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset) -> Result<SwapExtras, String> {
+    let mut extras = SwapExtras::default();
+    let p = &preset.swap;
+    if cfg.dry_run {
+        if p.storage_pct.is_some() || p.swappiness.is_some() {
+            tracing::info!(storage_pct = ?p.storage_pct, swappiness = ?p.swappiness, "dry-run: would set up storage swap and swappiness");
+        }
+        return Ok(extras);
+    }
+    if let Some(pct) = p.storage_pct.filter(|_| cfg.manage.swap_files) {
+        let snap = snapshot::cheap(root, domain).map_err(|e| e.to_string())?;
+        if snap.swap.devices.iter().any(|d| d.kind == "file") {
+            tracing::info!("storage swap exists: using it, adding none");
+        } else {
+            let size = (snap.memory.total_bytes as f64 * pct / 100.0) as u64 & !4095;
+            let g = memorch_linux::swapfile::SwapFileGuard::add(root, &cfg.manage.swap_file_dir, size, memorch_linux::swapfile::DEFAULT_PRIORITY)
+                .map_err(|e| format!("storage swap for preset {}: {e}", preset.name))?;
+            tracing::info!(file = %g.path.display(), size, "storage swap set up below zram");
+            extras.storage = Some(g);
+        }
+    }
+    if let Some(v) = p.swappiness {
+        match domain.cgroup.as_ref().map(|d| memorch_linux::cgroup::SwappinessGuard::set(d, v)) {
+            Some(Ok(g)) => {
+                tracing::info!(swappiness = v, "domain swappiness set");
+                extras.swappiness = Some(g);
+            }
+            Some(Err(e)) => tracing::warn!(error = %e, "swappiness not set"),
+            None => tracing::warn!(swappiness = v, "swappiness of the system domain is the machine's vm.swappiness: set it yourself; left as it is"),
+        }
+    }
+    Ok(extras)
+}
+
+/// What `setup_swap_extras` set up, put back on drop (and by `shutdown`, which says how).
+#[derive(Debug, Default)]
+pub struct SwapExtras {
+    pub storage: Option<memorch_linux::swapfile::SwapFileGuard>,
+    pub swappiness: Option<memorch_linux::cgroup::SwappinessGuard>,
+}
+
 /// Put back what memorch changed: swap files, KSM settings, zram; and say exactly what was
 /// put back and what could not be.
 pub fn shutdown(mut d: Daemon) {
@@ -105,6 +157,15 @@ pub fn shutdown(mut d: Daemon) {
     let (more_done, more_failed) = d.exec.actuators.put_back();
     done.extend(more_done);
     failed.extend(more_failed);
+    if let Some(mut g) = d.swap_extras.storage.take() {
+        match g.remove_now() {
+            Ok(()) => done.push(format!("removed its storage swap {}", g.path.display())),
+            Err(e) => failed.push(format!("storage swap {}: {e}", g.path.display())),
+        }
+    }
+    if d.swap_extras.swappiness.take().is_some() {
+        done.push("put the domain's swappiness back".into());
+    }
     if let Some(mut z) = d.zram.take() {
         match z.teardown_now() {
             Ok(()) => done.push(format!("removed its zram {}", z.setup.device)),

@@ -3,7 +3,6 @@
 use crate::config::Config;
 use crate::daemon::Daemon;
 use memorch_core::engine::Engine;
-use std::time::Duration;
 
 impl Daemon {
     /// Read the config again, the command line's settings on top; keep the old one if the
@@ -36,12 +35,16 @@ impl Daemon {
             let stats = self.engine.state.stats.clone();
             self.engine = Engine::with_stats(new.preset(), stats);
         }
-        if new.loop_.tick_ms != self.cfg.loop_.tick_ms {
-            let _ = self.timer.set(Duration::from_millis(new.loop_.tick_ms));
-        }
+        let rearm = new.preset != self.cfg.preset || new.loop_.psi_window_ms != self.cfg.loop_.psi_window_ms || new.loop_.psi_some_stall_ms != self.cfg.loop_.psi_some_stall_ms || new.loop_.psi_full_stall_ms != self.cfg.loop_.psi_full_stall_ms;
         self.exec.dry_run = new.dry_run;
         self.exec.manage = new.manage.clone();
         self.cfg = new;
+        if rearm {
+            // The triggers follow the preset's thresholds (an lmkd-style preset arms its own).
+            self.triggers = crate::machine::arm_triggers(&self.domain, &self.cfg, &self.engine.preset);
+        }
+        self.polling = None;
+        self.set_timer();
         for (key, old, new) in &changes {
             tracing::info!(key = %key, old = %old, new = %new, "config changed");
         }

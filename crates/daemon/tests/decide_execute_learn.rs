@@ -32,7 +32,7 @@ fn run(engine: &mut Engine, exec: &mut Executor, now_ms: u64, snap: &Snapshot, e
     let apps = apps(snap);
     let input = Input { now_ms, snapshot: snap, apps: &apps, events };
     let actions = engine.decide(&input);
-    let outcomes = exec.execute(&actions, snap.memory.used_bytes);
+    let outcomes = exec.execute(&actions, snap.memory.used_bytes, &|_| None);
     for o in &outcomes {
         metrics::account(counters, o);
     }

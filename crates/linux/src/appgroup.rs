@@ -77,6 +77,14 @@ pub fn of_process(root: &SysRoot, pid: u32, domain: &Domain) -> Option<AppGroup>
 }
 
 /// The group's memory use now.
+/// Anonymous pages the kernel read back into this app's group after evicting them
+/// (`workingset_refault_anon` of its `memory.stat`): the refault study's metric, per app.
+pub fn anon_refaults(group: &AppGroup) -> Option<u64> {
+    let text = std::fs::read_to_string(group.memory.join("memory.stat")).ok()?;
+    let n = crate::parse::pairs(&text).find_map(|(k, v)| (k == "workingset_refault_anon").then_some(v));
+    n
+}
+
 pub fn usage(group: &AppGroup) -> Result<u64> {
     let f = ["memory.usage_in_bytes", "memory.current"].iter().map(|n| group.memory.join(n)).find(|f| f.exists()).ok_or_else(|| Error::Refused(format!("{}: no memory usage file", group.memory.display())))?;
     let text = std::fs::read_to_string(&f).map_err(|e| Error::io(&f, e))?;

@@ -220,6 +220,7 @@ fn read_v1(dir: &Path, ram_bytes: u64) -> Result<(MemoryState, Counters)> {
         steal_pages: None,
         major_faults: t("pgmajfault"),
         oom_kills: field(&oom_control, "oom_kill"),
+        direct_reclaims: read_num(&dir.join("memory.failcnt")).ok(),
     };
     Ok((mem, counters))
 }
@@ -273,8 +274,45 @@ fn read_v2(dir: &Path, top: Option<&Path>, ram_bytes: u64) -> Result<(MemoryStat
         steal_pages: s("pgsteal"),
         major_faults: s("pgmajfault"),
         oom_kills: field(&events, "oom_kill"),
+        direct_reclaims: field(&events, "max"),
     };
     Ok((mem, counters))
+}
+
+/// A v1 memory group's `memory.swappiness` set while this lives, put back on drop. A setting
+/// of the group alone, which goes with it: nothing machine-wide to record.
+#[derive(Debug)]
+pub struct SwappinessGuard {
+    file: PathBuf,
+    old: String,
+}
+
+impl SwappinessGuard {
+    /// Set the group's swappiness (0..=200). Only v1 memory groups have one: a v2 group or
+    /// the system domain is refused, naming what to do instead.
+    pub fn set(dirs: &CgroupDirs, value: u32) -> Result<SwappinessGuard> {
+        if value > 200 {
+            return Err(Error::Refused(format!("swappiness {value} is out of range: give 0..=200")));
+        }
+        let Some(MemorySource::V1(dir)) = dirs.memory_source() else {
+            return Err(Error::Refused(format!("cgroup {} has no v1 memory.swappiness (v2 groups have none): set vm.swappiness for the machine instead", dirs.path)));
+        };
+        let file = dir.join("memory.swappiness");
+        let old = read_file(&file)?.trim().to_string();
+        std::fs::write(&file, value.to_string()).map_err(|e| Error::io(&file, e))?;
+        Ok(SwappinessGuard { file, old })
+    }
+}
+
+impl Drop for SwappinessGuard {
+    fn drop(&mut self) {
+        // A group removed meanwhile needs nothing put back.
+        if self.file.exists() {
+            if let Err(e) = std::fs::write(&self.file, &self.old) {
+                eprintln!("memorch: putting {} back to {} failed: {e}", self.file.display(), self.old);
+            }
+        }
+    }
 }
 
 /// Every pid in the group and its descendants, in all of the group's hierarchies.

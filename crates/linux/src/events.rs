@@ -28,12 +28,15 @@ pub struct PsiTrigger {
 impl PsiTrigger {
     /// Open a trigger of `stall_us` per `window_us`. Where the kernel refuses the window
     /// (without CAP_SYS_RESOURCE only whole multiples of 2 s are allowed), the window is
-    /// rounded up to the next multiple of 2 s and the stall scaled with it.
+    /// rounded up to the next multiple of 2 s and the stall kept: the trigger fires as soon
+    /// as the asked one would (the stall reached within a window), at most once a window.
+    /// (Scaling the stall with the window, as done first, let lmkd's triggers fire only
+    /// after the memcg's OOM killer had acted: issue 12.)
     pub fn open(path: &Path, kind: StallKind, stall_us: u64, window_us: u64) -> Result<PsiTrigger> {
         match Self::try_open(path, kind, stall_us, window_us) {
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && window_us % 2_000_000 != 0 => {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && !window_us.is_multiple_of(2_000_000) => {
                 let w = window_us.div_ceil(2_000_000) * 2_000_000;
-                let s = stall_us * w / window_us;
+                let s = stall_us.min(w);
                 Self::try_open(path, kind, s, w)
                     .map_err(|e| Error::Other { what: format!("PSI trigger on {}", path.display()), detail: format!("{e} (even with a {w} µs window)") })
             }

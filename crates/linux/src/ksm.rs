@@ -224,3 +224,14 @@ pub fn read_process(root: &SysRoot, pid: u32) -> Result<ProcessKsm> {
         merge_any: text.lines().any(|l| l.trim() == "ksm_merge_any: yes"),
     })
 }
+
+/// CPU time the kernel's `ksmd` thread has used, in µs (the thesis's measure of what KSM
+/// costs). Read, never touched: the kernel thread named `ksmd`, a child of `kthreadd` (2).
+pub fn ksmd_cpu_us(root: &SysRoot) -> Option<u64> {
+    let dir = std::fs::read_dir(root.path("/proc")).ok()?;
+    let ksmd = dir.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()).find_map(|pid| {
+        let s = crate::process::read_stat(root, pid).ok()?;
+        (s.name == "ksmd" && s.ppid == 2 && s.is_kernel_thread()).then_some(s)
+    })?;
+    Some(ksmd.cpu_ticks * 1_000_000 / root.clock_ticks)
+}

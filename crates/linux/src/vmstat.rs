@@ -23,6 +23,7 @@ pub fn counters_from_vmstat(text: &str) -> Counters {
             "pswpout" => c.swap_out_pages = Some(v),
             "pgmajfault" => c.major_faults = Some(v),
             "oom_kill" => c.oom_kills = Some(v),
+            k if k.starts_with("allocstall_") => add(&mut c.direct_reclaims, v),
             "pgscan_kswapd" | "pgscan_direct" | "pgscan_khugepaged" | "pgscan_proactive" => add(&mut c.scan_pages, v),
             "pgsteal_kswapd" | "pgsteal_direct" | "pgsteal_khugepaged" | "pgsteal_proactive" => add(&mut c.steal_pages, v),
             _ => {}
@@ -37,12 +38,13 @@ mod tests {
 
     #[test]
     fn sums_reclaim_sources_and_leaves_missing_counters_none() {
-        let text = "pgscan_kswapd 10\npgscan_direct 5\npgsteal_kswapd 7\npswpin 3\nworkingset_refault_anon 9\n";
+        let text = "pgscan_kswapd 10\npgscan_direct 5\npgsteal_kswapd 7\npswpin 3\nworkingset_refault_anon 9\nallocstall_normal 2\nallocstall_movable 4\n";
         let c = counters_from_vmstat(text);
         assert_eq!(c.scan_pages, Some(15));
         assert_eq!(c.steal_pages, Some(7));
         assert_eq!(c.swap_in_pages, Some(3));
         assert_eq!(c.refault_anon_pages, Some(9));
         assert_eq!(c.oom_kills, None);
+        assert_eq!(c.direct_reclaims, Some(6));
     }
 }

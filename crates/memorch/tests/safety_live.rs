@@ -229,3 +229,27 @@ fn config_check_refuses_an_empty_socket() {
     assert!(err.contains("socket") && err.contains("line 1"), "{err}");
     std::fs::remove_file(cfg).unwrap();
 }
+
+/// A victim the activity manager brought back to the front between the decision and the kill
+/// (its `oom_score_adj` lowered) is spared; one still as the decision saw it is killed.
+#[test]
+fn a_victim_brought_back_to_the_front_since_the_decision_is_spared() {
+    use memorch_daemon::executor::Actuators;
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let root = memorch_linux::SysRoot::live();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-spare"), Some(256 * MIB)).unwrap();
+    let pid = sb.spawn(Command::new("sleep").arg("600")).unwrap().id();
+    std::fs::write(format!("/proc/{pid}/oom_score_adj"), "900").unwrap();
+    let domain = memorch_linux::Domain::open(&root, &memorch_linux::DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let mut live = memorch_daemon::executor::live::Live::new(root, domain, std::env::temp_dir());
+    // Decided on as cached (900); in front now (0): spared, and it says why.
+    std::fs::write(format!("/proc/{pid}/oom_score_adj"), "0").unwrap();
+    let e = live.kill(pid, "test", Some(900)).err().expect("spared");
+    assert!(e.contains("came back to the front"), "{e}");
+    assert!(alive(pid));
+    // Decided on as it is now: killed.
+    let k = live.kill(pid, "test", Some(0)).expect("killed");
+    assert!(k.pidfd.as_ref().unwrap().wait_exit(Duration::from_secs(5)));
+}

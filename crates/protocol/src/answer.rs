@@ -50,6 +50,9 @@ pub struct Counters {
     pub decisions: u64,
     pub full_snapshots: u64,
     pub cheap_snapshots: u64,
+    /// Light looks while polling after a pressure trigger (no process walk).
+    #[serde(default)]
+    pub polls: u64,
     pub pressure_events: u64,
     /// Actions done (not dry-run), by kind.
     pub actions: BTreeMap<String, u64>,

@@ -27,17 +27,10 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
                 state.dry.remove(pid);
             }
             Event::LaunchIntent { app, expected_bytes: Some(b) } => state.stats.entry(app).observe_size(*b),
-            Event::VictimGone { pid } => {
-                if let Some((pids, _)) = &mut state.pending_kill {
-                    pids.retain(|p| p != pid);
-                    if pids.is_empty() {
-                        state.pending_kill = None;
-                    }
-                }
-            }
             _ => {}
         }
     }
+    observe_deaths(state, input.events);
     for a in input.apps {
         state.stats.entry(&a.name).observe_size(a.pss_bytes.unwrap_or(a.rss_bytes()));
     }
@@ -67,6 +60,20 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     }
 }
 
+/// Victims whose pidfds said they are gone: a pending kill ends with its last victim.
+pub fn observe_deaths(state: &mut State, events: &[Event]) {
+    for e in events {
+        if let Event::VictimGone { pid } = e {
+            if let Some((pids, _)) = &mut state.pending_kill {
+                pids.retain(|p| p != pid);
+                if pids.is_empty() {
+                    state.pending_kill = None;
+                }
+            }
+        }
+    }
+}
+
 /// Pages of a compacted app that come back (its swap falls) within the window shrink its
 /// step and move it down the compaction order; a window with little coming back grows it.
 fn watch_refaults(state: &mut State, preset: &Preset, input: &Input) {
@@ -82,7 +89,12 @@ fn watch_refaults(state: &mut State, preset: &Preset, input: &Input) {
             continue;
         };
         c.swap_peak = c.swap_peak.max(app.swap_bytes);
-        c.came_back = c.came_back.max(c.swap_peak - app.swap_bytes);
+        // What came back: the kernel's count of pages read back where the app's group keeps
+        // one (the refault study's metric); else falls of its swap, which frees count in too.
+        c.came_back = match (app.anon_refaults, c.refaults_before) {
+            (Some(now), Some(before)) => now.saturating_sub(before) * PAGE,
+            _ => c.came_back.max(c.swap_peak - app.swap_bytes),
+        };
         let moved = c.swap_peak.saturating_sub(c.swap_before);
         let soon_back = moved > 0 && c.came_back as f64 > target * moved as f64;
         let expired = input.now_ms.saturating_sub(c.at_ms) >= REFAULT_WINDOW_MS;

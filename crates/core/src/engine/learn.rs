@@ -54,9 +54,11 @@ impl Engine {
                     if *scope == CompactScope::SharedObjects {
                         self.state.so_done.insert(*pid);
                     }
-                    let before = input.apps.iter().find(|a| a.pid == *pid).map_or(0, |a| a.swap_bytes);
+                    let seen = input.apps.iter().find(|a| a.pid == *pid);
+                    let before = seen.map_or(0, |a| a.swap_bytes);
+                    let refaults_before = seen.and_then(|a| a.anon_refaults);
                     if matches!(scope, CompactScope::Anon | CompactScope::All) {
-                        self.state.compacted.entry(*pid).or_insert(Compacted { app: app.clone(), at_ms: now, swap_before: before, swap_peak: before, came_back: 0 });
+                        self.state.compacted.entry(*pid).or_insert(Compacted { app: app.clone(), at_ms: now, swap_before: before, swap_peak: before, came_back: 0, refaults_before });
                     }
                     if max_pages.is_none() {
                         self.state.whole.insert(*pid, now);
@@ -70,11 +72,12 @@ impl Engine {
                 }
                 ActionKind::Kill { victims, .. } => {
                     self.state.pending_kill = Some((victims.iter().map(|v| v.pid).collect(), now));
+                    self.state.lmkd.killing = true;
                     let thrash = action.reason.fields.get(THRASH_KILL).is_some_and(|v| *v > 0.0);
                     if let (true, Detection::Psi(l)) = (thrash, &self.preset.detection) {
-                        let base = if input.snapshot.memory.total_bytes <= l.low_ram_bytes { l.thrashing_limit_low_ram_pct } else { l.thrashing_limit_pct };
-                        let limit = self.state.lmkd.limit_pct.unwrap_or(base);
-                        self.state.lmkd.limit_pct = Some(limit * (100.0 - l.thrashing_decay_pct) / 100.0);
+                        let total = input.snapshot.memory.total_bytes;
+                        let limit = self.state.lmkd.limit_pct.unwrap_or(l.thrashing_base_pct(total));
+                        self.state.lmkd.limit_pct = Some(limit * (100.0 - l.thrashing_decay(total)) / 100.0);
                     }
                 }
                 ActionKind::Ksm { run, .. } => self.state.ksm_running = *run,

@@ -37,6 +37,19 @@ pub struct Input<'a> {
     pub events: &'a [Event],
 }
 
+/// Whether a decision on these events is a poll between full looks: a poll, with at most the
+/// deaths of victims since. Its apps are the last full look's, so only kill decisions are
+/// taken on it and nothing is learned from the apps.
+pub fn is_poll(events: &[Event]) -> bool {
+    events.iter().any(|e| matches!(e, Event::Poll)) && events.iter().all(|e| matches!(e, Event::Poll | Event::VictimGone { .. }))
+}
+
+impl Input<'_> {
+    pub fn is_poll(&self) -> bool {
+        is_poll(self.events)
+    }
+}
+
 /// A compaction memorch did, watched for pages that come back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Compacted {
@@ -47,15 +60,38 @@ pub struct Compacted {
     pub swap_peak: u64,
     /// Largest fall from the peak since: what came back.
     pub came_back: u64,
+    /// The app's refault count when compacted, where its group counts them: what came back
+    /// is then the kernel's count of pages read back, not falls of its swap (which frees too).
+    #[serde(default)]
+    pub refaults_before: Option<u64>,
 }
 
-/// lmkd's thrashing bookkeeping.
+/// lmkd's bookkeeping (`mp_event_psi`'s statics).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LmkdState {
+    #[serde(default)]
+    pub started: bool,
+    /// The thrashing window: when it began, the file refaults and file LRU (pages) then.
     pub window_start_ms: u64,
     pub window_start_refaults: u64,
+    #[serde(default)]
+    pub base_file_lru: u64,
+    /// An over-limit window's thrashing carried into the next, halved a window.
+    #[serde(default)]
+    pub prev_thrash_growth: f64,
     /// The current limit, decayed after each thrashing kill; `None` = the base limit.
     pub limit_pct: Option<f64>,
+    /// File refaults, direct reclaims and other reclaim work at the last look: with none
+    /// grown, lmkd stops early.
+    #[serde(default)]
+    pub prev_refaults: Option<u64>,
+    #[serde(default)]
+    pub direct_reclaims: Option<u64>,
+    #[serde(default)]
+    pub background_reclaim: Option<u64>,
+    /// A kill was done since the last look (the next one is a cycle after a kill).
+    #[serde(default)]
+    pub killing: bool,
 }
 
 /// What the engine remembers between decisions.
@@ -145,6 +181,12 @@ impl Engine {
     /// Decide what to do now. Never empty: "nothing" comes with its reason. Where no
     /// launcher speaks, what the user does is inferred from the apps first (infer.rs).
     pub fn decide(&mut self, input: &Input) -> Vec<Action> {
+        if input.is_poll() {
+            feedback::observe_deaths(&mut self.state, input.events);
+            let mut ctx = ladder::Ctx::new(input, &self.preset, &mut self.state);
+            ladder::run_kills(&mut ctx);
+            return ctx.finish();
+        }
         let inferred = self.state.observed.infer(input.now_ms, input.apps, input.events);
         let events: Vec<Event>;
         let input = &if inferred.is_empty() {

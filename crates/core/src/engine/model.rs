@@ -26,6 +26,11 @@ pub struct App {
     /// not freezable (`None`).
     #[serde(default)]
     pub frozen: Option<bool>,
+    /// Anonymous pages the kernel read back into the app after evicting them
+    /// (`workingset_refault_anon` of its own memory group), where it has one and a preset
+    /// weighs refaults; `None` otherwise.
+    #[serde(default)]
+    pub anon_refaults: Option<u64>,
     pub age_ms: u64,
     /// On the protected list of the config: never acted on.
     pub protected: bool,
@@ -65,6 +70,7 @@ impl App {
             so_unshared_bytes: None,
             ksm_mergeable: false,
             frozen: None,
+            anon_refaults: None,
             age_ms: p.age_ms,
             protected: false,
         }
@@ -100,6 +106,10 @@ pub enum Event {
     Screen { on: bool },
     /// The periodic tick.
     Timer,
+    /// A look between ticks while pressure lasts (lmkd's polling after a PSI trigger): memory
+    /// and counters are fresh, the apps are those of the last full look, so only the kill
+    /// steps act on it.
+    Poll,
 }
 
 /// Which pages a compaction moves (as `memorch compact` takes them).
@@ -175,6 +185,8 @@ pub enum Step {
     Kill,
     Lmk,
     Lmkd,
+    /// Android's activity manager keeping a fixed count of cached apps (MOS's baseline).
+    Ams,
     /// Freezing cached apps, thawing them when they come back.
     Freeze,
     /// Telling apps to trim before memorch compresses or kills.

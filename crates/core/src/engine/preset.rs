@@ -80,23 +80,32 @@ pub struct Lmkd {
     pub psi_partial_stall_us: u64,
     pub psi_complete_stall_us: u64,
     pub psi_window_us: u64,
+    /// Low-RAM devices (`ro.config.low_ram`) trigger on a longer partial stall (200 ms).
+    #[serde(default)]
+    pub psi_partial_stall_low_ram_us: Option<u64>,
     /// Swap is "low" below this share free.
     pub swap_free_low_pct: f64,
-    /// Thrashing = file refaults since the window began, as % of the file LRU.
+    /// Thrashing = file refaults since the window began, as % of the file LRU at its start.
     pub thrashing_limit_pct: f64,
     /// Low-RAM devices use a lower limit.
     pub thrashing_limit_low_ram_pct: f64,
     pub low_ram_bytes: u64,
     /// Cut the limit by this much after each thrashing kill; reset when a window ends.
     pub thrashing_decay_pct: f64,
+    /// … and by this much on low-RAM devices.
+    #[serde(default)]
+    pub thrashing_decay_low_ram_pct: Option<f64>,
     pub thrashing_window_ms: u64,
     /// Watermarks as a share of the domain (zone min/low/high).
     pub wmark_min_frac: f64,
     pub wmark_low_frac: f64,
     pub wmark_high_frac: f64,
-    /// Least important class each reason may kill: plain low memory: cached only (> 700);
-    /// thrashing or low swap: above perceptible (> 200); critical: anything.
-    pub min_class_low_memory: Class,
+    /// Least important class each reason may kill. lmkd's PSI strategy has no "plain low
+    /// memory" reason; SWAM's EOOM kills on a low watermark alone (`None` here: never).
+    /// Thrashing or low swap: above perceptible (> 200) unless below the min watermark or
+    /// thrashing over twice the limit; a complete stall or pressure right after a kill: any.
+    #[serde(default)]
+    pub min_class_low_memory: Option<Class>,
     pub min_class_thrashing: Class,
     pub min_class_critical: Class,
     /// One victim, then wait for it to die (kill timeout).
@@ -180,6 +189,19 @@ pub struct SwapPolicy {
     pub max_files: u32,
     /// Not again within this time.
     pub grow_interval_ms: u64,
+    /// A storage swap of this share of the domain's memory set up at start, below zram in
+    /// priority (SWAM's NAND-swap baselines, MeeGo's MMC swap): fixed, not grown or removed.
+    #[serde(default)]
+    pub storage_pct: Option<f64>,
+    /// The domain's swappiness (v1 memcg `memory.swappiness`) while the daemon runs
+    /// (MeeGo: 30 on the N9, 60 found better); `None`: left as it is.
+    #[serde(default)]
+    pub swappiness: Option<u32>,
+    /// Add a file as soon as zram is that full, at any look, pressure or not (SWAM's
+    /// dynamic swap allocator allocates "on demand"); false: only under pressure, before a
+    /// kill or a launch (memorch).
+    #[serde(default)]
+    pub grow_on_fill: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -243,12 +265,22 @@ pub struct Preset {
     /// Tell apps that listen to trim before compressing or killing (margins.rs).
     #[serde(default)]
     pub trim_notices: bool,
+    /// Android's activity manager before the LMK: more cached apps than this and the least
+    /// recently used beyond the count are killed, whatever memory is free (Android 4.4,
+    /// the baseline MOS beats: "AMS kills an application based on the fixed number of
+    /// background applications"). `None`: no count.
+    #[serde(default)]
+    pub max_cached_apps: Option<u32>,
 }
 
 /// Android's freezer delay (CachedAppOptimizer `freeze_debounce_timeout`: 10 s).
 pub const FREEZE_AFTER_MS: u64 = 10_000;
 
 pub const NAMES: [&str; 8] = ["kernel", "lmk-classic", "compcache", "thesis", "lmkd", "mos", "swam", "memorch"];
+
+/// The papers' baselines, each a manager of its own, so that each paper's comparison is
+/// re-run against what it compared with (docs/presets.md, docs/results.md).
+pub const BASELINES: [&str; 7] = ["android-4.4", "swam-zram", "swam-nand", "swam-zram-nand", "meego-mmc", "meego-zram", "meego-zram-mmc"];
 
 fn no_swap() -> SwapPolicy {
     SwapPolicy {
@@ -260,6 +292,9 @@ fn no_swap() -> SwapPolicy {
         file_frac: 0.125,
         max_files: 0,
         grow_interval_ms: 30_000,
+        storage_pct: None,
+        swappiness: None,
+        grow_on_fill: false,
     }
 }
 
@@ -300,12 +335,20 @@ impl Preset {
             "mos" => mos(),
             "swam" => swam(),
             "memorch" => memorch(),
+            "android-4.4" => android_4_4(),
+            "swam-zram" => swam_baseline("swam-zram", Some(12.5), None),
+            "swam-nand" => swam_baseline("swam-nand", None, Some(50.0)),
+            "swam-zram-nand" => swam_baseline("swam-zram-nand", Some(12.5), Some(50.0)),
+            "meego-mmc" => meego("meego-mmc", None, Some(29.0), None),
+            "meego-zram" => meego("meego-zram", Some(15.0), None, Some(60)),
+            "meego-zram-mmc" => meego("meego-zram-mmc", Some(15.0), Some(29.0), Some(60)),
             _ => return None,
         })
     }
 
+    /// Every preset: the systems, then the papers' baselines.
     pub fn all() -> Vec<Preset> {
-        NAMES.iter().map(|n| Preset::by_name(n).expect("every listed preset exists")).collect()
+        NAMES.iter().chain(BASELINES.iter()).map(|n| Preset::by_name(n).expect("every listed preset exists")).collect()
     }
 
     /// Where a parameter (a dotted key of its JSON form) comes from, for `presets show`.
@@ -316,12 +359,15 @@ impl Preset {
             _ if k.starts_with("detection.levels") || k.starts_with("detection.reference_bytes") => "thesis fig. 2-18, 2-19 (minfree 2048…8192 pages on a 1 GiB phone), scaled to the domain",
             _ if k.starts_with("detection.require_file_below") => "thesis §2.6.4 lowmem_shrink: other_free and other_file below minfree",
             _ if k.starts_with("detection.death_pending_ms") => "lowmemorykiller.c lowmem_deathpending_timeout (1 s)",
+            _ if k.starts_with("detection.psi_partial_stall_low_ram") => "lmkd DEF_PARTIAL_STALL_LOWRAM 200 ms (ro.lmk.psi_partial_stall_ms on low-RAM devices)",
             _ if k.starts_with("detection.psi_") => "lmkd: PSI some 70 ms / full 700 ms per 1 s (anchors.md); windows are rounded to 2 s multiples where the kernel refuses 1 s",
+            _ if k.starts_with("detection.thrashing_decay_low_ram") => "lmkd DEF_THRASHING_DECAY_LOWRAM 50 %",
             _ if k.starts_with("detection.swap_free_low_pct") => "lmkd swap_free_low_percentage 10 (anchors.md)",
             _ if k.starts_with("detection.thrashing") => "lmkd thrashing_limit 100 % (30 % low-RAM), decay after each kill (anchors.md)",
-            _ if k.starts_with("detection.low_ram_bytes") => "lmkd low-RAM devices (ro.config.low_ram); memorch: domains up to 2 GiB",
+            _ if k.starts_with("detection.low_ram_bytes") => "lmkd low-RAM devices (ro.config.low_ram: Android Go, 1 GB phones); the 2 GiB devices here scale SWAM's 4 GB and MOS's 2 GB phones, which are not low-RAM",
             _ if k.starts_with("detection.wmark") => "lmkd zone watermarks min/low/high; memorch: shares of the domain",
-            _ if k.starts_with("detection.min_class") => "lmkd: low memory kills cached (> 700), thrashing/low swap > 200, critical anything (anchors.md)",
+            "swam" if k.starts_with("detection.min_class_low_memory") => "SWAM §4.3: EOOM \"comes into play when the available memory space is insufficient\": a low watermark alone opens background services",
+            _ if k.starts_with("detection.min_class") => "lmkd mp_event_psi: thrashing/low swap > 200 (perceptible) unless below min or thrashing ≥ 2× the limit; complete stall and pressure after a kill: anything; no plain low-memory reason",
             _ if k.starts_with("detection.kill_timeout_ms") => "lmkd kill timeout 100 ms: one kill, then wait for it to die",
             _ if k.starts_with("detection.critical_available_frac") => "ChromeOS resourced critical margin 5.2 % (anchors.md)",
             _ if k.starts_with("detection.psi_some_target_pct") => "Senpai/TMO: aim for a small bounded pressure (anchors.md)",
@@ -329,8 +375,8 @@ impl Preset {
             _ if k.starts_with("detection.") => "memorch (DESIGN.md §4): bands chosen here, documented in docs/presets.md",
             "thesis" if k.starts_with("compaction.") => "thesis §3.3: empty apps first, whole at idle, 32 pages a step under slight shortage",
             "thesis" if k.starts_with("ksm.") => "thesis §3.3 optimisations 1 and 2; ksmd defaults 100 pages / 20 ms",
-            "swam" if k.starts_with("compaction.") => "SWAM §4.2 OOM cleaner (SO eraser first); dynamic unmap unit 4 MiB = 1024 pages (§4.1)",
-            "swam" if k.starts_with("swap.") => "SWAM §5.1: zram 1 GB of 8 GB (12.5 %) lz4; swam files grown on demand, removed when idle (ISOP eraser)",
+            "swam" if k.starts_with("compaction.") => "SWAM §4.1-4.2: unshared SO pages of every background app first, then normal pages for what is short (free to the high watermark), at least one 4 MiB unmap unit (1024 pages)",
+            "swam" if k.starts_with("swap.") => "SWAM §4.1, §5.1: zram 1 GB of 8 GB (12.5 %) lz4; swam files allocated on demand once zram fills (the next when the last is used), removed when idle (ISOP eraser)",
             "mos" | "memorch" if k.starts_with("ahead.threshold_frac") => "MOS §IV: LMK threshold 120 MB on a 2 GB Nexus 5",
             "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
             "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
@@ -338,12 +384,19 @@ impl Preset {
             "memorch" if k.starts_with("trim_notices") => "Android onTrimMemory, freedesktop low-memory-monitor (anchors.md \"Newer\"); off: on the trim scenario it cost stall and kills (docs/results.md); memorch:trim=on turns it on",
             _ if k.starts_with("trim_notices") => "no notices (the paper's system has none)",
             _ if k.starts_with("freeze_after_ms") => "no freezer (the paper's system has none)",
+            _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files, every 5 s while zram is full (SWAM's 30 s killed apps on realapps while one file filled, docs/results.md)",
-            "kernel" | "compcache" | "thesis" | "mos" if k.starts_with("swap.") => "thesis and MeeGo compcache: zram 25 % of RAM, lzo (papers 000, 002)",
+            "mos" | "android-4.4" if k.starts_with("swap.") => "MOS §I: \"mobile devices do not perform memory swapping\" (Nexus 5, Android 4.4): no swap",
+            "android-4.4" if k.starts_with("max_cached_apps") => "MOS §II: AMS kills cached apps beyond a fixed count; workloads.md: at most 24 on the Nexus 5",
+            "swam-zram" | "swam-nand" | "swam-zram-nand" if k.starts_with("swap.") => "SWAM §5.1 baselines on the low-end device: ZRAM 512 MB of 4 GB (12.5 %) lz4, NAND-swap 2 GB (50 %), or both; LMKD/OOMK as Android's",
+            "swam-zram" | "swam-nand" | "swam-zram-nand" => "SWAM §5.1: the baselines run \"the original LMKD/OOMK\": the lmkd preset",
+            "meego-mmc" | "meego-zram" | "meego-zram-mmc" if k.starts_with("swap.") => "MeeGo compcache (paper 002): N900 256 MB with 75 MB MMC swap (29 %); ramzswap 15 % with swappiness 60 \"the best choice\"; ramzswap + MMC swap (lower priority) \"best choice\" of the N900 test",
+            "meego-mmc" | "meego-zram" | "meego-zram-mmc" => "MeeGo (paper 002): no manager of its own; the kernel's OOM killer",
+            "kernel" | "compcache" | "thesis" if k.starts_with("swap.") => "thesis and MeeGo compcache: zram 25 % of RAM, lzo (papers 000, 002)",
             "lmkd" if k.starts_with("swap.") => "Android: zram (half of RAM, lz4 on recent devices)",
             _ if k.starts_with("kill.") => "DESIGN.md §5 table",
             _ => "DESIGN.md §5",
@@ -365,6 +418,7 @@ fn kernel() -> Preset {
         app_groups: false,
         freeze_after_ms: None,
         trim_notices: false,
+        max_cached_apps: None,
     }
 }
 
@@ -382,6 +436,7 @@ fn lmk_classic() -> Preset {
         app_groups: false,
         freeze_after_ms: None,
         trim_notices: false,
+        max_cached_apps: None,
     }
 }
 
@@ -399,6 +454,7 @@ fn compcache() -> Preset {
         app_groups: false,
         freeze_after_ms: None,
         trim_notices: false,
+        max_cached_apps: None,
     }
 }
 
@@ -416,6 +472,7 @@ fn thesis() -> Preset {
         app_groups: false,
         freeze_after_ms: None,
         trim_notices: false,
+        max_cached_apps: None,
     }
 }
 
@@ -428,16 +485,18 @@ fn lmkd() -> Preset {
             psi_partial_stall_us: 70_000,
             psi_complete_stall_us: 700_000,
             psi_window_us: 1_000_000,
+            psi_partial_stall_low_ram_us: Some(200_000),
             swap_free_low_pct: 10.0,
             thrashing_limit_pct: 100.0,
             thrashing_limit_low_ram_pct: 30.0,
-            low_ram_bytes: 2 << 30,
+            low_ram_bytes: 1 << 30,
             thrashing_decay_pct: 10.0,
+            thrashing_decay_low_ram_pct: Some(50.0),
             thrashing_window_ms: 1000,
             wmark_min_frac: 0.005,
             wmark_low_frac: 0.01,
             wmark_high_frac: 0.015,
-            min_class_low_memory: Class::Cached,
+            min_class_low_memory: None,
             min_class_thrashing: Class::Service,
             min_class_critical: Class::Foreground,
             kill_timeout_ms: 100,
@@ -445,11 +504,12 @@ fn lmkd() -> Preset {
         compaction: None,
         ksm: None,
         swap: zram(50.0, "lz4"),
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenLru },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
         trim_notices: false,
+        max_cached_apps: None,
     }
 }
 
@@ -457,11 +517,11 @@ fn lmkd() -> Preset {
 fn mos() -> Preset {
     Preset {
         name: "mos".into(),
-        summary: "MOS: at home reclaim page cache then app cache to the LMK threshold; before a big launch kill cached apps at once to fit (MOS §IV)".into(),
+        summary: "MOS: at home reclaim page cache then app cache to the LMK threshold; before a big launch kill cached apps at once to fit; no swap, as on its Nexus 5 (MOS §IV)".into(),
         detection: Detection::Minfree(Minfree::thesis()),
         compaction: None,
         ksm: None,
-        swap: zram(25.0, "lzo-rle"),
+        swap: no_swap(),
         kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
         ahead: Some(Ahead {
             home: true,
@@ -476,6 +536,7 @@ fn mos() -> Preset {
         app_groups: false,
         freeze_after_ms: None,
         trim_notices: false,
+        max_cached_apps: None,
     }
 }
 
@@ -485,7 +546,7 @@ fn swam() -> Preset {
         name: "swam".into(),
         summary: "SWAM: zram plus storage swap files added and removed between watermarks; unshared shared-object pages first; victims by class then launch cost (SWAM §4)".into(),
         detection: Detection::Psi(Lmkd {
-            min_class_low_memory: Class::Service,
+            min_class_low_memory: Some(Class::Service),
             ..match lmkd().detection {
                 Detection::Psi(l) => l,
                 _ => unreachable!("lmkd is PSI"),
@@ -515,13 +576,60 @@ fn swam() -> Preset {
             grow_below_ratio: 0.0,
             file_frac: 0.125,
             max_files: 4,
-            grow_interval_ms: 30_000,
+            // On demand: the next file as soon as the last one fills (an empty file still
+            // blocks the next); SWAM gives no interval.
+            grow_interval_ms: 5_000,
+            storage_pct: None,
+            swappiness: None,
+            grow_on_fill: true,
         },
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenRelaunchCost },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::OomBadnessOverRelaunch },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
         trim_notices: false,
+        max_cached_apps: None,
+    }
+}
+
+/// Android 4.4 as MOS measured it (MOS §II): the in-kernel LMK, and the activity manager
+/// killing cached apps beyond a fixed count; no swap.
+fn android_4_4() -> Preset {
+    Preset {
+        name: "android-4.4".into(),
+        summary: "MOS's baseline, Android 4.4 on a Nexus 5: the activity manager kills the least recently used cached apps beyond 24, the in-kernel LMK the rest; no swap (MOS §II)".into(),
+        max_cached_apps: Some(24),
+        ..lmk_classic()
+    }
+}
+
+/// SWAM's baselines (§5.1): Android's lmkd and OOM killer over zram, storage swap or both.
+fn swam_baseline(name: &str, zram_pct: Option<f64>, storage_pct: Option<f64>) -> Preset {
+    let what = match (zram_pct, storage_pct) {
+        (Some(_), None) => "ZRAM 512 MB of 4 GB",
+        (None, Some(_)) => "NAND-swap 2 GB of 4 GB",
+        _ => "ZRAM and NAND-swap",
+    };
+    Preset {
+        name: name.into(),
+        summary: format!("SWAM's baseline {what} (SWAM §5.1): Android's lmkd and OOM killer over that swap"),
+        swap: SwapPolicy { zram_pct, zram_algorithm: "lz4".into(), storage_pct, ..no_swap() },
+        ..lmkd()
+    }
+}
+
+/// MeeGo's swap set-ups on the N900 (paper 002): no manager, the kernel's OOM killer.
+fn meego(name: &str, zram_pct: Option<f64>, storage_pct: Option<f64>, swappiness: Option<u32>) -> Preset {
+    let what = match (zram_pct, storage_pct) {
+        (None, _) => "its MMC swap (75 MB of 256 MB)",
+        (Some(_), None) => "ramzswap of 15 % of RAM, swappiness 60",
+        _ => "ramzswap of 15 % (higher priority) and its MMC swap, swappiness 60",
+    };
+    Preset {
+        name: name.into(),
+        summary: format!("MeeGo on the N900 with {what} (paper 002); the kernel alone reclaims and kills"),
+        swap: SwapPolicy { zram_pct, zram_algorithm: "lzo".into(), storage_pct, swappiness, ..no_swap() },
+        ..kernel()
     }
 }
 
@@ -567,6 +675,9 @@ fn memorch() -> Preset {
             // Not the 30 s of SWAM's: a file that fills in seconds while zram is full is
             // followed by the next (an empty file still waits), or the shortfall is killed.
             grow_interval_ms: 5_000,
+            storage_pct: None,
+            swappiness: None,
+            grow_on_fill: false,
         },
         kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost },
         ahead: Some(Ahead {
@@ -585,6 +696,7 @@ fn memorch() -> Preset {
         // Off: on the trim scenario, apps that dropped their caches when told rebuilt them on
         // every visit: more stall, no fewer kills (docs/results.md).
         trim_notices: false,
+        max_cached_apps: None,
     }
 }
 
@@ -594,8 +706,8 @@ mod tests {
 
     #[test]
     fn every_name_has_a_preset() {
-        for n in NAMES {
-            assert_eq!(Preset::by_name(n).unwrap().name, n);
+        for n in NAMES.iter().chain(BASELINES.iter()) {
+            assert_eq!(Preset::by_name(n).unwrap().name, *n);
         }
         assert!(Preset::by_name("nope").is_none());
     }

@@ -4,7 +4,7 @@
 //! ladder step by name, `on` or `off`) or a *parameter* (a dotted key of the preset as
 //! `memorch presets show NAME` lists them, with a JSON value).
 
-use super::preset::{KillMode, Preset, NAMES};
+use super::preset::{KillMode, Preset, BASELINES, NAMES};
 use crate::Class;
 
 /// A ladder step that a spec can switch on or off.
@@ -85,7 +85,7 @@ impl Preset {
             Some((n, o)) => (n, Some(o)),
             None => (spec, None),
         };
-        let mut p = Preset::by_name(name).ok_or_else(|| format!("no preset '{name}': choose one of {}", NAMES.join(", ")))?;
+        let mut p = Preset::by_name(name).ok_or_else(|| format!("no preset '{name}': choose one of {} (or a paper's baseline: {})", NAMES.join(", "), BASELINES.join(", ")))?;
         let Some(overrides) = overrides else { return Ok(p) };
         if overrides.trim().is_empty() {
             return Err(format!("'{spec}': nothing after ':' (give key=value,…; 'memorch presets show {name}' lists the keys)"));
@@ -212,7 +212,7 @@ mod tests {
 
     #[test]
     fn every_switch_reads_what_it_writes() {
-        for name in NAMES {
+        for name in NAMES.iter().chain(BASELINES.iter()) {
             for s in &SWITCHES {
                 let mut p = Preset::by_name(name).unwrap();
                 if (s.get)(&p).is_some() {

@@ -18,6 +18,17 @@ pub enum VictimOrder {
     ClassThenSize,
     /// SWAM's EOOM killer (§4.3): class, then the cheapest relaunch, then size.
     ClassThenRelaunchCost,
+    /// Android lmkd (`find_and_kill_process`, `kill_heaviest_task` off): within a class the
+    /// least recently used (`proc_adj_lru`: the longest away from the front), and from
+    /// perceptible up the heaviest, "to hopefully minimize the number of victims".
+    ClassThenLru,
+    /// SWAM's EOOM killer as its paper describes it (§4.3): it "inherits the functions of the
+    /// traditional OOMK" and "extends" its victim selection with the relaunch cost. Within a
+    /// class (which the OOM killer's `oom_score_adj` term puts first), the kernel's badness
+    /// (resident + swap) divided by the relaunch cost relative to the cheapest candidate's:
+    /// an app twice as costly to relaunch must be twice as bad to die first. (The paper gives
+    /// no formula; this is the nearest that keeps both terms.)
+    OomBadnessOverRelaunch,
     /// memorch (first version): class, then relaunch cost per MB freed, then size.
     ClassThenCostPerMb,
     /// memorch: class, then the least *expected* cost to the user: the chance of a return
@@ -41,6 +52,11 @@ pub struct Candidate<'a> {
     pub relaunch_ms: f64,
     /// How likely the user is to come back to it soon (0..=1); 1 where unknown.
     pub p_return: f64,
+    /// How long since it was last in front (its age where it never was): lmkd's LRU.
+    pub idle_ms: u64,
+    /// The kernel OOM killer's badness: resident + swap bytes, plus `oom_score_adj` × the
+    /// domain's memory / 1000 (`oom_badness`).
+    pub oom_badness: f64,
 }
 
 impl<'a> Candidate<'a> {
@@ -50,7 +66,7 @@ impl<'a> Candidate<'a> {
             || super::stats::AppStats::default().relaunch_ms(app.rss_bytes()),
             |s| s.relaunch_ms(app.rss_bytes()),
         );
-        Candidate { pid: app.pid, app: &app.name, class: app.class, freeable_bytes: freeable, relaunch_ms, p_return: 1.0 }
+        Candidate { pid: app.pid, app: &app.name, class: app.class, freeable_bytes: freeable, relaunch_ms, p_return: 1.0, idle_ms: app.age_ms, oom_badness: 0.0 }
     }
 
     /// What killing it is expected to cost the user: a relaunch, if they come back soon, and
@@ -80,8 +96,17 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }
 
+/// The kernel's `oom_badness` of an app in a domain of `total_bytes`: what it holds (resident
+/// and swapped) plus its `oom_score_adj` in thousandths of the domain.
+pub fn oom_badness(app: &App, total_bytes: u64) -> f64 {
+    (app.rss_bytes() + app.swap_bytes) as f64 + app.class.oom_score_adj().max(0) as f64 * total_bytes as f64 / 1000.0
+}
+
 /// Sort candidates: the first is the first to die.
 pub fn order(cands: &mut [Candidate], order: VictimOrder) {
+    // One scale for EOOM's score: the cheapest relaunch among them is the unit.
+    let unit = cands.iter().map(|c| c.relaunch_ms).fold(f64::INFINITY, f64::min).max(1.0);
+    let eoom = |c: &Candidate| c.oom_badness * unit / c.relaunch_ms.max(1.0);
     cands.sort_by(|a, b| {
         b.class
             .cmp(&a.class)
@@ -90,6 +115,9 @@ pub fn order(cands: &mut [Candidate], order: VictimOrder) {
                 VictimOrder::ClassThenRelaunchCost => cmp_f64(a.relaunch_ms, b.relaunch_ms),
                 VictimOrder::ClassThenCostPerMb => cmp_f64(a.cost_per_mb(), b.cost_per_mb()),
                 VictimOrder::LeastExpectedCost => cmp_f64(a.expected_cost_ms(), b.expected_cost_ms()),
+                VictimOrder::ClassThenLru if a.class > Class::Perceptible => b.idle_ms.cmp(&a.idle_ms),
+                VictimOrder::ClassThenLru => Ordering::Equal,
+                VictimOrder::OomBadnessOverRelaunch => cmp_f64(eoom(b), eoom(a)),
             })
             .then(b.freeable_bytes.cmp(&a.freeable_bytes))
             .then(a.pid.cmp(&b.pid))
@@ -183,7 +211,7 @@ mod tests {
     use super::*;
 
     pub fn cand(pid: u32, class: Class, mb: u64, relaunch_ms: f64) -> Candidate<'static> {
-        Candidate { pid, app: "app", class, freeable_bytes: mb * MIB, relaunch_ms, p_return: 1.0 }
+        Candidate { pid, app: "app", class, freeable_bytes: mb * MIB, relaunch_ms, p_return: 1.0, idle_ms: 0, oom_badness: 0.0 }
     }
 
     #[test]
@@ -283,7 +311,7 @@ mod tests {
     fn freeable_counts_the_zram_pool() {
         let app = App {
             pid: 1, name: "a".into(), class: Class::Cached, ppid: 1, anon_bytes: 10 * MIB, file_bytes: 0, shmem_bytes: 0,
-            swap_bytes: 30 * MIB, pss_bytes: Some(8 * MIB), so_unshared_bytes: None, ksm_mergeable: false, frozen: None, age_ms: 0, protected: false,
+            swap_bytes: 30 * MIB, pss_bytes: Some(8 * MIB), so_unshared_bytes: None, ksm_mergeable: false, frozen: None, anon_refaults: None, age_ms: 0, protected: false,
         };
         assert_eq!(freeable_bytes(&app, 3.0), 18 * MIB);
     }

@@ -54,7 +54,7 @@ impl Actuators for Recording {
         Ok((format!("compacted '{app}' ({pid})"), bytes))
     }
 
-    fn kill(&mut self, pid: u32, _why: &str) -> Result<Killed, String> {
+    fn kill(&mut self, pid: u32, _why: &str, _seen_adj: Option<i32>) -> Result<Killed, String> {
         self.record(Call::Kill { pid });
         self.check(pid)?;
         Ok(Killed { pid, name: format!("pid{pid}"), pidfd: None, rss_bytes: 0, swap_bytes: 0, at: Instant::now(), why: _why.to_string() })

@@ -48,8 +48,11 @@ impl Actuators for Live {
         Ok((format!("compacted '{app}' ({pid}): {} bytes out in {} µs{}", r.moved_bytes, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.moved_bytes))
     }
 
-    fn kill(&mut self, pid: u32, why: &str) -> Result<Killed, String> {
+    fn kill(&mut self, pid: u32, why: &str, seen_adj: Option<i32>) -> Result<Killed, String> {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
+        if let Some(seen) = seen_adj.filter(|s| t.oom_score_adj < *s) {
+            return Err(format!("{} ({pid}) has oom_score_adj {} now, {seen} when the kill was decided: it came back to the front since; spared", t.name, t.oom_score_adj));
+        }
         let s = memorch_linux::kill::signal(&self.root, &t).map_err(|e| e.to_string())?;
         let (rss, swap) = (s.resident.rss_bytes(), s.resident.swap_bytes);
         tracing::info!(pid, uid = s.uid, app = %t.name, class = %t.class, rss_kb = rss / 1024, swap_kb = swap / 1024, reason = %why, "{}", memorch_linux::kill::line(&t.name, pid, s.uid, t.class, t.oom_score_adj, rss, swap, why));

@@ -33,8 +33,10 @@ pub struct Killed {
 pub trait Actuators {
     /// Page out a process's pages; the bytes moved.
     fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String>;
-    /// Send SIGKILL (not waiting); `why` goes into the kill's log line.
-    fn kill(&mut self, pid: u32, why: &str) -> Result<Killed, String>;
+    /// Send SIGKILL (not waiting); `why` goes into the kill's log line. Refused if its
+    /// `oom_score_adj` is now below `seen_adj`, what the decision saw: it came back to the
+    /// front since (an activity manager lowers it first).
+    fn kill(&mut self, pid: u32, why: &str, seen_adj: Option<i32>) -> Result<Killed, String>;
     /// Reap a signalled victim's memory now (process_mrelease).
     fn reap(&mut self, victim: &Killed);
     fn reclaim(&mut self, bytes: u64) -> Result<(String, u64), String>;
@@ -128,19 +130,19 @@ impl Executor {
     /// Carry out a decision. Kills go first (the fastest way to memory when it is short);
     /// outcomes come back in the engine's order. `used_before` is the domain's used memory in
     /// the decision's snapshot: reading it again would flush memcg statistics on the way to
-    /// a kill.
-    pub fn execute(&mut self, actions: &[Action], used_before: u64) -> Vec<Outcome> {
+    /// a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot.
+    pub fn execute(&mut self, actions: &[Action], used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Vec<Outcome> {
         let is_kill = |a: &Action| matches!(a.kind, ActionKind::Kill { .. });
         let mut out: Vec<Option<Outcome>> = vec![None; actions.len()];
         for pass in [true, false] {
             for (i, a) in actions.iter().enumerate().filter(|(_, a)| is_kill(a) == pass) {
-                out[i] = Some(self.one(a, used_before));
+                out[i] = Some(self.one(a, used_before, seen_adj));
             }
         }
         out.into_iter().map(|o| o.expect("every action carried out")).collect()
     }
 
-    fn one(&mut self, a: &Action, used_before: u64) -> Outcome {
+    fn one(&mut self, a: &Action, used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Outcome {
         let mut out = Outcome { action: a.clone(), done: false, dry_run: self.dry_run, result: String::new(), bytes: 0, at: None };
         if matches!(a.kind, ActionKind::Nothing) {
             out.result = "nothing".into();
@@ -153,7 +155,7 @@ impl Executor {
         }
         let r = match &a.kind {
             ActionKind::Compact { pid, app, scope, max_pages } => self.actuators.compact(*pid, app, *scope, *max_pages),
-            ActionKind::Kill { victims, .. } => self.kill(victims.iter().map(|v| (v.pid, v.app.as_str())), &a.reason.text, used_before, &mut out.at),
+            ActionKind::Kill { victims, .. } => self.kill(victims.iter().map(|v| (v.pid, v.app.as_str())), &a.reason.text, seen_adj, used_before, &mut out.at),
             ActionKind::Reclaim { bytes } => self.actuators.reclaim(*bytes),
             ActionKind::Ksm { .. } if !self.manage.ksm => Err("[manage] ksm = false: KSM left alone".into()),
             ActionKind::Ksm { run, pages_to_scan, sleep_ms } => self.actuators.ksm(*run, *pages_to_scan, *sleep_ms).map(|w| (w, 0)),
@@ -198,12 +200,12 @@ impl Executor {
 
     /// Signal every victim first, then reap their memory: the last victim's signal must not
     /// wait for the first one's address space to be torn down.
-    fn kill<'a>(&mut self, victims: impl Iterator<Item = (u32, &'a str)>, why: &str, used_before: u64, at: &mut Option<Instant>) -> Result<(String, u64), String> {
+    fn kill<'a>(&mut self, victims: impl Iterator<Item = (u32, &'a str)>, why: &str, seen_adj: &dyn Fn(u32) -> Option<i32>, used_before: u64, at: &mut Option<Instant>) -> Result<(String, u64), String> {
         let first = self.reaping.len();
         let mut total = 0;
         let mut done = Vec::new();
         for (pid, app) in victims {
-            match self.actuators.kill(pid, why) {
+            match self.actuators.kill(pid, why, seen_adj(pid)) {
                 Ok(k) => {
                     total += k.rss_bytes;
                     done.push(pid.to_string());

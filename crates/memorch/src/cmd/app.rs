@@ -42,6 +42,17 @@ pub struct Args {
     /// How much of --file to map and read, in MiB.
     #[arg(long, requires = "file")]
     file_mb: Option<u64>,
+    /// A shared object of the app's own (`lib….so`, created if missing), mapped and read
+    /// once at start as a launch looks its symbols up, never touched again.
+    #[arg(long, requires = "so_mb")]
+    so: Option<PathBuf>,
+    /// How much of --so to map and read, in MiB.
+    #[arg(long, requires = "so")]
+    so_mb: Option<u64>,
+    /// While not in front, run this often (ms): write the next 1 % of the heap, as apps do in
+    /// the background (sync, push, prefetch). 0: never.
+    #[arg(long, default_value_t = 0)]
+    background_ms: u64,
     /// The process name shown in `status` (at most 15 bytes).
     #[arg(long)]
     name: Option<String>,
@@ -77,6 +88,7 @@ pub fn run(args: Args) -> Result<()> {
         content: Content::parse(&args.content).expect("clap checked the value"),
         seed: args.seed,
         file: args.file.clone().zip(args.file_mb.map(|mb| mb << 20)),
+        so: args.so.clone().zip(args.so_mb.map(|mb| mb << 20)),
     };
     anyhow::ensure!((0.0..=1.0).contains(&args.working_set), "--working-set {}: give a share between 0 and 1", args.working_set);
     let t0 = std::time::Instant::now();
@@ -101,8 +113,17 @@ pub fn run(args: Args) -> Result<()> {
     // In front: frames until the next command.
     let mut frames: Option<app::FrameStats> = args.front.then(app::FrameStats::default);
     let mut cursor = 0usize;
+    let mut background_cursor = 0usize;
     let mut next_frame = std::time::Instant::now();
     loop {
+        if frames.is_none() && args.background_ms > 0 {
+            let mut pfd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+            // SAFETY: polling our standard input.
+            if unsafe { libc::poll(&mut pfd, 1, args.background_ms.min(i32::MAX as u64) as i32) } == 0 {
+                image.background_tick(&mut background_cursor);
+                continue;
+            }
+        }
         if frames.is_some() {
             let wait = next_frame.saturating_duration_since(std::time::Instant::now());
             let mut pfd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
@@ -149,7 +170,7 @@ fn build_cache(spec: &AppSpec, mb: u64) -> Result<Option<app::AppImage>> {
     if mb == 0 {
         return Ok(None);
     }
-    let c = app::build(&AppSpec { anon_bytes: mb << 20, file: None, seed: spec.seed.wrapping_add(1), ..spec.clone() }).with_context(|| format!("building a cache of {mb} MiB"))?;
+    let c = app::build(&AppSpec { anon_bytes: mb << 20, file: None, so: None, seed: spec.seed.wrapping_add(1), ..spec.clone() }).with_context(|| format!("building a cache of {mb} MiB"))?;
     Ok(Some(c))
 }
 

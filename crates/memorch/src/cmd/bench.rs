@@ -19,9 +19,12 @@ use std::sync::Mutex;
 ///
 /// Managers: `kernel` (no manager), every preset (`memorch presets`), a preset with a step
 /// left out or a parameter changed (`memorch:home=off`, `memorch:compaction.step_pages=64`:
-/// `memorch presets show NAME` lists them), and the peers `earlyoom` and `nohang` (Debian's
-/// packages, run unmodified inside the device's namespace with lxcfs showing them the
-/// device's memory; scripts/setup installs all of them).
+/// `memorch presets show NAME` lists them), the papers' baselines (`android-4.4`,
+/// `swam-zram`, `swam-nand`, `swam-zram-nand`, `meego-mmc`, `meego-zram`, `meego-zram-mmc`),
+/// and the peers `earlyoom` and `nohang` (Debian's packages, run unmodified inside the
+/// device's namespace with lxcfs showing them the device's memory; scripts/setup installs
+/// all of them). Any of them `+nokswapd` runs on a device without its background reclaimer
+/// (kswapd off, as in the refault study).
 ///
 /// It exits non-zero if any visit failed or a run could not run, after writing its results;
 /// each failure's output is printed and kept under OUT/logs/.
@@ -31,11 +34,13 @@ use std::sync::Mutex;
 ///   memorch bench --managers kernel,lmkd,memorch --repeat 3
 ///   memorch bench --scenario realapps --managers kernel,earlyoom,memorch
 ///   memorch bench --managers memorch,memorch:home=off,memorch:idle=off --repeat 3
+///   memorch bench --scenario mos26 --managers android-4.4,mos --repeat 3
+///   memorch bench --scenario refault --managers kernel,kernel+nokswapd --repeat 3
 ///   memorch bench --scenario my.toml --ram 1024 --out results/
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A built-in scenario (quick, mos26, thesis, swam40, sessions, realapps) or a TOML
+    /// A built-in scenario (quick, mos26, thesis, thesis-ksm, swam40, sessions, trim, refault, meego, realapps) or a TOML
     /// file (docs/bench.md).
     #[arg(long, default_value = "quick")]
     scenario: String,

@@ -156,7 +156,7 @@ fn render_pressure(o: &mut String, s: &Snapshot) {
     let c = &s.counters;
     let _ = writeln!(
         o,
-        "events   refaults anon {} file {}  swap in {} out {} (pages)  scanned {} stolen {}  major faults {}  oom kills {}",
+        "events   refaults anon {} file {}  swap in {} out {} (pages)  scanned {} stolen {}  major faults {}  oom kills {}  direct reclaims {}",
         opt_count(c.refault_anon_pages),
         opt_count(c.refault_file_pages),
         opt_count(c.swap_in_pages),
@@ -164,7 +164,8 @@ fn render_pressure(o: &mut String, s: &Snapshot) {
         opt_count(c.scan_pages),
         opt_count(c.steal_pages),
         opt_count(c.major_faults),
-        opt_count(c.oom_kills)
+        opt_count(c.oom_kills),
+        opt_count(c.direct_reclaims)
     );
 }
 

@@ -33,7 +33,8 @@ pub fn run(ctx: &mut Ctx) {
     }
     let zram_used = zram_used(ctx);
     let idle_file = ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0);
-    match pressure(ctx).or_else(|| ctx.pressure_event().map(|l| format!("PSI {l:?} stall trigger"))) {
+    let on_demand = (p.grow_on_fill && zram_used >= p.grow_at_zram_used_frac).then(|| "swap is filling".to_string());
+    match pressure(ctx).or_else(|| ctx.pressure_event().map(|l| format!("PSI {l:?} stall trigger"))).or(on_demand) {
         Some(why) => grow(ctx, &why),
         None if idle_file && zram_used < p.grow_at_zram_used_frac / 2.0 => {
             let r = ctx.reason(Step::AdaptiveSwap, "a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)");

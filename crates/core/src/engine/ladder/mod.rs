@@ -3,6 +3,7 @@
 //! actions with their reasons. The preset decides which steps act and how.
 
 mod adaptive_swap;
+mod ams;
 mod before_launch;
 mod freeze;
 mod home;
@@ -184,9 +185,18 @@ impl<'a> Ctx<'a> {
     pub fn candidates(&self, min_class: Class) -> Vec<Candidate<'a>> {
         let ratio = self.zram_ratio();
         let apps: Vec<&App> = self.input.apps.iter().filter(|a| a.actionable() && a.class >= min_class && !self.killed.contains(&a.pid)).collect();
-        let mut c: Vec<Candidate> = apps.iter().map(|a| Candidate { p_return: self.p_return(a), ..Candidate::new(a, &self.state.stats, ratio) }).collect();
+        let total = self.total();
+        let mut c: Vec<Candidate> = apps
+            .iter()
+            .map(|a| Candidate { p_return: self.p_return(a), idle_ms: self.away_ms(a), oom_badness: victims::oom_badness(a, total), ..Candidate::new(a, &self.state.stats, ratio) })
+            .collect();
         victims::order(&mut c, self.preset.kill.order);
         c
+    }
+
+    /// How long `a` has been away from the front (its age where it never was in front).
+    pub fn away_ms(&self, a: &App) -> u64 {
+        self.state.last_front_ms.get(&a.pid).map_or(a.age_ms, |t| self.input.now_ms.saturating_sub(*t))
     }
 
     /// How likely a return to `a` is soon: half recency (halved after two minutes away, the
@@ -194,7 +204,7 @@ impl<'a> Ctx<'a> {
     /// it came to the front, against the most popular app running).
     pub fn p_return(&self, a: &App) -> f64 {
         let most_fronts = self.input.apps.iter().filter(|x| x.actionable()).filter_map(|x| self.state.stats.get(&x.name)).map(|s| s.fronts).max().unwrap_or(0);
-        let away_ms = self.state.last_front_ms.get(&a.pid).map_or(a.age_ms, |t| self.input.now_ms.saturating_sub(*t));
+        let away_ms = self.away_ms(a);
         let recency = 1.0 / (1.0 + away_ms as f64 / RETURN_HALF_MS);
         let fronts = self.state.stats.get(&a.name).map_or(0, |s| s.fronts);
         let popularity = (fronts + 1) as f64 / (most_fronts + 1) as f64;
@@ -322,6 +332,16 @@ fn anon_moved(app: &App, scope: CompactScope, max_pages: Option<u64>) -> u64 {
     }
 }
 
+/// Only the steps that kill: a poll between full looks (`Input::is_poll`) decides on fresh
+/// memory figures and the last look's apps, which are good enough to choose a victim by but
+/// not to size compactions by.
+pub fn run_kills(ctx: &mut Ctx) {
+    ams::run(ctx);
+    lmk::run(ctx);
+    lmkd::run(ctx);
+    kill::run(ctx);
+}
+
 /// Run the ladder, cheapest first.
 pub fn run(ctx: &mut Ctx) {
     trim::run(ctx);
@@ -330,6 +350,7 @@ pub fn run(ctx: &mut Ctx) {
     before_launch::run(ctx);
     under_pressure::run(ctx);
     adaptive_swap::run(ctx);
+    ams::run(ctx);
     lmk::run(ctx);
     lmkd::run(ctx);
     kill::run(ctx);

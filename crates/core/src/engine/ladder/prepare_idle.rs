@@ -12,6 +12,15 @@ pub fn run(ctx: &mut Ctx) {
     let Some(ksm) = ctx.preset.ksm.clone() else {
         return idle_work(ctx);
     };
+    if !ksm.idle_targeted {
+        // Stock KSM, the thesis's baseline for its KSM test: ksmd over every app that opted
+        // in, all the time, screen on or off.
+        if !ctx.state.ksm_running && ctx.input.apps.iter().any(|a| a.actionable() && a.ksm_mergeable) {
+            let r = ctx.reason(Step::PrepareIdle, "apps opted in to KSM: run it over them, all the time (stock KSM, untargeted)");
+            ctx.push(ActionKind::Ksm { run: true, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+        }
+        return idle_work(ctx);
+    }
     if ctx.state.screen_on {
         if ksm.idle_targeted && ctx.state.ksm_running {
             let r = ctx.reason(Step::PrepareIdle, "screen on: KSM runs only while idle (thesis §3.3: its CPU cost is not worth it in use)");

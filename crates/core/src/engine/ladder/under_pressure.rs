@@ -19,7 +19,7 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
             (ctx.free() < band).then(|| format!("slight shortage: free {} below {}", mib(ctx.free()), mib(band)))
         }
         Detection::Psi(l) => {
-            let partial_pct = l.psi_partial_stall_us as f64 * 100.0 / l.psi_window_us as f64;
+            let partial_pct = l.partial_stall_us(ctx.total()) as f64 * 100.0 / l.psi_window_us as f64;
             if let Some(level) = ctx.pressure_event() {
                 Some(format!("PSI {level:?} stall trigger"))
             } else {
@@ -57,6 +57,9 @@ pub fn run(ctx: &mut Ctx) {
     }
     if let Detection::Bands(b) = &ctx.preset.detection {
         return in_proportion(ctx, b.low_available_frac, min_class, &why);
+    }
+    if let (Detection::Psi(l), true) = (&ctx.preset.detection, c.shared_objects_first) {
+        return swam_cleaner(ctx, l.wmark_high_frac, min_class, c.step_pages, &why);
     }
     let mut apps: Vec<(&App, f64)> = ctx
         .free_apps()
@@ -100,19 +103,37 @@ pub fn run(ctx: &mut Ctx) {
     }
 }
 
+/// SWAM's OOM cleaner: the resident shared-object pages only one app maps, of at most `max`
+/// apps of at least `min_class` not cleaned yet.
+fn drop_shared_objects(ctx: &mut Ctx, min_class: Class, max: usize, why: &str) {
+    let so: Vec<&App> = ctx.free_apps().filter(|a| a.class >= min_class && a.so_unshared_bytes.unwrap_or(0) > 0 && !ctx.state.so_done.contains(&a.pid)).take(max).collect();
+    for a in so {
+        let r = ctx
+            .reason(Step::UnderPressure, format!("{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)", mib(a.so_unshared_bytes.unwrap_or(0)), a.name))
+            .with("so_bytes", a.so_unshared_bytes.unwrap_or(0) as f64);
+        ctx.compact(a, CompactScope::SharedObjects, None, r);
+    }
+}
+
+/// SWAM (§4.1-4.2): when memory is short, the shared-object pages only one app maps go
+/// first, every background app's ("Adaptive Swap first selects SO pages as victims ... until
+/// treating the whole SO pages"); then normal pages for what is still short, free memory to
+/// the high watermark, at least one unmap unit, from the background apps least likely to be
+/// wanted soon. (The 4 MiB unmap unit is the kernel's unmapping granularity in SWAM, not a
+/// reclaim size: here it is only the least asked.)
+fn swam_cleaner(ctx: &mut Ctx, high_frac: f64, min_class: Class, unit_pages: u64, why: &str) {
+    drop_shared_objects(ctx, min_class, usize::MAX, why);
+    let short = ctx.frac(high_frac).saturating_sub(ctx.free()).max(unit_pages * super::PAGE);
+    shrink::free(ctx, Step::UnderPressure, min_class, short, None, why);
+}
+
 /// memorch: unshared shared objects first (SWAM's cleaner, if on), then what the gap to the
 /// low band plus the margin is, in bytes, from the apps least likely to be wanted soon. A PSI
 /// stall with memory above the band asks for the margin alone.
 fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     let c = ctx.preset.compaction.clone().expect("compaction");
     if c.shared_objects_first {
-        let so: Vec<&App> = ctx.free_apps().filter(|a| a.class >= min_class && a.so_unshared_bytes.unwrap_or(0) > 0 && !ctx.state.so_done.contains(&a.pid)).collect();
-        for a in so.into_iter().take(c.max_apps_per_decision.max(1)) {
-            let r = ctx
-                .reason(Step::UnderPressure, format!("{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)", mib(a.so_unshared_bytes.unwrap_or(0)), a.name))
-                .with("so_bytes", a.so_unshared_bytes.unwrap_or(0) as f64);
-            ctx.compact(a, CompactScope::SharedObjects, None, r);
-        }
+        drop_shared_objects(ctx, min_class, c.max_apps_per_decision.max(1), why);
     }
     let margin = ctx.frac(PRESSURE_MARGIN_FRAC * ctx.state.aggression.min(1.0));
     let target = ctx.frac(low_frac) + margin;

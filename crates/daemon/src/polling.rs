@@ -1,0 +1,106 @@
+//! Polling after a pressure trigger, as Android's lmkd does (core `wake.rs` has the rule): a
+//! PSI trigger fires at most once a window, and the memcg's OOM killer does not wait for the
+//! next one. So for a window after a trigger (restarted by each trigger, each kill and each
+//! direct reclaim seen while polling) a preset that kills is looked at again every 100 ms,
+//! every 10 ms after a kill or while swap is low, and not while a victim is still dying (its
+//! pidfd wakes the daemon). Those looks are light: memory, swap and counters read afresh, the
+//! apps those of the last full look, alive ones only (no per-process walk on the pressure
+//! path); the engine takes only kill decisions on them (`Input::is_poll`).
+
+use crate::daemon::Daemon;
+use memorch_core::engine::preset::{Detection, KillMode};
+use memorch_core::engine::{wake, App};
+use memorch_core::{Class, Snapshot};
+use memorch_linux::{process, snapshot};
+use std::time::{Duration, Instant};
+
+/// A polling window under way.
+#[derive(Debug, Clone, Copy)]
+pub struct Polling {
+    /// When the window began, or was last restarted.
+    pub since: Instant,
+    pub interval: Duration,
+}
+
+impl Daemon {
+    /// Whether this preset is polled after a trigger: it kills, and notices pressure itself.
+    pub(crate) fn polls(&self) -> bool {
+        let p = &self.engine.preset;
+        p.kill.mode != KillMode::Never && !matches!(p.detection, Detection::None)
+    }
+
+    /// How long a window lasts: the triggers' own window (a trigger cannot fire again sooner).
+    fn poll_window(&self) -> Duration {
+        Duration::from_micros(self.triggers.iter().map(|t| t.window_us).max().unwrap_or(self.cfg.loop_.psi_window_ms * 1000))
+    }
+
+    /// The polling window is still open (closed, and the timer back to its tick, once over).
+    pub(crate) fn polling_now(&mut self) -> bool {
+        if self.polling.is_some_and(|p| p.since.elapsed() > self.poll_window()) {
+            self.polling = None;
+            self.set_timer();
+        }
+        self.polling.is_some()
+    }
+
+    /// After a decision: start or extend the window on a trigger, a kill, or direct reclaim
+    /// while polling; choose the interval; pause while a victim is dying.
+    pub(crate) fn after_decision(&mut self, pressure: bool, killed: bool, snap: &Snapshot) {
+        let direct = snap.counters.direct_reclaims;
+        let direct_grew = direct.zip(self.last_direct_reclaims).is_some_and(|(now, before)| now > before);
+        self.last_direct_reclaims = direct.or(self.last_direct_reclaims);
+        if !self.polls() {
+            return;
+        }
+        if pressure || killed || (direct_grew && self.polling.is_some()) {
+            let interval = Duration::from_millis(wake::poll_interval_ms(killed, wake::swap_low(&snap.swap)));
+            self.polling = Some(Polling { since: Instant::now(), interval });
+        }
+        self.set_timer();
+    }
+
+    /// The timer's period: the poll interval while a window is open and no victim is dying
+    /// (its pidfd wakes the daemon), else the tick.
+    pub(crate) fn set_timer(&mut self) {
+        let want = match self.polling {
+            Some(p) if self.exec.reaping.is_empty() => p.interval,
+            _ => Duration::from_millis(self.cfg.loop_.tick_ms),
+        };
+        if want != self.timer_period {
+            match self.timer.set(want) {
+                Ok(()) => self.timer_period = want,
+                Err(e) => tracing::warn!(error = %e, "could not set the timer"),
+            }
+        }
+    }
+
+    /// A light look: memory, swap, zram and counters afresh; the processes and apps of the
+    /// last full look that are still alive, with their classes as they are now (said since,
+    /// or their `oom_score_adj` read again: an app brought back to the front since the last
+    /// full look must not die as the cached app it was). `None` before any full look.
+    pub(crate) fn light_look(&self) -> Option<(Snapshot, Vec<App>)> {
+        let last = self.snap.as_ref()?;
+        let mut snap = match snapshot::cheap(&self.root, &self.domain) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "light snapshot failed");
+                return None;
+            }
+        };
+        let mut procs = Vec::with_capacity(self.apps.len());
+        let mut apps = Vec::with_capacity(self.apps.len());
+        for p in last.processes.as_ref()? {
+            let alive = process::read_stat(&self.root, p.pid).is_ok_and(|s| s.state != 'Z' && s.state != 'X');
+            let Some(adj) = process::read_oom_score_adj(&self.root, p.pid).ok().filter(|_| alive) else { continue };
+            let mut p = p.clone();
+            p.oom_score_adj = adj;
+            p.class = Class::from_oom_score_adj(adj);
+            if let Some(a) = self.apps.iter().find(|a| a.pid == p.pid) {
+                apps.push(App { class: self.view.class_of(p.pid, &p.name, p.class, &self.cfg), ..a.clone() });
+            }
+            procs.push(p);
+        }
+        snap.processes = Some(procs);
+        Some((snap, apps))
+    }
+}
