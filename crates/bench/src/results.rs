@@ -135,8 +135,8 @@ pub struct RunResult {
     pub device_cpu_s: Option<f64>,
     /// zram's compression ratio at the end; None when too little went through it to say.
     pub zram_ratio: Option<f64>,
-    /// What KSM's savings (pages_sharing) grew by over the run. KSM is machine-wide: only a
-    /// manager that runs it makes this grow, and only for apps that opted in.
+    /// Pages of the device's apps that KSM has merged at the end (`ksm_merging_pages` of each):
+    /// only a manager that runs KSM merges any, and only of apps that opted in.
     #[serde(default)]
     pub ksm_saved_bytes: u64,
     /// CPU seconds the kernel's ksmd used over the run (what merging cost: the thesis's

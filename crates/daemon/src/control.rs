@@ -49,7 +49,12 @@ impl Daemon {
             }
             Request::Home {} => {
                 self.events.push(Event::Home);
-                (Answer::ok(None), true)
+                // Decided (and carried out) before the answer, as a launch intent is: what the
+                // home step frees (MOS phase 1) is done before the user's next app comes back,
+                // and a launcher that waits for the answer resumes nothing it kills. (Answered
+                // first, a MOS phase-1 kill once landed on the app being resumed.)
+                self.decide(woke, "request");
+                (Answer::ok(None), false)
             }
             Request::Screen { on } => {
                 self.events.push(Event::Screen { on });

@@ -250,7 +250,7 @@ impl Daemon {
         if !poller.ready(wake.timer).is_empty() {
             self.timer.drain();
             if self.tick() {
-                cause.get_or_insert("timer");
+                cause.get_or_insert(if self.events.contains(&Event::Poll) { "poll" } else { "timer" });
             }
         }
     }

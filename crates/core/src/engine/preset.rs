@@ -480,7 +480,7 @@ fn thesis() -> Preset {
 fn lmkd() -> Preset {
     Preset {
         name: "lmkd".into(),
-        summary: "Android lmkd's PSI strategy: partial/complete stall triggers, thrashing limit with decay, low swap; one kill then wait".into(),
+        summary: "Android lmkd's PSI strategy: stall triggers and polling, watermarks, thrashing limit with decay, low swap; the least recently used, one kill then wait".into(),
         detection: Detection::Psi(Lmkd {
             psi_partial_stall_us: 70_000,
             psi_complete_stall_us: 700_000,
@@ -544,7 +544,7 @@ fn mos() -> Preset {
 fn swam() -> Preset {
     Preset {
         name: "swam".into(),
-        summary: "SWAM: zram plus storage swap files added and removed between watermarks; unshared shared-object pages first; victims by class then launch cost (SWAM §4)".into(),
+        summary: "SWAM: zram plus storage swap files allocated on demand and removed when idle; unshared shared-object pages first; victims by the kernel's badness over relaunch cost (SWAM §4)".into(),
         detection: Detection::Psi(Lmkd {
             min_class_low_memory: Some(Class::Service),
             ..match lmkd().detection {

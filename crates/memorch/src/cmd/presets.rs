@@ -31,8 +31,13 @@ enum Show {
 pub fn run(a: Args) -> Result<()> {
     match a.show {
         None => {
-            for p in Preset::all() {
-                println!("{:<12} {}", p.name, p.summary);
+            let all = Preset::all();
+            let width = all.iter().map(|p| p.name.len()).max().unwrap_or(0);
+            for (i, p) in all.iter().enumerate() {
+                if i == memorch_core::engine::preset::NAMES.len() {
+                    println!("\nthe papers' baselines, to re-run their comparisons:");
+                }
+                println!("{:<width$} {}", p.name, p.summary);
             }
             println!("\n'memorch presets show NAME' lists every parameter; docs/presets.md explains them.");
         }
