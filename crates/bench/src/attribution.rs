@@ -31,7 +31,7 @@ impl KillBook {
         let mut kills = Vec::new();
         for n in dead {
             let mut r = running.remove(&n).expect("listed");
-            let sigkill = r.child.try_wait().ok().flatten().and_then(|st| std::os::unix::process::ExitStatusExt::signal(&st)) == Some(libc::SIGKILL);
+            let sigkill = r.was_killed();
             let by = if victims.contains(&r.pid()) {
                 "memorch".to_string()
             } else if sigkill && kernel_kills > 0 {

@@ -185,6 +185,19 @@ impl<'a> Run<'a> {
         self.kills.extend(dead);
     }
 
+    /// Whether `app`, whose resume failed, was killed by the manager before it could answer:
+    /// it exits by SIGKILL within a second (a crash stays a failed visit) and its death is booked in the class
+    /// it had when the manager chose it, `class_before`, not the foreground it was moved to.
+    fn killed_before_its_resume(&mut self, app: &str, class_before: Class) -> bool {
+        let Some(r) = self.running.get_mut(app) else { return false };
+        if !memorch_linux::wait::wait_for(Duration::from_secs(1), || !r.alive()) || !r.was_killed() {
+            return false;
+        }
+        r.class = class_before;
+        self.reap();
+        true
+    }
+
     /// The user leaves the app in front: it reports its frames and becomes previous, the
     /// previous one cached (an app with a background class of its own takes that at once);
     /// then home.
@@ -229,13 +242,25 @@ impl<'a> Run<'a> {
         let t = Instant::now();
         let alive = self.running.get_mut(app).is_some_and(|r| r.alive());
         let after_compaction = alive && self.daemon.as_ref().zip(self.running.get(app)).is_some_and(|(d, r)| d.take_compacted(r.pid()));
+        let mut launched = !alive;
         let visit = if alive {
             // As an activity manager does: the app is moved to the front (and thawed, where
             // the manager froze it) before it is asked to draw.
+            let class_before = self.running.get(app).map_or(Class::Cached, |r| r.class);
             self.set_class(app, Class::Foreground);
             let (peer, device) = (&mut self.peer, &self.device);
             let r = self.running.get_mut(app).expect("alive");
-            r.resume(&def, number, &mut || supervise(peer, device))
+            let resumed = r.resume(&def, number, &mut || supervise(peer, device));
+            if resumed.error.is_some() && self.killed_before_its_resume(app, class_before) {
+                // A manager killed it at home, as the user tapped it (its SIGKILL was on the
+                // way when the bench saw it alive): the tap relaunches it, as on a phone,
+                // timed from the tap. Not a failed visit, nor a foreground kill.
+                launched = true;
+                let relaunch = self.launch(&def, number)?;
+                Visit { latency_ms: resumed.latency_ms + relaunch.latency_ms, ..relaunch }
+            } else {
+                resumed
+            }
         } else {
             self.launch(&def, number)?
         };
@@ -245,7 +270,7 @@ impl<'a> Run<'a> {
         }
         self.visits.push(Visit { at_ms, after_compaction, ..visit });
         self.fg_visit = Some(self.visits.len() - 1);
-        if !alive {
+        if launched {
             // A live app was brought to the front before its resume.
             self.set_class(app, Class::Foreground);
         }

@@ -52,6 +52,11 @@ impl Running {
         self.child.try_wait().ok().flatten().is_none()
     }
 
+    /// Whether it has exited by SIGKILL (a manager's or the kernel's kill, not a crash).
+    pub fn was_killed(&mut self) -> bool {
+        self.child.try_wait().ok().flatten().and_then(|st| std::os::unix::process::ExitStatusExt::signal(&st)) == Some(libc::SIGKILL)
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

@@ -56,7 +56,7 @@ impl AppView {
             a.class = self.class_of(p.pid, &p.name, p.class, cfg);
             // Never memorch, its ancestors, a name the config protects, or the init of a PID
             // namespace (its death would take every process of the namespace with it).
-            a.protected = self.own_pids.contains(&p.pid) || p.pid_ns_init || cfg.apps.protected.iter().any(|n| *n == p.name);
+            a.protected = self.own_pids.contains(&p.pid) || p.pid_ns_init || cfg.apps.protected.contains(&p.name);
             // One more read per app: not on a decision woken by pressure (KSM runs at idle).
             // Targeted KSM looks at background apps only; stock KSM at every app.
             let stock_ksm = preset.ksm.as_ref().is_some_and(|k| !k.idle_targeted);

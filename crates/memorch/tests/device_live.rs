@@ -80,10 +80,11 @@ fn lmkd_polls_after_its_trigger_and_kills_on_a_poll() {
     let tmp = testkit::TempDir::new("memorch-lmkd-files");
     let cfg = tmp.join("memorch.toml");
     std::fs::write(&cfg, "[loop]\ntick_ms = 250\nfull_snapshot_ms = 1000\n").unwrap();
-    // A partial-stall trigger of 10 ms, so that the first reclaim of the load fires it: the
-    // test is of what follows a trigger (lmkd's defaults need a stall this small load may not
-    // build before the memcg runs out).
-    let preset = "lmkd:detection.psi_partial_stall_us=10000,detection.psi_partial_stall_low_ram_us=10000";
+    // A partial-stall trigger of 10 ms, so that the first reclaim of the load fires it, and a
+    // high watermark of 10 % of the device: the test is of what follows a trigger, and with
+    // lmkd's defaults (200 ms; a high mark of 1.5 %, where the device's keeper puts free
+    // memory back) a load this small may run the memcg out before a poll finds a reason.
+    let preset = "lmkd:detection.psi_partial_stall_us=10000,detection.psi_partial_stall_low_ram_us=10000,detection.wmark_high_frac=0.1";
     let d = DaemonGuard::start(&["--domain", &device.domain(), "--preset", preset, "--config", cfg.to_str().unwrap()]);
     let rx = d.events();
     let fg = spawn_app(&mut device.sandbox, &["--class", "foreground"], &["--anon-mb", "24", "--content", "mixed", "--name", "fg-app"]).id();
@@ -94,12 +95,23 @@ fn lmkd_polls_after_its_trigger_and_kills_on_a_poll() {
         let file = tmp.join(format!("app{i}.bin"));
         let args = ["--anon-mb", "40", "--content", "mixed", "--seed", &(i + 20).to_string(), "--init-ms", "300", "--file", file.to_str().unwrap(), "--file-mb", "12"];
         cached.push(spawn_app(&mut device.sandbox, &["--class", "cached"], &args).id());
+        // At a user's pace: the daemon looks (ticks and polls) twice between launches, so
+        // the race is between its polls and the memcg, not with the test's next launch.
+        let looked = d.status()["data"]["counters"]["decisions"].as_u64().unwrap();
+        testkit::wait_for(Duration::from_secs(2), || d.status()["data"]["counters"]["decisions"].as_u64().unwrap() >= looked + 2);
     }
     let evs = collect_events(&rx, Duration::from_secs(20), |e| e.iter().any(|v| kind(v) == "kill" && v["done"] == true && v["cause"] == "poll"));
     let c = &d.status()["data"]["counters"];
     assert!(c["pressure_events"].as_u64().unwrap() > 0 && c["polls"].as_u64().unwrap() > 0, "a trigger, then polls: {c}\n{}", d.log());
     let on_poll: Vec<&serde_json::Value> = evs.iter().filter(|v| kind(v) == "kill" && v["done"] == true && v["cause"] == "poll").collect();
-    assert!(!on_poll.is_empty(), "a kill decided on a poll: {c}\n{}", d.log());
+    let state = || {
+        let v1 = device.sandbox.v1_memory.clone().unwrap();
+        let oom = std::fs::read_to_string(v1.join("memory.oom_control")).unwrap_or_default();
+        let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+        let live = cached.iter().filter(|p| alive(**p)).count();
+        format!("{live} of {} cached apps alive; usage {} of {}; {}; swaps:\n{swaps}", cached.len(), read_u64(&v1.join("memory.usage_in_bytes")), read_u64(&v1.join("memory.limit_in_bytes")), oom.replace('\n', " "))
+    };
+    assert!(!on_poll.is_empty(), "a kill decided on a poll: {c}\n{}\n{}", state(), d.log());
     for k in &on_poll {
         assert_eq!(k["reason"]["step"], "lmkd", "{k}");
         for v in k["victims"].as_array().unwrap() {
