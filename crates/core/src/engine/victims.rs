@@ -143,6 +143,13 @@ pub fn select_batch<'a>(ordered: &[Candidate<'a>], target_bytes: u64) -> Vec<Can
         return chosen;
     }
     // Spare whoever is not needed, trying the last chosen (most important, costliest) first.
+    spare_unneeded(chosen, target_bytes)
+}
+
+/// `chosen`, which frees at least `target_bytes`, without the victims whose deaths are not
+/// needed for it: tried from the last to the first, so put the one to spare first last.
+fn spare_unneeded(mut chosen: Vec<Candidate<'_>>, target_bytes: u64) -> Vec<Candidate<'_>> {
+    let mut sum: u64 = chosen.iter().map(|c| c.freeable_bytes).sum();
     let mut i = chosen.len();
     while i > 0 {
         i -= 1;
@@ -169,7 +176,12 @@ pub fn select_least_cost<'a>(cands: &[Candidate<'a>], target_bytes: u64) -> Vec<
     for (i, _) in classes.iter().enumerate() {
         let pool: Vec<&Candidate> = cands.iter().filter(|c| classes[..=i].contains(&c.class)).collect();
         if pool.iter().map(|c| c.freeable_bytes).sum::<u64>() >= target_bytes {
-            return knapsack(&pool, target_bytes).into_iter().cloned().collect();
+            // The knapsack counts whole MiB (what an app frees rounded down, the target up):
+            // a set it picks may hold a victim the exact bytes do not need. Spare it, the
+            // costliest tried first.
+            let mut set: Vec<Candidate> = knapsack(&pool, target_bytes).into_iter().cloned().collect();
+            set.sort_by(|a, b| cmp_f64(a.expected_cost_ms(), b.expected_cost_ms()));
+            return spare_unneeded(set, target_bytes);
         }
     }
     cands.to_vec()
@@ -212,6 +224,17 @@ mod tests {
 
     pub fn cand(pid: u32, class: Class, mb: u64, relaunch_ms: f64) -> Candidate<'static> {
         Candidate { pid, app: "app", class, freeable_bytes: mb * MIB, relaunch_ms, p_return: 1.0, idle_ms: 0, oom_badness: 0.0 }
+    }
+
+    #[test]
+    fn least_cost_spares_a_victim_the_exact_bytes_do_not_need() {
+        // 315.2 MiB meets a target of 315.05 MiB alone, though in whole MiB (315 of 316) it
+        // does not: the knapsack adds the small app, the exact count spares it (proptest
+        // found it, engine_properties).
+        let big = Candidate { freeable_bytes: 330_511_155, ..cand(1, Class::Cached, 0, 3000.0) };
+        let small = Candidate { freeable_bytes: 80_530_636, ..cand(2, Class::Cached, 0, 500.0) };
+        let chosen = select_least_cost(&[small, big], 330_353_868);
+        assert_eq!(chosen.iter().map(|c| c.pid).collect::<Vec<_>>(), vec![1]);
     }
 
     #[test]
