@@ -185,9 +185,9 @@ impl<'a> Run<'a> {
         self.kills.extend(dead);
     }
 
-    /// Whether `app`, whose resume failed, was killed by the manager before it could answer:
-    /// it exits by SIGKILL within a second (a crash stays a failed visit) and its death is booked in the class
-    /// it had when the manager chose it, `class_before`, not the foreground it was moved to.
+    /// Whether `app`, whose resume failed, was killed before it could answer: it exits by
+    /// SIGKILL within a second (a crash stays a failed visit). Its death is booked in the
+    /// class it had when it was chosen, `class_before`, not the foreground it was moved to.
     fn killed_before_its_resume(&mut self, app: &str, class_before: Class) -> bool {
         let Some(r) = self.running.get_mut(app) else { return false };
         if !memorch_linux::wait::wait_for(Duration::from_secs(1), || !r.alive()) || !r.was_killed() {
