@@ -230,9 +230,7 @@ impl AppImage {
         }
         Resume { us: t0.elapsed().as_micros() as u64, major_faults: major_faults() - f0 }
     }
-}
 
-impl AppImage {
     /// Run in the background a moment, as apps do while cached (SWAM §3.2: sync, push,
     /// prefetch): write the next slice of 1 % of the heap (`cursor` moves it round).
     pub fn background_tick(&self, cursor: &mut usize) {

@@ -133,8 +133,8 @@ pub struct AppDef {
     /// again on its next visit.
     #[serde(default)]
     pub cache_mb: u64,
-    /// A shared object of its own of this many MiB (synthetic apps), read at start and never
-    /// again: SWAM's unshared SO pages.
+    /// A shared object of its own of this many MiB (synthetic apps), relocated (written once)
+    /// at start and never touched again: SWAM's unshared SO pages.
     #[serde(default)]
     pub so_mb: u64,
     /// Work in the background every this many ms while not in front (synthetic apps; SWAM

@@ -67,11 +67,11 @@ impl Scenario {
                 r -= p;
                 r < 0.0
             });
-            let k = (k.unwrap_or(3) + 1).min(self.apps.len());
+            let visitable = self.visitable();
+            let k = (k.unwrap_or(3) + 1).min(visitable.len());
             let mut set: Vec<usize> = Vec::new();
-            let k = k.min(self.visitable().len());
             while set.len() < k {
-                let rest: Vec<usize> = self.visitable().into_iter().filter(|i| !set.contains(i)).collect();
+                let rest: Vec<usize> = visitable.iter().copied().filter(|i| !set.contains(i)).collect();
                 set.push(self.zipf_pick(rng, &rest));
             }
             // Exponentially distributed switch count, at least enough to visit every app.

@@ -50,9 +50,10 @@ impl Daemon {
             Request::Home {} => {
                 self.events.push(Event::Home);
                 // Decided (and carried out) before the answer, as a launch intent is: what the
-                // home step frees (MOS phase 1) is done before the user's next app comes back,
-                // and a launcher that waits for the answer resumes nothing it kills. (Answered
-                // first, a MOS phase-1 kill once landed on the app being resumed.)
+                // home step frees (MOS phase 1) is decided and signalled before the user's next
+                // app comes back. (Answered first, a MOS phase-1 kill once landed on the app
+                // being resumed; a victim may still be dying when the answer goes: the bench
+                // relaunches an app that dies as it is tapped.)
                 self.decide(woke, "request");
                 (Answer::ok(None), false)
             }

@@ -53,7 +53,11 @@ impl Daemon {
             return;
         }
         if pressure || killed || (direct_grew && self.polling.is_some()) {
-            let interval = Duration::from_millis(wake::poll_interval_ms(killed, wake::swap_low(&snap.swap)));
+            let low_pct = match &self.engine.preset.detection {
+                Detection::Psi(l) => l.swap_free_low_pct,
+                _ => wake::SWAP_LOW_PCT,
+            };
+            let interval = Duration::from_millis(wake::poll_interval_ms(killed, wake::swap_low(&snap.swap, low_pct)));
             self.polling = Some(Polling { since: Instant::now(), interval });
         }
         self.set_timer();

@@ -76,15 +76,16 @@ pub fn of_process(root: &SysRoot, pid: u32, domain: &Domain) -> Option<AppGroup>
     memory.is_dir().then(|| AppGroup { path, memory, v2 })
 }
 
-/// The group's memory use now.
 /// Anonymous pages the kernel read back into this app's group after evicting them
 /// (`workingset_refault_anon` of its `memory.stat`): the refault study's metric, per app.
 pub fn anon_refaults(group: &AppGroup) -> Option<u64> {
     let text = std::fs::read_to_string(group.memory.join("memory.stat")).ok()?;
-    let n = crate::parse::pairs(&text).find_map(|(k, v)| (k == "workingset_refault_anon").then_some(v));
-    n
+    // Bound first: the iterator borrows `text`, which must outlive it.
+    let refaults = crate::parse::pairs(&text).find_map(|(k, v)| (k == "workingset_refault_anon").then_some(v));
+    refaults
 }
 
+/// The group's memory use now.
 pub fn usage(group: &AppGroup) -> Result<u64> {
     let f = ["memory.usage_in_bytes", "memory.current"].iter().map(|n| group.memory.join(n)).find(|f| f.exists()).ok_or_else(|| Error::Refused(format!("{}: no memory usage file", group.memory.display())))?;
     let text = std::fs::read_to_string(&f).map_err(|e| Error::io(&f, e))?;

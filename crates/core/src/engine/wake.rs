@@ -12,12 +12,14 @@ use crate::Facility;
 /// lmkd's `PSI_POLL_PERIOD_LONG_MS` and `PSI_POLL_PERIOD_SHORT_MS`.
 pub const POLL_SLOW_MS: u64 = 100;
 pub const POLL_FAST_MS: u64 = 10;
-/// Swap is low below this share free (lmkd's `swap_free_low_percentage`).
+/// Swap is low below this share free (lmkd's `swap_free_low_percentage`), where a
+/// preset sets no share of its own.
 pub const SWAP_LOW_PCT: f64 = 10.0;
 
-/// Whether swap is nearly full (and polling should be fast).
-pub fn swap_low(swap: &SwapState) -> bool {
-    swap.total_bytes > 0 && swap.total_bytes.saturating_sub(swap.used_bytes) as f64 * 100.0 / (swap.total_bytes as f64) < SWAP_LOW_PCT
+/// Whether swap is nearly full: less than `low_pct` of it free, as lmkd's `swap_is_low` (and
+/// polling should be fast).
+pub fn swap_low(swap: &SwapState, low_pct: f64) -> bool {
+    swap.total_bytes > 0 && swap.total_bytes.saturating_sub(swap.used_bytes) as f64 * 100.0 / (swap.total_bytes as f64) < low_pct
 }
 
 /// How often to poll within a window: fast while a victim dies or swap is low.

@@ -42,8 +42,9 @@ pub struct Args {
     /// How much of --file to map and read, in MiB.
     #[arg(long, requires = "file")]
     file_mb: Option<u64>,
-    /// A shared object of the app's own (`lib….so`, created if missing), mapped and read
-    /// once at start as a launch looks its symbols up, never touched again.
+    /// A shared object of the app's own (`lib….so`, created if missing), mapped privately and
+    /// written once at start, as a loader relocates a library, never touched again: pages of
+    /// the library that only swap can take (SWAM's unshared SO pages).
     #[arg(long, requires = "so_mb")]
     so: Option<PathBuf>,
     /// How much of --so to map and read, in MiB.

@@ -116,8 +116,7 @@ pub fn run(ctx: &mut Ctx) {
     thrashing += s.prev_thrash_growth;
     let limit = s.limit_pct.unwrap_or(base);
     let critical_thrashing = 2.0 * base;
-    let swap = &ctx.input.snapshot.swap;
-    let swap_low = swap.total_bytes > 0 && swap.total_bytes.saturating_sub(swap.used_bytes) as f64 * 100.0 / swap.total_bytes as f64 <= l.swap_free_low_pct;
+    let swap_low = crate::engine::wake::swap_low(&ctx.input.snapshot.swap, l.swap_free_low_pct);
     let free = ctx.free();
     let wmark = if free < ctx.frac(l.wmark_min_frac) {
         Wmark::Min
