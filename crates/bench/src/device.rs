@@ -57,7 +57,7 @@ impl Device {
         let mut d = Device { keeper: None, ns: None, sandbox, zram, ram_bytes };
         if let Some(v1) = &d.sandbox.v1_memory {
             let mm_stat = d.zram.as_ref().map(|z| std::path::PathBuf::from(format!("/sys/block/{}/mm_stat", z.setup.device)));
-            d.keeper = Some(Keeper::start(v1, ram_bytes, mm_stat, opts.background_reclaim));
+            d.keeper = Some(Keeper::start(v1, d.sandbox.v2.as_deref(), ram_bytes, mm_stat, opts.background_reclaim));
         }
         Ok(d)
     }

@@ -394,9 +394,10 @@ impl<'a> Run<'a> {
             .ok()
             .and_then(|s| s.processes)
             .map_or(0, |ps| ps.iter().filter_map(|p| p.ksm_merging_pages).sum::<u64>() * 4096);
-        let (background_reclaimed_bytes, background_reclaim_wakeups) = self.device.keeper.as_ref().map_or((0, 0), |k| {
+        let (background_reclaimed_bytes, background_reclaim_wakeups, keeper_failcnt, background_reclaim_stall_s) = self.device.keeper.as_ref().map_or((0, 0, 0, None), |k| {
             use std::sync::atomic::Ordering::Relaxed;
-            (k.stats.reclaimed_bytes.load(Relaxed), k.stats.wakeups.load(Relaxed))
+            let stall = k.stats.in_psi.load(Relaxed).then(|| k.stats.stall_us.load(Relaxed) as f64 / 1e6);
+            (k.stats.reclaimed_bytes.load(Relaxed), k.stats.wakeups.load(Relaxed), k.stats.own_failcnt.load(Relaxed), stall)
         });
         let status = self.daemon.as_ref().and_then(ManagedDaemon::status);
         let trim_freed_bytes = status.as_ref().map_or(0, |s| s.counters.trim_freed_bytes);
@@ -434,7 +435,9 @@ impl<'a> Run<'a> {
             refault_ratio: swap_io.filter(|io| io.1 > 0).map(|io| anon_refaults as f64 / io.1 as f64),
             psi_some_s: s1 - s0,
             psi_full_s: f1 - f0,
-            direct_reclaims: c1.direct_reclaims.map(|n| n.saturating_sub(c0.direct_reclaims.unwrap_or(0))),
+            // The device's kswapd charges past the limit to reclaim: its failures are not the apps'.
+            direct_reclaims: c1.direct_reclaims.map(|n| n.saturating_sub(c0.direct_reclaims.unwrap_or(0)).saturating_sub(keeper_failcnt)),
+            background_reclaim_stall_s,
             background_reclaimed_bytes,
             background_reclaim_wakeups,
             manager_reclaims,

@@ -7,14 +7,19 @@
 //!   no kswapd, so without it free memory sits at zero, every allocation past the limit
 //!   reclaims for itself, and pressure shows only where the memcg's OOM killer already acts
 //!   (issue 12: killers lost that race). When free memory (limit − usage) falls below the low
-//!   watermark, the keeper reclaims up to the high watermark in its own context, as kswapd
-//!   does; allocations that outrun it reclaim directly (the memcg's `memory.failcnt` counts
-//!   them), as on a phone whose kswapd falls behind.
+//!   watermark, the keeper reclaims up to the high watermark, as kswapd does; allocations
+//!   that outrun it reclaim directly (the memcg's `memory.failcnt` counts them), as on a
+//!   phone whose kswapd falls behind.
 //!
-//! The reclaim is the kernel's own: a write of a lower `memory.limit_in_bytes` reclaims inside
-//! the write until usage fits (or fails with EBUSY when nothing more can go), and the limit is
-//! put back at once. Every manager's device has the same keeper, peers' included.
+//! The reclaim is the kernel's own, done by the device's kswapd (kswapd.rs): a process in the
+//! device's groups whose reclaim is memory stall in the device's PSI, as kswapd's is in a
+//! phone's. Its own failed charges are counted apart, so `memory.failcnt` minus them is the
+//! apps' direct reclaim. Where it cannot run (no disk file system for its sparse file), the
+//! keeper reclaims by a write of a lower `memory.limit_in_bytes` (the kernel reclaims inside
+//! the write until usage fits, or EBUSY), put back at once: the same reclaim, but no PSI
+//! reader sees it. Every manager's device has the same keeper, peers' included.
 
+use crate::kswapd::Kswapd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -56,6 +61,13 @@ pub struct KeeperStats {
     pub wakeups: AtomicU64,
     /// Bytes by which usage fell across its reclaims.
     pub reclaimed_bytes: AtomicU64,
+    /// Growth of `memory.failcnt` during its own reclaims (the device's kswapd charging past
+    /// the limit): not the apps' direct reclaim.
+    pub own_failcnt: AtomicU64,
+    /// Its stall (µs of `some` in its own v2 group): what it added to the device's PSI.
+    pub stall_us: AtomicU64,
+    /// Whether it reclaimed through the device's kswapd (else by limit writes).
+    pub in_psi: AtomicBool,
 }
 
 pub struct Keeper {
@@ -66,15 +78,15 @@ pub struct Keeper {
 }
 
 impl Keeper {
-    /// Start keeping the v1 memory group `v1` of a device of `ram_bytes`, whose zram's
-    /// `mm_stat` is `mm_stat` (none: no balloon); `background_reclaim` false: the balloon
-    /// only (the refault study's "kswapd off").
-    pub fn start(v1: &Path, ram_bytes: u64, mm_stat: Option<PathBuf>, background_reclaim: bool) -> Keeper {
+    /// Start keeping the v1 memory group `v1` (and v2 group `v2`, for PSI) of a device of
+    /// `ram_bytes`, whose zram's `mm_stat` is `mm_stat` (none: no balloon);
+    /// `background_reclaim` false: the balloon only (the refault study's "kswapd off").
+    pub fn start(v1: &Path, v2: Option<&Path>, ram_bytes: u64, mm_stat: Option<PathBuf>, background_reclaim: bool) -> Keeper {
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(KeeperStats::default());
         let watermarks = if background_reclaim { Watermarks::for_ram(ram_bytes) } else { Watermarks { low_bytes: 0, high_bytes: 0 } };
-        let (s, st, dir) = (stop.clone(), stats.clone(), v1.to_path_buf());
-        let thread = std::thread::spawn(move || keep(&dir, ram_bytes, mm_stat.as_deref(), watermarks, &s, &st));
+        let (s, st, dir, v2) = (stop.clone(), stats.clone(), v1.to_path_buf(), v2.map(Path::to_path_buf));
+        let thread = std::thread::spawn(move || keep(&dir, v2.as_deref(), ram_bytes, mm_stat.as_deref(), watermarks, &s, &st));
         Keeper { stop, thread: Some(thread), stats, watermarks }
     }
 }
@@ -92,9 +104,15 @@ fn read_u64(p: &Path) -> Option<u64> {
     std::fs::read_to_string(p).ok()?.trim().parse().ok()
 }
 
-fn keep(dir: &Path, ram_bytes: u64, mm_stat: Option<&Path>, wm: Watermarks, stop: &AtomicBool, stats: &KeeperStats) {
+fn keep(dir: &Path, v2: Option<&Path>, ram_bytes: u64, mm_stat: Option<&Path>, wm: Watermarks, stop: &AtomicBool, stats: &KeeperStats) {
     let limit_file = dir.join("memory.limit_in_bytes");
     let usage_file = dir.join("memory.usage_in_bytes");
+    let failcnt_file = dir.join("memory.failcnt");
+    // Started in this thread: the helper dies with it.
+    let mut kswapd = (wm.high_bytes > 0)
+        .then(|| Kswapd::start(dir, v2, wm.high_bytes))
+        .and_then(|r| r.map_err(|e| eprintln!("memorch bench: the device's background reclaim will not show in its PSI: {e}")).ok());
+    stats.in_psi.store(kswapd.is_some(), Ordering::Relaxed);
     let floor = ram_bytes / 4;
     let mut limit = ram_bytes;
     let mut n = 0u32;
@@ -115,11 +133,26 @@ fn keep(dir: &Path, ram_bytes: u64, mm_stat: Option<&Path>, wm: Watermarks, stop
         };
         if let Some(to) = wm.reclaim_to(limit, before) {
             stats.wakeups.fetch_add(1, Ordering::Relaxed);
-            // Reclaims until usage fits under `to`, or EBUSY when nothing more will go (swap
-            // full, everything in use): then free memory stays low, as on a phone.
-            let _ = std::fs::write(&limit_file, to.to_string());
-            if let Err(e) = std::fs::write(&limit_file, limit.to_string()) {
-                eprintln!("memorch bench: putting the device's limit back to {limit} failed: {e}");
+            if let Some(k) = &mut kswapd {
+                // Charging the high mark's worth past the limit leaves usage at `to` once
+                // dropped; what cannot be reclaimed (swap full, everything in use) is not, and
+                // free memory stays low, as on a phone.
+                let f0 = read_u64(&failcnt_file).unwrap_or(0);
+                let done = k.reclaim(wm.high_bytes);
+                let f1 = read_u64(&failcnt_file).unwrap_or(f0);
+                stats.own_failcnt.fetch_add(f1.saturating_sub(f0), Ordering::Relaxed);
+                stats.stall_us.store(k.stall_us().unwrap_or(0), Ordering::Relaxed);
+                if let Err(e) = done {
+                    eprintln!("memorch bench: the device's kswapd: {e}; reclaiming by limit writes from now on");
+                    kswapd = None;
+                    stats.in_psi.store(false, Ordering::Relaxed);
+                }
+            } else {
+                // Reclaims until usage fits under `to`, or EBUSY when nothing more will go.
+                let _ = std::fs::write(&limit_file, to.to_string());
+                if let Err(e) = std::fs::write(&limit_file, limit.to_string()) {
+                    eprintln!("memorch bench: putting the device's limit back to {limit} failed: {e}");
+                }
             }
             if let Some(after) = read_u64(&usage_file) {
                 stats.reclaimed_bytes.fetch_add(before.saturating_sub(after), Ordering::Relaxed);

@@ -10,6 +10,7 @@ pub mod device;
 pub mod driver;
 pub mod html;
 pub mod keeper;
+pub mod kswapd;
 pub mod managed;
 pub mod peer;
 pub mod report;

@@ -51,6 +51,9 @@ fn config(dir: &Path, looping: DaemonLoop) -> Config {
     }
     c.manage.zram = false;
     c.manage.swap_file_dir = dir.join("swap");
+    // The device's kswapd (kswapd.rs) is in the device's groups, as a phone's native daemons
+    // are on the phone: protected, as a device maker protects those.
+    c.apps.protected.push(crate::kswapd::NAME.to_string());
     c
 }
 

@@ -295,6 +295,7 @@ mod tests {
             direct_reclaims: Some(3),
             background_reclaimed_bytes: 0,
             background_reclaim_wakeups: 0,
+            background_reclaim_stall_s: None,
             manager_reclaims: 0,
             trim_freed_bytes: 0,
             device_cpu_s: None,

@@ -123,6 +123,11 @@ pub struct RunResult {
     pub background_reclaimed_bytes: u64,
     #[serde(default)]
     pub background_reclaim_wakeups: u64,
+    /// The background reclaimer's own memory stall (s): part of the device's PSI, as kswapd's
+    /// is of a phone's. None where it reclaimed outside the device's PSI (limit writes; runs
+    /// before it was measured).
+    #[serde(default)]
+    pub background_reclaim_stall_s: Option<f64>,
     /// Reclaims the manager itself asked the kernel for (MOS's page-cache steps).
     #[serde(default)]
     pub manager_reclaims: u64,

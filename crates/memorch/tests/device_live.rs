@@ -49,6 +49,19 @@ fn the_device_keeps_free_memory_above_its_low_watermark_as_kswapd_does() {
     // not only for the free memory it made.
     let reclaimed = || keeper.stats.wakeups.load(Relaxed) > 0 && keeper.stats.reclaimed_bytes.load(Relaxed) >= keeper.watermarks.high_bytes - keeper.watermarks.low_bytes;
     assert!(testkit::wait_for(Duration::from_secs(5), reclaimed), "the keeper reclaimed: {:?}", keeper.stats);
+    // Its reclaim is stall in the device's PSI, as kswapd's is in a phone's: the device's
+    // kswapd is a process of the device's own groups, and its stall is counted apart too.
+    assert!(keeper.stats.in_psi.load(Relaxed), "the keeper reclaims through the device's kswapd: {:?}", keeper.stats);
+    let kswapd_v2 = device.sandbox.v2.as_ref().unwrap().join("kswapd");
+    let stalled = || keeper.stats.stall_us.load(Relaxed) > 0;
+    assert!(testkit::wait_for(Duration::from_secs(5), stalled), "its reclaim shows as memory stall: {:?}", keeper.stats);
+    let helper: Vec<u32> = std::fs::read_to_string(kswapd_v2.join("cgroup.procs")).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(helper.len(), 1, "one kswapd process in the device's v2 group");
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", helper[0])).unwrap();
+    assert_eq!(comm.trim(), memorch_bench::kswapd::NAME, "named, for a manager's protected list");
+    let device_stall = std::fs::read_to_string(device.sandbox.v2.as_ref().unwrap().join("memory.pressure")).unwrap();
+    let some_total: u64 = device_stall.lines().next().unwrap().split_whitespace().find_map(|f| f.strip_prefix("total=")).unwrap().parse().unwrap();
+    assert!(some_total >= keeper.stats.stall_us.load(Relaxed), "the device's PSI includes its kswapd's stall: {device_stall}");
     let _ = app.kill();
     let _ = app.wait();
     drop(device);
