@@ -52,7 +52,7 @@ pub struct Kswapd {
     to_child: Option<OwnedFd>,
     from_child: OwnedFd,
     /// Its v2 group (`DEVICE/kswapd`): its own stall, apart from the apps'.
-    pub v2: Option<PathBuf>,
+    v2: Option<PathBuf>,
     max_bytes: u64,
 }
 
@@ -91,11 +91,8 @@ impl Kswapd {
             let mut status = 0;
             // SAFETY: our own child, which has ended its side of the pipe.
             unsafe { libc::waitpid(k.pid, &mut status, 0) };
-            let why = match libc::WEXITSTATUS(status) {
-                2 => "could not join the device's kswapd groups",
-                _ => "",
-            };
-            return Err(format!("the device's kswapd did not start: {e} {why} (status {status:#x})"));
+            let why = if libc::WEXITSTATUS(status) == 2 { " (it could not join the device's kswapd groups)" } else { "" };
+            return Err(format!("the device's kswapd did not start: {e}{why}, wait status {status:#x}"));
         }
         Ok(k)
     }
@@ -120,9 +117,7 @@ impl Kswapd {
 
     /// Its stall so far (µs, `some` of its own v2 group's `memory.pressure`).
     pub fn stall_us(&self) -> Option<u64> {
-        let text = std::fs::read_to_string(self.v2.as_ref()?.join("memory.pressure")).ok()?;
-        let line = text.lines().find(|l| l.starts_with("some "))?;
-        line.split_whitespace().find_map(|f| f.strip_prefix("total=")).and_then(|v| v.parse().ok())
+        memorch_linux::psi::read_required(&self.v2.as_ref()?.join("memory.pressure")).ok().map(|p| p.some.total_us)
     }
 }
 

@@ -59,9 +59,8 @@ fn the_device_keeps_free_memory_above_its_low_watermark_as_kswapd_does() {
     assert_eq!(helper.len(), 1, "one kswapd process in the device's v2 group");
     let comm = std::fs::read_to_string(format!("/proc/{}/comm", helper[0])).unwrap();
     assert_eq!(comm.trim(), memorch_bench::kswapd::NAME, "named, for a manager's protected list");
-    let device_stall = std::fs::read_to_string(device.sandbox.v2.as_ref().unwrap().join("memory.pressure")).unwrap();
-    let some_total: u64 = device_stall.lines().next().unwrap().split_whitespace().find_map(|f| f.strip_prefix("total=")).unwrap().parse().unwrap();
-    assert!(some_total >= keeper.stats.stall_us.load(Relaxed), "the device's PSI includes its kswapd's stall: {device_stall}");
+    let device_psi = memorch_linux::psi::read_required(&device.sandbox.v2.as_ref().unwrap().join("memory.pressure")).unwrap();
+    assert!(device_psi.some.total_us >= keeper.stats.stall_us.load(Relaxed), "the device's PSI includes its kswapd's stall: {device_psi:?}");
     let _ = app.kill();
     let _ = app.wait();
     drop(device);
