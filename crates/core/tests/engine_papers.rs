@@ -550,3 +550,34 @@ fn refault_feedback_counts_the_kernels_refaults_where_the_app_group_has_them() {
     assert!(run(0) < 0.05, "a freed buffer is not a refault: {}", run(0));
     assert!(run(20_000) > 0.5, "20k pages (78 MiB) read back of 100 MiB: {}", run(20_000));
 }
+
+/// Issue 11, the forgotten before the favourite (`memorch:forget=on`): under pressure, with
+/// the apps least likely to be wanted already squeezed, the next pages would come from the
+/// app the user keeps coming back to; a cached app not in front for 25 switches, which still
+/// holds RAM in zram, is killed instead. Off (the shipped preset), memorch takes
+/// from the favourite and kills nothing.
+#[test]
+fn with_forget_on_a_forgotten_app_dies_before_the_favourite_is_squeezed() {
+    let fav = app(11, "fav", Class::Cached, 200);
+    // Squeezed already: little left resident, most of it in swap; launched ten hours ago.
+    let old = memorch_core::engine::App { anon_bytes: 3 * MIB, swap_bytes: 150 * MIB, pss_bytes: Some(3 * MIB), age_ms: 36_000_000, ..app(12, "old", Class::Cached, 3) };
+    let apps = vec![fav, old, app(2, "fg", Class::Foreground, 100)];
+    let run = |spec: &str, returns: u64| {
+        let mut e = Engine::new(Preset::from_spec(spec).unwrap());
+        // The user comes back to 'fav' again and again, memory to spare; 'old' is never in front.
+        for i in 0..returns {
+            decide(&mut e, i * 1000, &snap(1024, 600, 10), &apps, &[Event::AppState { pid: 11, class: Class::Foreground }]);
+        }
+        // Then memory runs short.
+        decide(&mut e, 31_000, &snap(1024, 60, 10), &apps, &[])
+    };
+    let soon = run("memorch:forget=on", 10);
+    assert!(kills(&soon).is_empty(), "10 switches: not forgotten yet: {soon:?}");
+    let on = run("memorch:forget=on", 30);
+    assert_eq!(kills(&on), vec![vec![12]], "the forgotten app dies: {on:?}");
+    let kill = on.iter().find(|a| matches!(a.kind, ActionKind::Kill { .. })).unwrap();
+    assert_eq!(kill.reason.step, Step::UnderPressure);
+    assert!(kill.reason.fields["switches_away"] >= 25.0, "{:?}", kill.reason);
+    let off = run("memorch", 30);
+    assert!(kills(&off).is_empty() && compactions(&off).iter().any(|c| c.0 == 11), "off: the favourite is squeezed, nobody dies: {off:?}");
+}

@@ -15,14 +15,14 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
                 let s = state.stats.entry(app);
                 s.observe_launch(*ms, *cold);
                 s.fronts += 1;
-                state.last_front_ms.insert(*pid, input.now_ms);
+                state.front(*pid, input.now_ms);
             }
             Event::AppState { pid, class } if *class <= crate::Class::Visible => {
                 // A return to an app already running: it is popular (launches count above).
                 if let Some(a) = input.apps.iter().find(|a| a.pid == *pid && a.class > crate::Class::Visible) {
                     state.stats.entry(&a.name).fronts += 1;
                 }
-                state.last_front_ms.insert(*pid, input.now_ms);
+                state.front(*pid, input.now_ms);
                 // Back in front, its pages came back with it: it may give again.
                 state.dry.remove(pid);
             }
@@ -45,6 +45,7 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     state.so_done.retain(alive);
     state.dry.retain(|pid, at| alive(pid) && input.now_ms.saturating_sub(*at) < super::learn::DRY_MS);
     state.last_front_ms.retain(|pid, _| alive(pid));
+    state.last_front_switch.retain(|pid, _| alive(pid));
     watch_refaults(state, preset, input);
     if let (Detection::Bands(b), Some(psi)) = (&preset.detection, input.snapshot.psi.get()) {
         // Senpai/TMO: back off when compaction costs more stall than the target, push on when
@@ -111,5 +112,14 @@ fn watch_refaults(state: &mut State, preset: &Preset, input: &Input) {
     }
     for pid in done {
         state.compacted.remove(&pid);
+    }
+}
+
+impl State {
+    /// `pid` came to the front at `now_ms`.
+    fn front(&mut self, pid: u32, now_ms: u64) {
+        self.last_front_ms.insert(pid, now_ms);
+        self.switches += 1;
+        self.last_front_switch.insert(pid, self.switches);
     }
 }

@@ -123,6 +123,13 @@ pub struct State {
     /// When each app was last in front (from app-state and launch events), by pid: the
     /// least recently used go first.
     pub last_front_ms: BTreeMap<u32, u64>,
+    /// How many times any app came to the front, and that count when each app last did, by
+    /// pid: how many apps the user has opened since (a clock in the user's own rhythm, the
+    /// same on a bench that packs an hour into minutes as on a phone).
+    #[serde(default)]
+    pub switches: u64,
+    #[serde(default)]
+    pub last_front_switch: BTreeMap<u32, u64>,
     /// What the user does, inferred where no launcher says it.
     #[serde(default)]
     pub observed: infer::Observed,
@@ -154,6 +161,8 @@ impl Default for State {
             last_swap_grow_ms: None,
             so_done: BTreeSet::new(),
             last_front_ms: BTreeMap::new(),
+            switches: 0,
+            last_front_switch: BTreeMap::new(),
             observed: infer::Observed::default(),
             cached_since: BTreeMap::new(),
             trim_sent: None,

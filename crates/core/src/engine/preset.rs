@@ -218,6 +218,12 @@ pub enum KillMode {
 pub struct KillPolicy {
     pub mode: KillMode,
     pub order: VictimOrder,
+    /// The forgotten before the favourite: before taking memory from an app likely to be
+    /// wanted soon, kill a cached app the user has not come back to for this many switches
+    /// (ladder/shrink.rs). An app kept alive in swap holds a share of RAM that the likely
+    /// apps' hot pages then lack. `None`: compress before any kill.
+    #[serde(default)]
+    pub forget_after_switches: Option<u64>,
 }
 
 /// Reclaim ahead of time (MOS).
@@ -321,7 +327,7 @@ fn thesis_compaction() -> Compaction {
 }
 
 fn lmk_kill() -> KillPolicy {
-    KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize }
+    KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None }
 }
 
 impl Preset {
@@ -413,7 +419,7 @@ fn kernel() -> Preset {
         compaction: None,
         ksm: None,
         swap: zram(25.0, "lzo-rle"),
-        kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize },
+        kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize, forget_after_switches: None },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -504,7 +510,7 @@ fn lmkd() -> Preset {
         compaction: None,
         ksm: None,
         swap: zram(50.0, "lz4"),
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenLru },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenLru, forget_after_switches: None },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -522,7 +528,7 @@ fn mos() -> Preset {
         compaction: None,
         ksm: None,
         swap: no_swap(),
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None },
         ahead: Some(Ahead {
             home: true,
             launch: true,
@@ -583,7 +589,7 @@ fn swam() -> Preset {
             swappiness: None,
             grow_on_fill: true,
         },
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::OomBadnessOverRelaunch },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::OomBadnessOverRelaunch, forget_after_switches: None },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -679,7 +685,7 @@ fn memorch() -> Preset {
             swappiness: None,
             grow_on_fill: false,
         },
-        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost },
+        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, forget_after_switches: None },
         ahead: Some(Ahead {
             home: true,
             launch: true,

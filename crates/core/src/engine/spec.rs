@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 13] = [
+pub const SWITCHES: [Switch; 14] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -65,6 +65,12 @@ pub const SWITCHES: [Switch; 13] = [
     },
     Switch { key: "trim", what: "tell apps that listen to trim before compressing or killing", get: |p| Some(p.trim_notices), set: |p, on| p.trim_notices = on },
     Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },
+    Switch {
+        key: "forget",
+        what: "kill a forgotten cached app before taking memory from one likely to be wanted soon",
+        get: |p| (p.kill.mode != KillMode::Never).then_some(p.kill.forget_after_switches.is_some()),
+        set: |p, on| p.kill.forget_after_switches = if on { p.kill.forget_after_switches.or(Some(super::victims::FORGET_AFTER_SWITCHES)) } else { None },
+    },
     Switch {
         key: "kill",
         what: "the preset's own kills (off: the kernel's OOM killer only)",

@@ -199,6 +199,12 @@ impl<'a> Ctx<'a> {
         self.state.last_front_ms.get(&a.pid).map_or(a.age_ms, |t| self.input.now_ms.saturating_sub(*t))
     }
 
+    /// How many times an app came to the front since `pid` last did (since memorch started,
+    /// if it never did).
+    pub fn switches_away(&self, pid: u32) -> u64 {
+        self.state.switches - self.state.last_front_switch.get(&pid).copied().unwrap_or(0)
+    }
+
     /// How likely a return to `a` is soon: half recency (halved after two minutes away, the
     /// length of a usage session: LSApp's median is 1 min 46 s), half popularity (how often
     /// it came to the front, against the most popular app running).

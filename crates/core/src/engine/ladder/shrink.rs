@@ -9,7 +9,13 @@
 
 use super::{mib, CompactScope, Ctx, Step, PAGE};
 use crate::engine::model::App;
+use crate::engine::preset::KillMode;
+use crate::engine::victims::Candidate;
 use crate::Class;
+
+/// An app at least this likely to come back soon is one the user is likely to want: what is
+/// taken from it is read back on a return that is probably near.
+pub const LIKELY_RETURN: f64 = 0.5;
 
 /// The most of an app's anonymous memory one decision takes: the rest is what its next
 /// return most likely needs. High, so that what is short warms few apps' returns rather than
@@ -47,9 +53,29 @@ pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Opt
     }
     to_move = to_move.min(ctx.swap_room());
     let mut got = 0;
-    for (a, refault, _) in apps {
+    let mut forgotten: Option<u32> = None;
+    for (a, refault, p_return) in apps {
         if to_move < min_step {
             break;
+        }
+        if forgotten == Some(a.pid) {
+            continue;
+        }
+        if let Some(victim) = forgotten_instead_of(ctx, step, a, p_return, min_step) {
+            let freed = victim.freeable_bytes;
+            forgotten = Some(victim.pid);
+            let r = ctx
+                .reason(step, format!("{why}: {} short: kill '{}', not in front for {} switches, rather than take from '{}', {:.0} % likely to be wanted soon (the forgotten before the favourite)", mib(bytes), victim.app, ctx.switches_away(victim.pid), a.name, p_return * 100.0))
+                .with("need_bytes", bytes as f64)
+                .with("switches_away", ctx.switches_away(victim.pid) as f64)
+                .with("p_return", victim.p_return)
+                .with("spared_p_return", p_return);
+            ctx.kill(vec![victim], bytes, Class::Cached, r);
+            got += freed;
+            to_move = to_move.saturating_sub(ctx.moved_to_save(freed));
+            if to_move < min_step {
+                break;
+            }
         }
         // An app whose pages came back soon gives less: those were not cold.
         let cap = (a.anon_bytes as f64 * MAX_SHARE * (1.0 - refault.min(0.9))) as u64;
@@ -63,4 +89,23 @@ pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Opt
         to_move = to_move.saturating_sub(take);
     }
     got
+}
+
+/// The cached app to kill instead of taking memory from `a`, if the preset forgets apps
+/// (`KillPolicy::forget_after_switches`): under pressure or before a launch, when `a` is
+/// likely to be wanted soon, the least costly cached app the user has not come back to for
+/// that many switches, if its death frees at least a step. An app kept alive in swap still
+/// holds a share of RAM (zram keeps 1/ratio of it; real programs' data compress ~1.7×), so
+/// keeping a forgotten app costs the likely apps' hot pages on their returns, where its kill
+/// costs one relaunch if the user ever comes back. One a decision, none while a kill is
+/// pending.
+fn forgotten_instead_of<'a>(ctx: &Ctx<'a>, step: Step, a: &App, p_return: f64, min_bytes: u64) -> Option<Candidate<'a>> {
+    let after = ctx.preset.kill.forget_after_switches?;
+    if !matches!(step, Step::UnderPressure | Step::BeforeLaunch) || ctx.preset.kill.mode == KillMode::Never || p_return < LIKELY_RETURN || ctx.kill_pending(1000) {
+        return None;
+    }
+    // In the preset's kill order: the least expected cost first.
+    ctx.candidates(Class::Cached)
+        .into_iter()
+        .find(|c| c.class >= Class::Cached && c.pid != a.pid && !ctx.is_touched(c.pid) && ctx.switches_away(c.pid) >= after && c.freeable_bytes >= min_bytes)
 }
