@@ -142,6 +142,9 @@ fn interrupted_bench_tears_everything_down() {
         return;
     }
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // The bench holds the whole-run lock for its whole run: wait for whoever holds it now
+    // (another bench, a test), so that the 120 s below time the set-up, not the queue.
+    drop(testkit::machine_test_lock());
     let before = Leftovers::now();
     let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-int"));
     let mut child = memorch()
@@ -171,6 +174,9 @@ fn a_killed_bench_is_cleaned_up_at_the_next_start() {
         return;
     }
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // The bench holds the whole-run lock for its whole run: wait for whoever holds it now
+    // (another bench, a test), so that the 120 s below time the set-up, not the queue.
+    drop(testkit::machine_test_lock());
     let before = Leftovers::now();
     let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-kill"));
     let mut child = memorch()
