@@ -6,6 +6,10 @@
 //! apps (an app whose pages came back soon goes last, and gives less) but never makes the
 //! response smaller than the gap: what is short is asked for, and the next decision measures
 //! what came back.
+//!
+//! With `kill.forget_after_switches` (`memorch:forget=on`, off in every preset by measurement:
+//! docs/results.md), a cached app out of sight for that many switches is killed before an app
+//! likely to be wanted soon gives anything.
 
 use super::{mib, CompactScope, Ctx, Step, PAGE};
 use crate::engine::model::App;
@@ -15,7 +19,7 @@ use crate::Class;
 
 /// An app at least this likely to come back soon is one the user is likely to want: what is
 /// taken from it is read back on a return that is probably near.
-pub const LIKELY_RETURN: f64 = 0.5;
+const LIKELY_RETURN: f64 = 0.5;
 
 /// The most of an app's anonymous memory one decision takes: the rest is what its next
 /// return most likely needs. High, so that what is short warms few apps' returns rather than
