@@ -68,6 +68,7 @@ const ROWS: [(&str, &[Row]); 5] = [
         ("p50 of returns (hot and warm)", Some(true), |s| s.return_p50_ms),
         ("p50 of warm returns", Some(true), |s| s.warm_p50_ms),
         ("p50 of cold launches", Some(true), |s| s.cold_p50_ms),
+        ("all visits together (s)", Some(true), |s| Some(s.wait_s)),
         ("jank % (frames over 16.7 ms)", Some(true), |s| s.jank_pct),
         ("frame p95", Some(true), |s| s.frame_p95_ms),
     ]),

@@ -60,6 +60,9 @@ pub struct Summary {
     /// Returns to an app still alive (hot and warm), and warm returns alone.
     pub return_p50_ms: Option<Figure>,
     pub warm_p50_ms: Option<Figure>,
+    /// What the user waited in all: the sum of each run's served visits' latencies (s). A
+    /// manager that turns relaunches into warm returns can lose on p50 and win here.
+    pub wait_s: Figure,
     /// Of the returns to an app compacted since it was last in front, the share that were
     /// hot (%): whether compaction took cold pages (runs with such returns).
     pub hot_after_compaction_pct: Option<Figure>,
@@ -156,6 +159,7 @@ fn summary(manager: &str, rs: &[&RunResult]) -> Summary {
         return_p50_ms: q(Visit::is_return, 0.5),
         hot_after_compaction_pct: some(&|r| hot_after_compaction_pct(r)),
         warm_p50_ms: q(|v| v.kind == WARM, 0.5),
+        wait_s: all(&|r| latencies(r, Visit::served).iter().sum::<f64>() / 1000.0),
         kills_by_manager: all(&|r| r.kills.iter().filter(|k| !k.by_kernel()).count() as f64),
         kills_by_kernel: all(&|r| r.kills.iter().filter(|k| k.by_kernel()).count() as f64),
         foreground_kills: all(&|r| r.kills.iter().filter(|k| k.class == Class::Foreground).count() as f64),
@@ -210,13 +214,14 @@ fn cell(f: Option<Figure>, spread: bool) -> String {
 /// The columns of the terminal table: header and the text of a summary's figure.
 type Column = (&'static str, usize, fn(&Summary) -> Vec<Option<Figure>>);
 
-const COLUMNS: [Column; 16] = [
+const COLUMNS: [Column; 17] = [
     ("hot/warm/cold/failed", 20, |s| vec![Some(s.hot), Some(s.warm), Some(s.cold), Some(s.failed)]),
     ("alive", 5, |s| vec![Some(s.live_apps_mean)]),
     ("p50 ms", 7, |s| vec![s.latency_p50_ms]),
     ("p95 ms", 7, |s| vec![s.latency_p95_ms]),
     ("return p50", 10, |s| vec![s.return_p50_ms]),
     ("cold p50", 8, |s| vec![s.cold_p50_ms]),
+    ("wait s", 6, |s| vec![Some(s.wait_s)]),
     ("jank%", 5, |s| vec![s.jank_pct]),
     ("idle MiB", 8, |s| vec![s.idle_available_mib]),
     ("kills m/k/fg", 12, |s| vec![s.has_manager.then_some(s.kills_by_manager), Some(s.kills_by_kernel), Some(s.foreground_kills)]),
@@ -329,6 +334,8 @@ mod tests {
         assert_eq!(s[0].cold_p50_ms, Some(Figure { median: 450.0, min: 400.0, max: 500.0 }));
         assert_eq!(s[0].return_p50_ms.unwrap().max, 2.0, "hot and warm returns of each run");
         assert_eq!(s[0].warm_p50_ms, Some(Figure { median: 20.0, min: 20.0, max: 20.0 }), "one run had a warm return");
+        let w = s[0].wait_s;
+        assert!((w.min - 0.405).abs() < 1e-9 && (w.max - 0.521).abs() < 1e-9, "each run's visits' latencies, summed: {w:?}");
         assert_eq!(s[0].kills_by_manager.median, 0.5);
         assert_eq!(s[1].foreground_kills.median, 1.0);
         assert_eq!(s[1].kills_by_kernel.median, 1.0);

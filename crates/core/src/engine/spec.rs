@@ -68,7 +68,8 @@ pub const SWITCHES: [Switch; 14] = [
     Switch {
         key: "forget",
         what: "kill a forgotten cached app before taking memory from one likely to be wanted soon",
-        get: |p| (p.kill.mode != KillMode::Never).then_some(p.kill.forget_after_switches.is_some()),
+        // It acts where memory is freed in proportion (ladder/shrink.rs): presets that compress.
+        get: |p| (p.kill.mode != KillMode::Never && p.compaction.is_some()).then_some(p.kill.forget_after_switches.is_some()),
         set: |p, on| p.kill.forget_after_switches = if on { p.kill.forget_after_switches.or(Some(super::victims::FORGET_AFTER_SWITCHES)) } else { None },
     },
     Switch {
@@ -198,6 +199,9 @@ mod tests {
         // A step the preset does not have: off is a no-op, on is an error.
         assert!(Preset::from_spec("lmkd:home=off").is_ok());
         assert!(Preset::from_spec("lmkd:home=on").unwrap_err().contains("no such step"));
+        // Forgetting acts where memory is freed in proportion: not in lmkd, which compresses nothing.
+        assert!(Preset::from_spec("lmkd:forget=on").unwrap_err().contains("no such step"));
+        assert_eq!(Preset::from_spec("memorch:forget=on").unwrap().kill.forget_after_switches, Some(super::super::victims::FORGET_AFTER_SWITCHES));
         assert!(Preset::from_spec("memorch:home=maybe").unwrap_err().contains("'on' or 'off'"));
     }
 
