@@ -97,8 +97,9 @@ pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
     }
 }
 
-pub fn engine(name: &str) -> Engine {
-    Engine::new(Preset::by_name(name).unwrap())
+/// An engine on a preset or a variant of one (`memorch:swap_full=off`).
+pub fn engine(spec: &str) -> Engine {
+    Engine::new(Preset::from_spec(spec).unwrap())
 }
 
 /// A decision whose actions are all carried out (the engine learns them as done).

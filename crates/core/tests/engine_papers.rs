@@ -581,3 +581,63 @@ fn with_forget_on_a_forgotten_app_dies_before_the_favourite_is_squeezed() {
     let off = run("memorch", 30);
     assert!(kills(&off).is_empty() && compactions(&off).iter().any(|c| c.0 == 11), "off: the favourite is squeezed, nobody dies: {off:?}");
 }
+
+/// Swap full and unable to grow, available between the critical and the low band: the
+/// pressure step has nothing to compress into, and what the kernel reclaims instead is the
+/// apps' code and the likely apps' pages (realapps: 90 s at 42 MiB available, 36 MiB critical,
+/// 87 MiB low, file pages read back over and over). With `swap_full=on` memorch kills for it at
+/// the low band; off (the shipped preset, by measurement), or with a storage file still to
+/// add, or with swap room, it waits.
+#[test]
+fn with_swap_full_on_memorch_kills_at_the_low_band_not_only_the_critical() {
+    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    // 1024 MiB: critical band 51 MiB, low band 123 MiB; 80 MiB available.
+    let between = || snap(1024, 70, 10);
+    let max_files = Preset::by_name("memorch").unwrap().swap.max_files;
+    let acts = decide(&mut engine("memorch:swap_full=on"), 0, &swap_exhausted(between(), max_files, 128), &apps, &[]);
+    assert_eq!(kills(&acts).len(), 1, "swap full, no file to add: a kill at the low band: {acts:?}");
+    let kill = acts.iter().find(|a| matches!(a.kind, ActionKind::Kill { .. })).unwrap();
+    assert!(kill.reason.text.contains("swap full"), "{:?}", kill.reason);
+    assert!(!kills(&acts)[0].contains(&2), "never the foreground: {acts:?}");
+    let off = decide(&mut engine("memorch"), 0, &swap_exhausted(between(), max_files, 128), &apps, &[]);
+    assert!(kills(&off).is_empty(), "off: wait for the critical band: {off:?}");
+    let can_grow = decide(&mut engine("memorch:swap_full=on"), 0, &swap_exhausted(between(), max_files - 1, 128), &apps, &[]);
+    assert!(kills(&can_grow).is_empty(), "a file can still be added: {can_grow:?}");
+    let room = decide(&mut engine("memorch:swap_full=on"), 0, &between(), &apps, &[]);
+    assert!(kills(&room).is_empty() && !compactions(&room).is_empty(), "zram has room: compress: {room:?}");
+}
+
+/// SWAM's ISOP eraser removes a storage swap file that holds nothing, but not while zram is
+/// full: that file is the one the last shortage added, and the next would add it again
+/// (realapps: added, then removed 40 ms later at idle, then added again 5 s on).
+#[test]
+fn an_empty_swap_file_goes_at_idle_only_when_zram_has_room() {
+    let shrinks = |acts: &[memorch_core::engine::Action]| acts.iter().filter(|a| matches!(a.kind, ActionKind::SwapShrink)).count();
+    let apps = vec![app(11, "c1", Class::Cached, 50), app(2, "fg", Class::Foreground, 100)];
+    let mut empty_file = snap(1024, 600, 100);
+    empty_file.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: 128 * MIB, used_bytes: 0, priority: -2 });
+    empty_file.swap.total_bytes += 128 * MIB;
+    for preset in ["memorch", "swam"] {
+        let idle = [Event::Screen { on: false }];
+        let full = decide(&mut engine(preset), 0, &zram_full_with_file(snap(1024, 600, 100), 128), &apps, &idle);
+        assert_eq!(shrinks(&full), 0, "{preset}: zram full: the file stays: {full:?}");
+        let room = decide(&mut engine(preset), 0, &empty_file, &apps, &idle);
+        assert_eq!(shrinks(&room), 1, "{preset}: zram has room: the empty file goes: {room:?}");
+    }
+}
+
+/// A stall with available memory above the low band (under twice it): memorch asks for half
+/// its margin a decision while PSI some stays over its target; with `stall_near=off` it waits
+/// for the band itself (below it, both compress).
+#[test]
+fn a_stall_above_the_low_band_compresses_only_with_stall_near_on() {
+    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    // 1024 MiB: low band 123 MiB; 160 MiB available, PSI some 5 % (target 1 %).
+    let stalled = with_psi(snap(1024, 150, 10), 5.0, 0.0);
+    let on = decide(&mut engine("memorch"), 0, &stalled, &apps, &[]);
+    assert!(!compactions(&on).is_empty(), "on: the stall near the band compresses: {on:?}");
+    let off = decide(&mut engine("memorch:stall_near=off"), 0, &stalled, &apps, &[]);
+    assert!(compactions(&off).is_empty(), "off: nothing below the band, nothing compressed: {off:?}");
+    let below = decide(&mut engine("memorch:stall_near=off"), 0, &with_psi(snap(1024, 60, 10), 5.0, 0.0), &apps, &[]);
+    assert!(!compactions(&below).is_empty(), "off, below the band: compress: {below:?}");
+}

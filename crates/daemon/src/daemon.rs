@@ -327,7 +327,7 @@ impl Daemon {
         let now_ms = self.now_ms();
         let actions = self.engine.decide(&Input { now_ms, snapshot: &snap, apps: &self.apps, events: &events });
         // Every decision with its reasons, quiet ones too (MEMORCH_LOG=debug): why nothing was done.
-        tracing::debug!(cause, events = ?events, reasons = ?actions.iter().map(|a| (a.reason.step, &a.reason.text)).collect::<Vec<_>>(), "decided");
+        tracing::debug!(cause, available = snap.memory.available_bytes, swap_used = snap.swap.used_bytes, swap_total = snap.swap.total_bytes, events = ?events, reasons = ?actions.iter().map(|a| (a.reason.step, &a.reason.text)).collect::<Vec<_>>(), "decided");
         let decided_us = woke.elapsed().as_micros() as u64;
         self.counters.decisions += 1;
         if !self.exec.dry_run {

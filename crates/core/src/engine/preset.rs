@@ -130,6 +130,17 @@ pub struct Bands {
     pub psi_full_kill_pct: f64,
     /// Pages that come back within the refault window above this share shrink the step.
     pub refault_target: f64,
+    /// Compress on a stall (PSI some over the target, or a trigger) with available memory
+    /// above the low band but under twice it, asking for half the margin a decision
+    /// (ladder/under_pressure.rs). False: below the low band only; a stall with memory at
+    /// the band is the user's own apps faulting back, which pushing more pages out of
+    /// others does not cure (Senpai backs off under pressure).
+    #[serde(default = "yes")]
+    pub stall_near_band: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Per-app compaction.
@@ -224,6 +235,12 @@ pub struct KillPolicy {
     /// apps' hot pages then lack. `None`: compress before any kill.
     #[serde(default)]
     pub forget_after_switches: Option<u64>,
+    /// Kill at the low band, not only at the critical one, once swap is full and no storage
+    /// file can be added (ladder/kill.rs): compression has nothing left to give, and what the
+    /// kernel reclaims then is the apps' code and the likely apps' pages (earlyoom and lmkd
+    /// kill on low swap too). False: wait for the critical band.
+    #[serde(default)]
+    pub when_swap_full: bool,
 }
 
 /// Reclaim ahead of time (MOS).
@@ -327,7 +344,7 @@ fn thesis_compaction() -> Compaction {
 }
 
 fn lmk_kill() -> KillPolicy {
-    KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None }
+    KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false }
 }
 
 impl Preset {
@@ -393,6 +410,7 @@ impl Preset {
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
+            "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); measured on realapps (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files, every 5 s while zram is full (SWAM's 30 s killed apps on realapps while one file filled, docs/results.md)",
@@ -419,7 +437,7 @@ fn kernel() -> Preset {
         compaction: None,
         ksm: None,
         swap: zram(25.0, "lzo-rle"),
-        kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize, forget_after_switches: None },
+        kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -510,7 +528,7 @@ fn lmkd() -> Preset {
         compaction: None,
         ksm: None,
         swap: zram(50.0, "lz4"),
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenLru, forget_after_switches: None },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenLru, forget_after_switches: None, when_swap_full: false },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -528,7 +546,7 @@ fn mos() -> Preset {
         compaction: None,
         ksm: None,
         swap: no_swap(),
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false },
         ahead: Some(Ahead {
             home: true,
             launch: true,
@@ -589,7 +607,7 @@ fn swam() -> Preset {
             swappiness: None,
             grow_on_fill: true,
         },
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::OomBadnessOverRelaunch, forget_after_switches: None },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::OomBadnessOverRelaunch, forget_after_switches: None, when_swap_full: false },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -652,6 +670,7 @@ fn memorch() -> Preset {
             psi_some_target_pct: 1.0,
             psi_full_kill_pct: 10.0,
             refault_target: 0.2,
+            stall_near_band: true,
         }),
         compaction: Some(Compaction {
             idle_min_class: Some(Class::Cached),
@@ -685,7 +704,7 @@ fn memorch() -> Preset {
             swappiness: None,
             grow_on_fill: false,
         },
-        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, forget_after_switches: None },
+        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, forget_after_switches: None, when_swap_full: false },
         ahead: Some(Ahead {
             home: true,
             launch: true,

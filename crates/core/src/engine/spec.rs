@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 14] = [
+pub const SWITCHES: [Switch; 16] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -71,6 +71,23 @@ pub const SWITCHES: [Switch; 14] = [
         // It acts where memory is freed in proportion (ladder/shrink.rs): presets that compress.
         get: |p| (p.kill.mode != KillMode::Never && p.compaction.is_some()).then_some(p.kill.forget_after_switches.is_some()),
         set: |p, on| p.kill.forget_after_switches = if on { p.kill.forget_after_switches.or(Some(super::victims::FORGET_AFTER_SWITCHES)) } else { None },
+    },
+    Switch {
+        key: "stall_near",
+        what: "compress on a stall with available memory above the low band but near it",
+        get: |p| if let super::preset::Detection::Bands(b) = &p.detection { Some(b.stall_near_band) } else { None },
+        set: |p, on| {
+            if let super::preset::Detection::Bands(b) = &mut p.detection {
+                b.stall_near_band = on;
+            }
+        },
+    },
+    Switch {
+        key: "swap_full",
+        what: "kill at the low band once swap is full and cannot grow (not only at the critical band)",
+        // It acts in the batch killer of the bands (ladder/kill.rs): memorch's kind of preset.
+        get: |p| (p.kill.mode == KillMode::Batch && matches!(p.detection, super::preset::Detection::Bands(_))).then_some(p.kill.when_swap_full),
+        set: |p, on| p.kill.when_swap_full = on,
     },
     Switch {
         key: "kill",
@@ -202,6 +219,9 @@ mod tests {
         // Forgetting acts where memory is freed in proportion: not in lmkd, which compresses nothing.
         assert!(Preset::from_spec("lmkd:forget=on").unwrap_err().contains("no such step"));
         assert_eq!(Preset::from_spec("memorch:forget=on").unwrap().kill.forget_after_switches, Some(super::super::victims::FORGET_AFTER_SWITCHES));
+        // Killing at the low band on full swap belongs to the bands' batch killer: memorch's.
+        assert!(Preset::from_spec("memorch:swap_full=on").unwrap().kill.when_swap_full);
+        assert!(Preset::from_spec("lmkd:swap_full=on").unwrap_err().contains("no such step"));
         assert!(Preset::from_spec("memorch:home=maybe").unwrap_err().contains("'on' or 'off'"));
     }
 

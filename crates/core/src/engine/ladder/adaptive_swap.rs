@@ -32,16 +32,34 @@ pub fn run(ctx: &mut Ctx) {
         return;
     }
     let zram_used = zram_used(ctx);
-    let idle_file = ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0);
     let on_demand = (p.grow_on_fill && zram_used >= p.grow_at_zram_used_frac).then(|| "swap is filling".to_string());
     match pressure(ctx).or_else(|| ctx.pressure_event().map(|l| format!("PSI {l:?} stall trigger"))).or(on_demand) {
         Some(why) => grow(ctx, &why),
-        None if idle_file && zram_used < p.grow_at_zram_used_frac / 2.0 => {
+        None if idle_file_removable(ctx) => {
             let r = ctx.reason(Step::AdaptiveSwap, "a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)");
             ctx.push(ActionKind::SwapShrink, r, 0);
         }
         None => {}
     }
+}
+
+/// Whether the preset could still add a storage swap file (it grows swap, and has fewer files
+/// than it may): while it can, full swap is not the end of compression.
+pub fn can_grow(ctx: &Ctx) -> bool {
+    let p = &ctx.preset.swap;
+    p.swap_files && (ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind == "file").count() as u32) < p.max_files
+}
+
+/// Whether a storage swap file holding nothing may go: zram has room again (below half the
+/// fill at which a file is added), so it is not the file the last shortage asked for and the
+/// next would ask for again (added and removed within a second, found on realapps); one
+/// removal a decision.
+pub fn idle_file_removable(ctx: &Ctx) -> bool {
+    let p = &ctx.preset.swap;
+    p.swap_files
+        && ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0)
+        && zram_used(ctx) < p.grow_at_zram_used_frac / 2.0
+        && !ctx.has_pushed(|k| matches!(k, ActionKind::SwapShrink))
 }
 
 /// Add a storage swap file for `why` if zram is nearly full (or compresses badly), the preset

@@ -1,11 +1,17 @@
 //! Step 5, kill (memorch): when compression cannot keep available memory above the critical
 //! band, or everything stalls, kill enough apps at once to get back to the target, by class
 //! first, then relaunch cost per MB freed. Background apps only, unless available memory is
-//! extreme; the foreground only when nothing else is left.
+//! extreme; the foreground only when nothing else is left. Once swap is full and cannot grow
+//! (`kill.when_swap_full`), already at the low band: compression has nothing left to give,
+//! and what the kernel reclaims in its place is the apps' code and the likely apps' pages.
 
 use super::{mib, Ctx, PressureLevel, Step};
 use crate::engine::preset::{Detection, KillMode};
 use crate::Class;
+
+/// Swap counts as full with less room than this share of the domain: less than a step's worth
+/// for the pressure step, which then has nothing to compress into.
+const SWAP_FULL_ROOM_FRAC: f64 = 0.01;
 
 pub fn run(ctx: &mut Ctx) {
     let Detection::Bands(b) = ctx.preset.detection.clone() else { return };
@@ -20,8 +26,11 @@ pub fn run(ctx: &mut Ctx) {
     let avail = ctx.available() + headroom;
     let critical = ctx.frac(b.critical_available_frac);
     let low = ctx.frac(b.low_available_frac);
+    let swap_full = ctx.preset.kill.when_swap_full && ctx.swap_room() < ctx.frac(SWAP_FULL_ROOM_FRAC) && !super::adaptive_swap::can_grow(ctx);
     let why = if avail < critical {
         format!("available {} (with {} zram could still take) below the critical band {}", mib(avail), mib(headroom), mib(critical))
+    } else if swap_full && avail < low {
+        format!("available {} below the low band {} and swap full ({} left, no file can be added)", mib(avail), mib(low), mib(ctx.swap_room()))
     } else if ctx.psi_full_avg10() > b.psi_full_kill_pct && ctx.available() < low {
         format!("PSI full {:.1} % over {:.0} % with available {} below the low band", ctx.psi_full_avg10(), b.psi_full_kill_pct, mib(ctx.available()))
     } else if ctx.pressure_event() == Some(PressureLevel::Complete) && ctx.available() < low {

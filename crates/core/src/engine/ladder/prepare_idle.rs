@@ -57,8 +57,8 @@ fn idle_work(ctx: &mut Ctx) {
     if ctx.preset.ahead.as_ref().is_some_and(|a| a.home) && matches!(ctx.preset.detection, crate::engine::preset::Detection::Bands(_)) {
         home::phase1(ctx, Step::PrepareIdle);
     }
-    if ctx.preset.swap.swap_files && ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0) {
-        let r = ctx.reason(Step::PrepareIdle, "idle: a storage swap file holds nothing: remove it (SWAM ISOP eraser)");
+    if super::adaptive_swap::idle_file_removable(ctx) {
+        let r = ctx.reason(Step::PrepareIdle, "idle: a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)");
         ctx.push(ActionKind::SwapShrink, r, 0);
     }
 }

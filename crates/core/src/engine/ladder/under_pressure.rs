@@ -32,6 +32,8 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
             let low = ctx.frac(b.low_available_frac);
             if ctx.available() < low {
                 Some(format!("available {} below the low band {}", mib(ctx.available()), mib(low)))
+            } else if !b.stall_near_band {
+                None
             } else if ctx.available() < 2 * low && ctx.psi_some_avg10() > b.psi_some_target_pct {
                 Some(format!("PSI some {:.1} % over the {:.1} % target with available {} near the low band", ctx.psi_some_avg10(), b.psi_some_target_pct, mib(ctx.available())))
             } else {
