@@ -238,7 +238,8 @@ pub struct KillPolicy {
     /// Kill at the low band, not only at the critical one, once swap is full and no storage
     /// file can be added (ladder/kill.rs): compression has nothing left to give, and what the
     /// kernel reclaims then is the apps' code and the likely apps' pages (earlyoom and lmkd
-    /// kill on low swap too). False: wait for the critical band.
+    /// kill on low swap too). False: wait for the critical band (memorch: off, by measurement,
+    /// docs/results.md).
     #[serde(default)]
     pub when_swap_full: bool,
 }
