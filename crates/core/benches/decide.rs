@@ -42,6 +42,7 @@ fn apps() -> Vec<App> {
             so_unshared_bytes: Some((i as u64 % 7) * MIB),
             ksm_mergeable: i % 2 == 0,
             frozen: None,
+            shielded: None,
             anon_refaults: None,
             age_ms: i as u64 * 1000,
             protected: i % 97 == 0,

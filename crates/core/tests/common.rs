@@ -91,6 +91,7 @@ pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
         so_unshared_bytes: None,
         ksm_mergeable: false,
         frozen: None,
+        shielded: None,
         anon_refaults: None,
         age_ms: 1000 * pid as u64,
         protected: false,

@@ -37,10 +37,11 @@ impl AppView {
 
     /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
     /// cached figures are used.
-    /// `frozen`: the apps the daemon froze.
-    pub fn build(&mut self, apps: &mut Vec<App>, snap: &Snapshot, cfg: &Config, preset: &Preset, under_pressure: bool, domain: &Domain, frozen: &BTreeSet<u32>) {
+    /// `frozen`, `shielded`: the apps the daemon froze, shielded.
+    pub fn build(&mut self, apps: &mut Vec<App>, snap: &Snapshot, cfg: &Config, preset: &Preset, under_pressure: bool, domain: &Domain, frozen: &BTreeSet<u32>, shielded: &BTreeSet<u32>) {
         apps.clear();
         let freezer = preset.freeze_after_ms.is_some() || !frozen.is_empty();
+        let shields = preset.shield_frac.is_some();
         let read_ksm = preset.ksm.is_some();
         let weigh_refaults = preset.compaction.as_ref().is_some_and(|c| c.feedback);
         // Only presets that drop unshared shared objects first need them, and only for
@@ -76,6 +77,12 @@ impl AppView {
             } else if freezer && !under_pressure && a.actionable() && self.is_freezable(p.pid, domain) {
                 a.frozen = Some(false);
             }
+            // The group is looked up once per app (cached), so this costs nothing per look.
+            if shielded.contains(&p.pid) {
+                a.shielded = Some(true);
+            } else if shields && a.actionable() && self.is_shieldable(p.pid, domain) {
+                a.shielded = Some(false);
+            }
             apps.push(a);
         }
     }
@@ -94,6 +101,10 @@ impl AppView {
 
     fn is_freezable(&mut self, pid: u32, domain: &Domain) -> bool {
         self.group(pid, domain).is_some_and(|g| g.v2_dir().is_some())
+    }
+
+    fn is_shieldable(&mut self, pid: u32, domain: &Domain) -> bool {
+        self.group(pid, domain).is_some_and(memorch_linux::appgroup::has_swappiness)
     }
 
     fn so_unshared(&mut self, pid: u32, under_pressure: bool) -> Option<u64> {

@@ -133,6 +133,33 @@ fn squeeze(group: &AppGroup, before: u64, bytes: u64) -> Result<()> {
     lifted.map_err(|e| Error::io(&limit_file, e))
 }
 
+/// Whether the group has a swappiness of its own (v1 memory groups do; v2 groups have none).
+pub fn has_swappiness(group: &AppGroup) -> bool {
+    group.memory.join("memory.swappiness").exists()
+}
+
+/// Shield the app's anonymous pages from the kernel's reclaim (`on`: swappiness 0 on its
+/// group), or give the group its domain's swappiness back. A v1 group's reclaim, which is how
+/// the domain's limit is kept, scans only the file pages of a group whose swappiness is 0
+/// (`get_scan_count` in mm/vmscan.c: "memcg users want to use this knob to disable swapping
+/// for individual groups"), so the likely app's data stays in RAM and its code stays
+/// reclaimable. Returns the swappiness written.
+pub fn set_shielded(group: &AppGroup, on: bool) -> Result<u32> {
+    let file = group.memory.join("memory.swappiness");
+    if !file.exists() {
+        return Err(Error::Refused(format!("{}: no memory.swappiness (a v2 group has none): its pages cannot be shielded alone", group.memory.display())));
+    }
+    let value = if on {
+        0
+    } else {
+        let parent = group.memory.parent().map(|d| d.join("memory.swappiness")).ok_or_else(|| Error::Refused(format!("{}: no parent group", group.memory.display())))?;
+        let text = std::fs::read_to_string(&parent).map_err(|e| Error::io(&parent, e))?;
+        text.trim().parse().map_err(|_| Error::parse(&parent, "swappiness", text.trim()))?
+    };
+    std::fs::write(&file, value.to_string()).map_err(|e| Error::io(&file, e))?;
+    Ok(value)
+}
+
 /// Thaw every app group of the domain left frozen (by a memorch that died, or one that could
 /// not thaw at exit): nothing stays frozen once memorch is not there to thaw it. Returns the
 /// groups thawed, and those that could not be.

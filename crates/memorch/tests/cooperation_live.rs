@@ -77,6 +77,45 @@ fn a_cached_app_is_frozen_after_the_set_time_thawed_before_its_visit_and_never_l
     sb.destroy().unwrap();
 }
 
+/// The swappiness of the v1 memory group `pid` is in, and of that group's parent (the domain).
+fn swappiness(sb: &Sandbox, pid: u32) -> Option<(String, String)> {
+    let root = SysRoot::live();
+    let domain = Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let g = appgroup::of_process(&root, pid, &domain)?;
+    let read = |d: &std::path::Path| std::fs::read_to_string(d.join("memory.swappiness")).ok().map(|t| t.trim().to_string());
+    Some((read(&g.memory)?, read(g.memory.parent()?)?))
+}
+
+#[test]
+fn the_likely_app_is_shielded_from_reclaim_while_memorch_runs_and_given_its_swappiness_back() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-shield"), Some(256 * MIB)).unwrap();
+    let fg = spawn_app(&mut sb, &["--app-group", "--class", "foreground"], &["--anon-mb", "16"]).id();
+    let groups = swappiness(&sb, fg);
+    if !testkit::facility("per-group swappiness (cgroup v1 memory)", groups.as_ref().map(|_| ()).ok_or_else(|| "the app's memory group has no memory.swappiness".to_string())) {
+        return;
+    }
+    let (before, domain_value) = groups.unwrap();
+    assert_eq!(before, domain_value, "a new app group has its domain's swappiness");
+    assert_ne!(domain_value, "0", "the domain's swappiness must not be 0 for this test to tell");
+    let cfg = local_config("");
+    let cfg_path = cfg.join("memorch.toml");
+    let domain = format!("cgroup:{}", sb.path);
+    let mut d = DaemonGuard::start(&["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:shield=on"]);
+    // 16 MiB of a 256 MiB domain, in front: well within a quarter of the domain.
+    assert!(testkit::wait_for(Duration::from_secs(10), || swappiness(&sb, fg).is_some_and(|(v, _)| v == "0")), "the foreground app was shielded: {}", d.log());
+    d.stop();
+    assert_eq!(swappiness(&sb, fg).map(|(v, _)| v), Some(domain_value.clone()), "its domain's swappiness back when memorch stops: {}", d.log());
+    // With the shield off (the shipped preset), nothing is shielded.
+    let d = DaemonGuard::start(&["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:shield=off"]);
+    assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() >= Some(1)), "the daemon looked at the app: {}", d.log());
+    assert_eq!(swappiness(&sb, fg).map(|(v, _)| v), Some(domain_value), "no shield with it off: {}", d.log());
+    drop(d);
+    sb.destroy().unwrap();
+}
+
 /// A private system bus (dbus-daemon with a config of the test's own), stopped on drop.
 struct PrivateBus {
     child: std::process::Child,

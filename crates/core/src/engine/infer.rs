@@ -87,6 +87,7 @@ mod tests {
             so_unshared_bytes: None,
             ksm_mergeable: false,
             frozen: None,
+            shielded: None,
             anon_refaults: None,
             age_ms: 1000,
             protected: false,

@@ -26,6 +26,10 @@ pub struct App {
     /// not freezable (`None`).
     #[serde(default)]
     pub frozen: Option<bool>,
+    /// Its anonymous pages shielded from the kernel's reclaim by memorch (`Some(true)`),
+    /// shieldable (`Some(false)`: in a v1 memory group of its own), or not (`None`).
+    #[serde(default)]
+    pub shielded: Option<bool>,
     /// Anonymous pages the kernel read back into the app after evicting them
     /// (`workingset_refault_anon` of its own memory group), where it has one and a preset
     /// weighs refaults; `None` otherwise.
@@ -70,6 +74,7 @@ impl App {
             so_unshared_bytes: None,
             ksm_mergeable: false,
             frozen: None,
+            shielded: None,
             anon_refaults: None,
             age_ms: p.age_ms,
             protected: false,
@@ -147,6 +152,10 @@ pub enum ActionKind {
     SwapShrink,
     Freeze { pid: u32 },
     Thaw { pid: u32 },
+    /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0).
+    Shield { pid: u32 },
+    /// Give the app's group its domain's swappiness back.
+    Unshield { pid: u32 },
     /// Tell apps that listen to give memory back (`pid`: only that app; else all of them).
     Trim { level: super::margins::TrimLevel, pid: Option<u32> },
     /// Kill these apps at once; `min_class` is the most important class the step allowed.
@@ -166,6 +175,8 @@ impl ActionKind {
             ActionKind::SwapShrink => "swap_shrink",
             ActionKind::Freeze { .. } => "freeze",
             ActionKind::Thaw { .. } => "thaw",
+            ActionKind::Shield { .. } => "shield",
+            ActionKind::Unshield { .. } => "unshield",
             ActionKind::Trim { .. } => "trim",
             ActionKind::Kill { .. } => "kill",
             ActionKind::Nothing => "nothing",
@@ -191,6 +202,8 @@ pub enum Step {
     Freeze,
     /// Telling apps to trim before memorch compresses or kills.
     Trim,
+    /// Shielding the likely apps' pages from the kernel's reclaim.
+    Shield,
     Idle,
 }
 
@@ -227,7 +240,7 @@ impl Action {
     /// Every pid this action touches.
     pub fn pids(&self) -> Vec<u32> {
         match &self.kind {
-            ActionKind::Compact { pid, .. } | ActionKind::Freeze { pid } | ActionKind::Thaw { pid } => vec![*pid],
+            ActionKind::Compact { pid, .. } | ActionKind::Freeze { pid } | ActionKind::Thaw { pid } | ActionKind::Shield { pid } | ActionKind::Unshield { pid } => vec![*pid],
             ActionKind::Kill { victims, .. } => victims.iter().map(|v| v.pid).collect(),
             _ => Vec::new(),
         }

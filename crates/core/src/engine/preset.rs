@@ -295,7 +295,17 @@ pub struct Preset {
     /// background applications"). `None`: no count.
     #[serde(default)]
     pub max_cached_apps: Option<u32>,
+    /// Shield the apps most likely to be wanted soon from the kernel's reclaim (their groups'
+    /// swappiness 0: ladder/shield.rs), as many as fit in this share of the domain; the
+    /// kernel then takes its pages from the apps the user is least likely to return to, and
+    /// from file pages. `None`: the kernel weighs every app alike.
+    #[serde(default)]
+    pub shield_frac: Option<f64>,
 }
+
+/// The share of the domain the likely apps' anonymous memory may take while shielded: a
+/// quarter leaves the kernel three quarters of the domain to reclaim from.
+pub const SHIELD_FRAC: f64 = 0.25;
 
 /// Android's freezer delay (CachedAppOptimizer `freeze_debounce_timeout`: 10 s).
 pub const FREEZE_AFTER_MS: u64 = 10_000;
@@ -408,6 +418,8 @@ impl Preset {
             "memorch" if k.starts_with("trim_notices") => "Android onTrimMemory, freedesktop low-memory-monitor (anchors.md \"Newer\"); off: on the trim scenario it cost stall and kills (docs/results.md); memorch:trim=on turns it on",
             _ if k.starts_with("trim_notices") => "no notices (the paper's system has none)",
             _ if k.starts_with("freeze_after_ms") => "no freezer (the paper's system has none)",
+            "memorch" if k.starts_with("shield_frac") => "issue 11: the likely apps' pages kept from the kernel's reclaim (per-group swappiness 0, mm/vmscan.c get_scan_count); off: on realapps p50 longer on two seeds of three (docs/results.md); memorch:shield=on turns it on",
+            _ if k.starts_with("shield_frac") => "no shield (the paper's system has none)",
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
@@ -444,6 +456,7 @@ fn kernel() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
+        shield_frac: None,
     }
 }
 
@@ -462,6 +475,7 @@ fn lmk_classic() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
+        shield_frac: None,
     }
 }
 
@@ -480,6 +494,7 @@ fn compcache() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
+        shield_frac: None,
     }
 }
 
@@ -498,6 +513,7 @@ fn thesis() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
+        shield_frac: None,
     }
 }
 
@@ -535,6 +551,7 @@ fn lmkd() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
+        shield_frac: None,
     }
 }
 
@@ -562,6 +579,7 @@ fn mos() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
+        shield_frac: None,
     }
 }
 
@@ -614,6 +632,7 @@ fn swam() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
+        shield_frac: None,
     }
 }
 
@@ -624,6 +643,7 @@ fn android_4_4() -> Preset {
         name: "android-4.4".into(),
         summary: "MOS's baseline, Android 4.4 on a Nexus 5: the activity manager kills the least recently used cached apps beyond 24, the in-kernel LMK the rest; no swap (MOS §II)".into(),
         max_cached_apps: Some(24),
+        shield_frac: None,
         ..lmk_classic()
     }
 }
@@ -723,6 +743,7 @@ fn memorch() -> Preset {
         // every visit: more stall, no fewer kills (docs/results.md).
         trim_notices: false,
         max_cached_apps: None,
+        shield_frac: None,
     }
 }
 

@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 16] = [
+pub const SWITCHES: [Switch; 17] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -62,6 +62,13 @@ pub const SWITCHES: [Switch; 16] = [
         what: "freeze apps cached for a while (cgroup v2), thaw them before they come back",
         get: |p| Some(p.freeze_after_ms.is_some()),
         set: |p, on| p.freeze_after_ms = if on { p.freeze_after_ms.or(Some(super::preset::FREEZE_AFTER_MS)) } else { None },
+    },
+    Switch {
+        key: "shield",
+        what: "keep the likely apps' data in RAM: the kernel's reclaim takes others' pages first",
+        // It lifts the shields at the critical band of the bands (ladder/shield.rs).
+        get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.shield_frac.is_some()),
+        set: |p, on| p.shield_frac = if on { p.shield_frac.or(Some(super::preset::SHIELD_FRAC)) } else { None },
     },
     Switch { key: "trim", what: "tell apps that listen to trim before compressing or killing", get: |p| Some(p.trim_notices), set: |p, on| p.trim_notices = on },
     Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },

@@ -18,6 +18,7 @@ pub enum Call {
     SwapGrow { bytes: u64 },
     SwapShrink,
     Freeze { pid: u32, frozen: bool },
+    Shield { pid: u32, shielded: bool },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -86,6 +87,12 @@ impl Actuators for Recording {
         self.record(Call::Freeze { pid, frozen });
         self.check(pid)?;
         Ok(format!("{} {pid}", if frozen { "froze" } else { "thawed" }))
+    }
+
+    fn set_shielded(&mut self, pid: u32, shielded: bool) -> Result<String, String> {
+        self.record(Call::Shield { pid, shielded });
+        self.check(pid)?;
+        Ok(format!("{} {pid}", if shielded { "shielded" } else { "unshielded" }))
     }
 
     fn used_bytes(&self) -> Option<u64> {

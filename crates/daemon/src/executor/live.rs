@@ -115,6 +115,17 @@ impl Actuators for Live {
         Ok(format!("{} {pid} ({}) in {} µs", if frozen { "froze" } else { "thawed" }, g.path, t0.elapsed().as_micros()))
     }
 
+    /// A shield goes through `target::check` as every action does; giving the swappiness
+    /// back only needs the app's group.
+    fn set_shielded(&mut self, pid: u32, shielded: bool) -> Result<String, String> {
+        if shielded {
+            target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
+        }
+        let g = appgroup::of_process(&self.root, pid, &self.domain).ok_or_else(|| format!("pid {pid} is not in an app group of its own: its pages cannot be shielded alone"))?;
+        let value = appgroup::set_shielded(&g, shielded).map_err(|e| e.to_string())?;
+        Ok(format!("{} {pid} ({}): swappiness {value}", if shielded { "shielded" } else { "unshielded" }, g.path))
+    }
+
     fn used_bytes(&self) -> Option<u64> {
         snapshot::cheap(&self.root, &self.domain).ok().map(|s| s.memory.used_bytes)
     }

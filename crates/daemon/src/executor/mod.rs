@@ -46,6 +46,9 @@ pub trait Actuators {
     fn swap_shrink(&mut self) -> Result<String, String>;
     /// Freeze (or thaw) the app's own group, and wait until the kernel says it is done.
     fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String>;
+    /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0),
+    /// or give its group the domain's swappiness back.
+    fn set_shielded(&mut self, pid: u32, shielded: bool) -> Result<String, String>;
     /// The domain's used memory now (what a victim's death gave back is measured by it).
     fn used_bytes(&self) -> Option<u64>;
     /// The swap files this daemon added.
@@ -85,11 +88,13 @@ pub struct Executor {
     pub reaping: Vec<(Killed, u64)>,
     /// Apps this daemon froze: thawed when they come back, and all of them when it stops.
     pub frozen: BTreeSet<u32>,
+    /// Apps this daemon shielded: their groups get the domain's swappiness back when it stops.
+    pub shielded: BTreeSet<u32>,
 }
 
 impl Executor {
     pub fn new(actuators: Box<dyn Actuators>, dry_run: bool, manage: Manage) -> Executor {
-        Executor { dry_run, manage, actuators, reaping: Vec::new(), frozen: BTreeSet::new() }
+        Executor { dry_run, manage, actuators, reaping: Vec::new(), frozen: BTreeSet::new(), shielded: BTreeSet::new() }
     }
 
     /// Thaw `pid` now if this daemon froze it (a launcher brings it back): before the
@@ -112,19 +117,33 @@ impl Executor {
 
     /// Thaw every app this daemon froze (it is stopping): (what was thawed, what could not be).
     pub fn thaw_all(&mut self) -> (Vec<String>, Vec<String>) {
+        let pids = std::mem::take(&mut self.frozen);
+        self.undo_each(pids, "thawing", |a, pid| a.set_frozen(pid, false))
+    }
+
+    /// Give every app this daemon shielded its domain's swappiness back (it is stopping):
+    /// (what was, what could not be).
+    pub fn unshield_all(&mut self) -> (Vec<String>, Vec<String>) {
+        let pids = std::mem::take(&mut self.shielded);
+        self.undo_each(pids, "unshielding", |a, pid| a.set_shielded(pid, false))
+    }
+
+    /// Undo what this daemon did to each app, saying what was undone and what could not be.
+    fn undo_each(&mut self, pids: BTreeSet<u32>, doing: &str, undo: fn(&mut dyn Actuators, u32) -> Result<String, String>) -> (Vec<String>, Vec<String>) {
         let (mut done, mut failed) = (Vec::new(), Vec::new());
-        for pid in std::mem::take(&mut self.frozen) {
-            match self.actuators.set_frozen(pid, false) {
+        for pid in pids {
+            match undo(self.actuators.as_mut(), pid) {
                 Ok(what) => done.push(what),
-                Err(e) => failed.push(format!("thawing {pid}: {e}")),
+                Err(e) => failed.push(format!("{doing} {pid}: {e}")),
             }
         }
         (done, failed)
     }
 
-    /// Forget frozen apps that are gone.
+    /// Forget frozen and shielded apps that are gone (their groups go with them).
     pub fn forget_gone(&mut self, live: &[u32]) {
         self.frozen.retain(|p| live.contains(p));
+        self.shielded.retain(|p| live.contains(p));
     }
 
     /// Carry out a decision. Kills go first (the fastest way to memory when it is short);
@@ -179,6 +198,13 @@ impl Executor {
             // with the rest of what is known of it: `forget_gone`).
             ActionKind::Thaw { pid } => self.actuators.set_frozen(*pid, false).map(|w| (w, 0)).inspect(|_| {
                 self.frozen.remove(pid);
+            }),
+            ActionKind::Shield { pid } => self.actuators.set_shielded(*pid, true).map(|w| (w, 0)).inspect(|_| {
+                self.shielded.insert(*pid);
+            }),
+            // One that failed stays ours to give back (at the next decision, or at exit).
+            ActionKind::Unshield { pid } => self.actuators.set_shielded(*pid, false).map(|w| (w, 0)).inspect(|_| {
+                self.shielded.remove(pid);
             }),
             ActionKind::Nothing => unreachable!(),
         };

@@ -11,6 +11,7 @@ mod kill;
 mod lmk;
 pub mod lmkd;
 mod prepare_idle;
+mod shield;
 pub mod shrink;
 mod trim;
 mod under_pressure;
@@ -360,5 +361,6 @@ pub fn run(ctx: &mut Ctx) {
     lmk::run(ctx);
     lmkd::run(ctx);
     kill::run(ctx);
+    shield::run(ctx);
     freeze::run(ctx);
 }
