@@ -1,11 +1,10 @@
 //! The likely apps' pages kept in RAM (issue 11, "cold pages first"): the kernel's reclaim,
 //! which keeps the domain within its memory, weighs every app's pages alike, so on a device
 //! that holds more apps than fit, the apps the user returns to most lose their data to zram
-//! as much as the apps left long ago, and every return to them is warm. The apps on screen,
-//! then those most likely to be wanted soon (`p_return`: recency and popularity), as many as
-//! fit in
-//! `shield_frac` of the domain, are shielded: their groups' swappiness is 0, so the
-//! kernel's reclaim takes their file pages only, and the anonymous pages of the others.
+//! as much as the apps left long ago, and every return to them is warm. The apps most likely
+//! to be wanted soon (`p_return`: recency and popularity), as many as fit in `shield_frac`
+//! of the domain, are shielded: their groups' swappiness is 0, so the kernel's reclaim takes
+//! their file pages only, and the anonymous pages of the others.
 //!
 //! Below the critical band every shield is lifted: the kernel must be free to swap anything
 //! rather than run out of pages to reclaim and kill. Shields also go when the preset has
@@ -15,7 +14,6 @@
 use super::{mib, Ctx, Step};
 use crate::engine::model::ActionKind;
 use crate::engine::preset::Detection;
-use crate::Class;
 use std::collections::BTreeSet;
 
 pub fn run(ctx: &mut Ctx) {
@@ -30,11 +28,15 @@ pub fn run(ctx: &mut Ctx) {
     let short = available < critical;
     let mut keep = BTreeSet::new();
     if let (Some(budget), false) = (budget, short) {
-        // What is on screen first (its pages are wanted now), then the likeliest to return.
-        let mut likely: Vec<_> = ctx.free_apps().filter(|a| a.shielded.is_some()).map(|a| (a.class <= Class::Visible, ctx.p_return(a), a)).collect();
-        likely.sort_by(|x, y| y.0.cmp(&x.0).then(y.1.total_cmp(&x.1)).then(x.2.pid.cmp(&y.2.pid)));
+        // The likeliest to return first, the app in front only as likely as its history makes
+        // it: its pages are in use, so the kernel's LRU keeps them active anyway, and a shield
+        // that goes to whatever is in front moves at every switch and leaves the favourites
+        // bare while they are away, which is when the kernel takes their pages (measured:
+        // docs/results.md).
+        let mut likely: Vec<_> = ctx.free_apps().filter(|a| a.shielded.is_some()).map(|a| (ctx.p_return(a), a)).collect();
+        likely.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.pid.cmp(&y.1.pid)));
         let mut held = 0;
-        for (_, _, a) in likely {
+        for (_, a) in likely {
             // What the app holds when all of it is back: a swapped-out likely app comes back.
             let size = a.anon_bytes + a.swap_bytes;
             if held + size > budget {
