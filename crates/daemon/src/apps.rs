@@ -77,7 +77,8 @@ impl AppView {
             } else if freezer && !under_pressure && a.actionable() && self.is_freezable(p.pid, domain) {
                 a.frozen = Some(false);
             }
-            // The group is looked up once per app (cached), so this costs nothing per look.
+            // The group is looked up once per app (cached); whether it has a swappiness is one
+            // stat per app a full look, and only with the shield on.
             if shielded.contains(&p.pid) {
                 a.shielded = Some(true);
             } else if shields && a.actionable() && self.is_shieldable(p.pid, domain) {
