@@ -250,7 +250,11 @@ impl<'a> Run<'a> {
             self.set_class(app, Class::Foreground);
             let (peer, device) = (&mut self.peer, &self.device);
             let r = self.running.get_mut(app).expect("alive");
+            let refaults = |root, domain| snapshot::cheap(root, domain).map(|s| (s.counters.refault_anon_pages.unwrap_or(0), s.counters.refault_file_pages.unwrap_or(0))).unwrap_or_default();
+            let before = refaults(&self.root, &self.domain);
             let resumed = r.resume(&def, number, &mut || supervise(peer, device));
+            let after = refaults(&self.root, &self.domain);
+            let resumed = Visit { refaults_anon: after.0.saturating_sub(before.0), refaults_file: after.1.saturating_sub(before.1), ..resumed };
             if resumed.error.is_some() && self.killed_before_its_resume(app, class_before) {
                 // A manager killed it at home, as the user tapped it (its SIGKILL was on the
                 // way when the bench saw it alive): the tap relaunches it, as on a phone,

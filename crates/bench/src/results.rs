@@ -29,11 +29,22 @@ pub struct Visit {
     /// A return to an app memorch's daemon compacted since it was last in front.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub after_compaction: bool,
+    /// Pages of the device read back while a return was served (its `workingset_refault_*`
+    /// counters over the resume): anonymous ones (from swap) and file ones (code and data
+    /// dropped and read again): what made a warm return warm.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refaults_anon: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refaults_file: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Visit {
     pub fn new(app: &str, kind: &str, latency_ms: f64) -> Visit {
-        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None, after_compaction: false }
+        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None, after_compaction: false, refaults_anon: 0, refaults_file: 0 }
     }
 
     pub fn failed(app: &str, latency_ms: f64, error: String) -> Visit {

@@ -140,3 +140,25 @@ fn shields_carried_out_are_the_executors_to_give_back_and_all_go_when_it_stops()
     let given_back: Vec<u32> = rec.calls().iter().filter_map(|c| match c { Call::Shield { pid, shielded: false } => Some(*pid), _ => None }).collect();
     assert_eq!(given_back, shielded[1..].to_vec());
 }
+
+#[test]
+fn the_app_in_front_swapped_out_is_read_back_and_nothing_is_counted_as_freed() {
+    // The recorded domain with memory to spare (as recorded it is below the low band, where
+    // nothing is read back).
+    let mut snap = recorded();
+    snap.memory.available_bytes = 200 << 20;
+    snap.memory.free_bytes = 200 << 20;
+    let mut engine = Engine::new(Preset::from_spec("memorch:prefetch=on").unwrap());
+    // The recorded foreground app with 32 MiB of it in swap.
+    let all: Vec<App> = apps(&snap).into_iter().map(|a| if a.class == Class::Foreground { App { swap_bytes: 32 << 20, ..a } } else { a }).collect();
+    let front = all.iter().find(|a| a.class == Class::Foreground).expect("the recording has an app in front").pid;
+    let input = Input { now_ms: 1000, snapshot: &snap, apps: &all, events: &[] };
+    let actions = engine.decide(&input);
+    let (rec, mut exec) = fake(&[]);
+    let outcomes = exec.execute(&actions, snap.memory.used_bytes, &|_| None);
+    let asked: Vec<(u32, u64)> = rec.calls().iter().filter_map(|c| match c { Call::Prefetch { pid, max_pages } => Some((*pid, *max_pages)), _ => None }).collect();
+    assert_eq!(asked, vec![(front, (32 << 20) / 4096)], "{actions:#?}");
+    let o = outcomes.iter().find(|o| matches!(o.action.kind, ActionKind::Prefetch { .. })).unwrap();
+    assert!(o.done);
+    assert_eq!(o.bytes, 0, "a read-back takes memory, it frees none");
+}

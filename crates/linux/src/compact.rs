@@ -26,6 +26,8 @@ pub enum Advice {
     Pageout,
     /// Deactivate: reclaim these first when the kernel needs memory.
     Cold,
+    /// Read swapped-out pages back into the swap cache (a touch is then a minor fault).
+    WillNeed,
 }
 
 impl Advice {
@@ -33,6 +35,7 @@ impl Advice {
         match self {
             Advice::Pageout => libc::MADV_PAGEOUT,
             Advice::Cold => libc::MADV_COLD,
+            Advice::WillNeed => libc::MADV_WILLNEED,
         }
     }
 }
@@ -96,8 +99,13 @@ const MAX_IOV: usize = 1024;
 /// Bytes per call: the kernel stops at MAX_RW_COUNT (~2 GiB); stay well below.
 const MAX_CALL_BYTES: u64 = 1 << 30;
 
-/// The ranges to advise for `scope`; with `max_pages`, only resident pages, at most that many.
-pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, max_pages: Option<u64>) -> Result<(usize, Vec<Range>)> {
+/// Pagemap bits (Documentation/admin-guide/mm/pagemap.rst): the page is in RAM; in swap.
+const PRESENT: u64 = 1 << 63;
+const SWAPPED: u64 = 1 << 62;
+
+/// The ranges to advise for `scope`; with `max_pages`, only pages the advice acts on
+/// (resident ones; swapped-out ones to read back), at most that many.
+pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, advice: Advice, max_pages: Option<u64>) -> Result<(usize, Vec<Range>)> {
     let vmas: Vec<Vma> = match scope {
         CompactScope::SharedObjects => maps::read_smaps(root, pid)?
             .into_iter()
@@ -115,15 +123,15 @@ pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, max_pages: Option<u64
     };
     let ranges = match max_pages {
         None => vmas.iter().map(|v| Range { start: v.start, len: v.len() }).collect(),
-        Some(n) => resident_runs(root, pid, &vmas, n)?,
+        Some(n) => page_runs(root, pid, &vmas, if advice == Advice::WillNeed { SWAPPED } else { PRESENT }, n)?,
     };
     Ok((vmas.len(), ranges))
 }
 
-/// Runs of resident pages in `vmas`, at most `max_pages` pages in all (`/proc/PID/pagemap`,
-/// bit 63 = present). Small steps must move resident pages, or they move nothing.
-fn resident_runs(root: &SysRoot, pid: u32, vmas: &[Vma], max_pages: u64) -> Result<Vec<Range>> {
-    const PRESENT: u64 = 1 << 63;
+/// Runs of pages in `vmas` whose pagemap entry has bit `want` (resident or swapped), at most
+/// `max_pages` pages in all. Small steps must move resident pages, or they move nothing; a
+/// read-back must name swapped pages, or it walks whole mappings for nothing.
+fn page_runs(root: &SysRoot, pid: u32, vmas: &[Vma], want: u64, max_pages: u64) -> Result<Vec<Range>> {
     let page = root.page_size;
     let path = root.path(format!("/proc/{pid}/pagemap"));
     let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
@@ -142,7 +150,7 @@ fn resident_runs(root: &SysRoot, pid: u32, vmas: &[Vma], max_pages: u64) -> Resu
                 if left == 0 {
                     break 'vmas;
                 }
-                if u64::from_le_bytes(e.try_into().expect("8 bytes")) & PRESENT == 0 {
+                if u64::from_le_bytes(e.try_into().expect("8 bytes")) & want == 0 {
                     continue;
                 }
                 let a = addr + i as u64 * page;
@@ -179,7 +187,7 @@ pub fn compact(root: &SysRoot, target: &Target, scope: CompactScope, advice: Adv
     let pid = target.pid;
     let t0 = Instant::now();
     let before = Resident::read(root, pid)?;
-    let (vmas, ranges) = plan(root, pid, scope, max_pages)?;
+    let (vmas, ranges) = plan(root, pid, scope, advice, max_pages)?;
     let mut report = CompactReport {
         pid,
         name: target.name.clone(),

@@ -437,3 +437,79 @@ fn a_switch_seen_only_in_oom_score_adj_runs_the_home_step() {
     drop(cfg);
     let _ = std::fs::remove_file("/tmp/memorch-infer-front.bin");
 }
+
+/// A `memorch app` in an app group, in front, that the test talks to on its stdin.
+struct Talking {
+    pid: u32,
+    stdin: std::process::ChildStdin,
+    out: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Talking {
+    fn start(sb: &mut Sandbox) -> Talking {
+        use std::io::BufRead;
+        let mut cmd = memorch();
+        cmd.args(["spawn", "--domain", &format!("cgroup:{}", sb.path), "--app-group", "--class", "foreground", "--"]);
+        cmd.args([env!("CARGO_BIN_EXE_memorch"), "app", "--anon-mb", "64", "--content", "text", "--working-set", "1"]);
+        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        let child = sb.spawn(&mut cmd).expect("spawn starts");
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("piped"));
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert!(line.starts_with("ready "), "app did not get ready: {line:?}");
+        // The sandbox keeps the child, and kills it when it is destroyed.
+        Talking { pid: child.id(), stdin: child.stdin.take().expect("piped"), out }
+    }
+
+    /// Touch all of its heap, then leave the front (no frames drawn, no page touched until
+    /// the next resume); the pages that took a read from swap (major faults).
+    fn resume(&mut self) -> u64 {
+        use std::io::{BufRead, Write};
+        writeln!(self.stdin, "resume").unwrap();
+        let mut line = String::new();
+        while !line.starts_with("resumed") {
+            line.clear();
+            assert!(self.out.read_line(&mut line).unwrap() > 0, "the app answers its resume");
+        }
+        let faults = line.split_whitespace().find_map(|w| w.strip_prefix("major_faults=")).expect("major_faults in the answer").parse().unwrap();
+        writeln!(self.stdin, "back").unwrap();
+        let mut frames = String::new();
+        assert!(self.out.read_line(&mut frames).unwrap() > 0 && frames.starts_with("frames"), "the app leaves the front: {frames:?}");
+        faults
+    }
+}
+
+/// `memorch:prefetch=on`: the app in front, compressed into zram while away, is read back
+/// into the swap cache by the daemon, so touching its heap then reads nothing from zram.
+#[test]
+fn the_app_in_front_is_read_back_from_zram_so_its_next_touch_reads_nothing() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    if !testkit::no_foreign_swap() {
+        return;
+    }
+    let _zram = memorch_linux::zram::ZramGuard::setup(&memorch_linux::SysRoot::live(), 256 * MIB, Some("lz4"), 100).expect("zram swap for the test");
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-prefetch"), Some(512 * MIB)).unwrap();
+    let mut app = Talking::start(&mut sb);
+    let pid = app.pid;
+    let domain = format!("cgroup:{}", sb.path);
+    let to_zram = |what: &str| {
+        ok(&["compact", &pid.to_string(), "--anon", "--domain", &domain]);
+        assert!(status_kib(pid, "VmSwap") >= 48 * MIB, "{what}: most of the 64 MiB heap in zram");
+    };
+    // Without a read-back, touching the heap reads it back page by page (or cluster by cluster).
+    to_zram("before the touch without a daemon");
+    let unaided = app.resume();
+    assert!(unaided >= 100, "touching a heap in zram takes major faults: {unaided}");
+    to_zram("before the daemon");
+    let cfg = fast_config("[manage]\nzram = false\nswap_files = false\nksm = false\n");
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:prefetch=on"]);
+    assert!(testkit::wait_for(Duration::from_secs(15), || d.log().contains("read back")), "the daemon read the app in front back: {}", d.log());
+    let aided = app.resume();
+    assert!(aided * 10 <= unaided, "after the read-back {aided} major faults, against {unaided} without it: {}", d.log());
+    drop(d);
+    drop(cfg);
+    sb.destroy().unwrap();
+}

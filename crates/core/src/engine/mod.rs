@@ -142,6 +142,10 @@ pub struct State {
     /// Apps on screen (above previous) at the last decision: told `hidden` when they leave.
     #[serde(default)]
     pub on_screen: BTreeSet<u32>,
+    /// Apps whose swapped-out pages were read back, by pid, with the app's
+    /// `last_front_switch` then: once a stint in front.
+    #[serde(default)]
+    pub prefetched: BTreeMap<u32, u64>,
 }
 
 impl Default for State {
@@ -167,6 +171,7 @@ impl Default for State {
             cached_since: BTreeMap::new(),
             trim_sent: None,
             on_screen: BTreeSet::new(),
+            prefetched: BTreeMap::new(),
         }
     }
 }

@@ -156,6 +156,9 @@ pub enum ActionKind {
     Shield { pid: u32 },
     /// Give the app's group its domain's swappiness back.
     Unshield { pid: u32 },
+    /// Read up to `max_pages` of the app's swapped-out pages back ahead of its touching them
+    /// (`process_madvise(MADV_WILLNEED)`: into the swap cache, so its touch is a minor fault).
+    Prefetch { pid: u32, app: String, max_pages: u64 },
     /// Tell apps that listen to give memory back (`pid`: only that app; else all of them).
     Trim { level: super::margins::TrimLevel, pid: Option<u32> },
     /// Kill these apps at once; `min_class` is the most important class the step allowed.
@@ -177,6 +180,7 @@ impl ActionKind {
             ActionKind::Thaw { .. } => "thaw",
             ActionKind::Shield { .. } => "shield",
             ActionKind::Unshield { .. } => "unshield",
+            ActionKind::Prefetch { .. } => "prefetch",
             ActionKind::Trim { .. } => "trim",
             ActionKind::Kill { .. } => "kill",
             ActionKind::Nothing => "nothing",
@@ -204,6 +208,8 @@ pub enum Step {
     Trim,
     /// Shielding the likely apps' pages from the kernel's reclaim.
     Shield,
+    /// Reading the app in front's swapped-out pages back while memory allows.
+    Prefetch,
     Idle,
 }
 
@@ -240,7 +246,7 @@ impl Action {
     /// Every pid this action touches.
     pub fn pids(&self) -> Vec<u32> {
         match &self.kind {
-            ActionKind::Compact { pid, .. } | ActionKind::Freeze { pid } | ActionKind::Thaw { pid } | ActionKind::Shield { pid } | ActionKind::Unshield { pid } => vec![*pid],
+            ActionKind::Compact { pid, .. } | ActionKind::Freeze { pid } | ActionKind::Thaw { pid } | ActionKind::Shield { pid } | ActionKind::Unshield { pid } | ActionKind::Prefetch { pid, .. } => vec![*pid],
             ActionKind::Kill { victims, .. } => victims.iter().map(|v| v.pid).collect(),
             _ => Vec::new(),
         }

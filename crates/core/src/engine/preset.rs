@@ -301,6 +301,10 @@ pub struct Preset {
     /// from file pages. `None`: the kernel weighs every app alike.
     #[serde(default)]
     pub shield_frac: Option<f64>,
+    /// Read the app in front's swapped-out pages back while memory is above the low band
+    /// (ladder/prefetch.rs), so its next returns in the session find them in RAM.
+    #[serde(default)]
+    pub prefetch_front: bool,
 }
 
 /// The share of the domain the likely apps' anonymous memory may take while shielded: a
@@ -420,6 +424,8 @@ impl Preset {
             _ if k.starts_with("freeze_after_ms") => "no freezer (the paper's system has none)",
             "memorch" if k.starts_with("shield_frac") => "issue 11: the likely apps' pages kept from the kernel's reclaim (per-group swappiness 0, mm/vmscan.c get_scan_count); off: on realapps p50 longer on two seeds of three (docs/results.md); memorch:shield=on turns it on",
             _ if k.starts_with("shield_frac") => "no shield (the paper's system has none)",
+            "memorch" if k.starts_with("prefetch_front") => "issue 11: a return to an app kept alive in swap reads back what it touches; the rest of its session's returns need not (process_madvise MADV_WILLNEED, swap-in readahead); measured on realapps (docs/results.md)",
+            _ if k.starts_with("prefetch_front") => "no prefetch (the paper's system has none)",
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
@@ -457,6 +463,7 @@ fn kernel() -> Preset {
         trim_notices: false,
         max_cached_apps: None,
         shield_frac: None,
+        prefetch_front: false,
     }
 }
 
@@ -476,6 +483,7 @@ fn lmk_classic() -> Preset {
         trim_notices: false,
         max_cached_apps: None,
         shield_frac: None,
+        prefetch_front: false,
     }
 }
 
@@ -495,6 +503,7 @@ fn compcache() -> Preset {
         trim_notices: false,
         max_cached_apps: None,
         shield_frac: None,
+        prefetch_front: false,
     }
 }
 
@@ -514,6 +523,7 @@ fn thesis() -> Preset {
         trim_notices: false,
         max_cached_apps: None,
         shield_frac: None,
+        prefetch_front: false,
     }
 }
 
@@ -552,6 +562,7 @@ fn lmkd() -> Preset {
         trim_notices: false,
         max_cached_apps: None,
         shield_frac: None,
+        prefetch_front: false,
     }
 }
 
@@ -580,6 +591,7 @@ fn mos() -> Preset {
         trim_notices: false,
         max_cached_apps: None,
         shield_frac: None,
+        prefetch_front: false,
     }
 }
 
@@ -633,6 +645,7 @@ fn swam() -> Preset {
         trim_notices: false,
         max_cached_apps: None,
         shield_frac: None,
+        prefetch_front: false,
     }
 }
 
@@ -644,6 +657,7 @@ fn android_4_4() -> Preset {
         summary: "MOS's baseline, Android 4.4 on a Nexus 5: the activity manager kills the least recently used cached apps beyond 24, the in-kernel LMK the rest; no swap (MOS §II)".into(),
         max_cached_apps: Some(24),
         shield_frac: None,
+        prefetch_front: false,
         ..lmk_classic()
     }
 }
@@ -744,6 +758,7 @@ fn memorch() -> Preset {
         trim_notices: false,
         max_cached_apps: None,
         shield_frac: None,
+        prefetch_front: false,
     }
 }
 

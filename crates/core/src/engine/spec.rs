@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 17] = [
+pub const SWITCHES: [Switch; 18] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -69,6 +69,13 @@ pub const SWITCHES: [Switch; 17] = [
         // It lifts the shields at the critical band of the bands (ladder/shield.rs).
         get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.shield_frac.is_some()),
         set: |p, on| p.shield_frac = if on { p.shield_frac.or(Some(super::preset::SHIELD_FRAC)) } else { None },
+    },
+    Switch {
+        key: "prefetch",
+        what: "read the app in front's swapped-out pages back while memory is above the low band",
+        // It sizes what it reads back by the low band of the bands (ladder/prefetch.rs).
+        get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.prefetch_front),
+        set: |p, on| p.prefetch_front = on,
     },
     Switch { key: "trim", what: "tell apps that listen to trim before compressing or killing", get: |p| Some(p.trim_notices), set: |p, on| p.trim_notices = on },
     Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },

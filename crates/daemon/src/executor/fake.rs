@@ -19,6 +19,7 @@ pub enum Call {
     SwapShrink,
     Freeze { pid: u32, frozen: bool },
     Shield { pid: u32, shielded: bool },
+    Prefetch { pid: u32, max_pages: u64 },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -93,6 +94,12 @@ impl Actuators for Recording {
         self.record(Call::Shield { pid, shielded });
         self.check(pid)?;
         Ok(format!("{} {pid}", if shielded { "shielded" } else { "unshielded" }))
+    }
+
+    fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
+        self.record(Call::Prefetch { pid, max_pages });
+        self.check(pid)?;
+        Ok((format!("read back '{app}' ({pid}): {max_pages} pages"), max_pages * 4096))
     }
 
     fn used_bytes(&self) -> Option<u64> {

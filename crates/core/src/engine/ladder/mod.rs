@@ -10,6 +10,7 @@ mod home;
 mod kill;
 mod lmk;
 pub mod lmkd;
+mod prefetch;
 mod prepare_idle;
 mod shield;
 pub mod shrink;
@@ -363,4 +364,5 @@ pub fn run(ctx: &mut Ctx) {
     kill::run(ctx);
     shield::run(ctx);
     freeze::run(ctx);
+    prefetch::run(ctx);
 }
