@@ -641,3 +641,32 @@ fn a_stall_above_the_low_band_compresses_only_with_stall_near_on() {
     let below = decide(&mut engine("memorch:stall_near=off"), 0, &with_psi(snap(1024, 60, 10), 5.0, 0.0), &apps, &[]);
     assert!(!compactions(&below).is_empty(), "off, below the band: compress: {below:?}");
 }
+
+/// `memorch:stall_spare=on`: on a stall above the low band only the apps unlikely to be
+/// wanted soon give; below the band, where memory is short, the likely ones may too.
+#[test]
+fn a_stall_above_the_band_spares_the_likely_apps_with_stall_spare_on() {
+    // `fav` came to the front five times just now; `old` has been away for an hour.
+    let apps = vec![memorch_core::engine::App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 100) }, app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let history = |e: &mut memorch_core::engine::Engine| {
+        for i in 0..5 {
+            decide(e, 1_000 * i, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+        }
+        decide(e, 6_000, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }]);
+    };
+    let pids = |a: &[memorch_core::engine::Action]| compactions(a).iter().map(|c| c.0).collect::<Vec<_>>();
+    // 160 MiB available over a 123 MiB low band, PSI some 5 % (target 1 %).
+    let stalled = with_psi(snap(1024, 150, 10), 5.0, 0.0);
+    let mut spare = engine("memorch:stall_spare=on");
+    history(&mut spare);
+    let a = decide(&mut spare, 7_000, &stalled, &apps, &[]);
+    assert_eq!(pids(&a), vec![11], "only the app away for an hour gives: {a:#?}");
+    // With only the likely app to take from, nothing is taken above the band...
+    let likely_only = vec![app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let mut spare = engine("memorch:stall_spare=on");
+    history(&mut spare);
+    assert_eq!(pids(&decide(&mut spare, 7_000, &stalled, &likely_only, &[])), Vec::<u32>::new());
+    // ... and below it, it gives.
+    let short = with_psi(snap(1024, 60, 10), 5.0, 0.0);
+    assert_eq!(pids(&decide(&mut spare, 8_000, &short, &likely_only, &[])), vec![12]);
+}

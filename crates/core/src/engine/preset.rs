@@ -137,6 +137,10 @@ pub struct Bands {
     /// others does not cure (Senpai backs off under pressure).
     #[serde(default = "yes")]
     pub stall_near_band: bool,
+    /// On such a stall (memory above the low band), take nothing from the apps likely to be
+    /// wanted soon (`p_return` ≥ 0.5): each squeeze warms the app's next return.
+    #[serde(default)]
+    pub stall_near_spares_likely: bool,
 }
 
 fn yes() -> bool {
@@ -706,6 +710,7 @@ fn memorch() -> Preset {
             psi_full_kill_pct: 10.0,
             refault_target: 0.2,
             stall_near_band: true,
+            stall_near_spares_likely: false,
         }),
         compaction: Some(Compaction {
             idle_min_class: Some(Class::Cached),

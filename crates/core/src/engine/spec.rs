@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 18] = [
+pub const SWITCHES: [Switch; 19] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -69,6 +69,16 @@ pub const SWITCHES: [Switch; 18] = [
         // It lifts the shields at the critical band of the bands (ladder/shield.rs).
         get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.shield_frac.is_some()),
         set: |p, on| p.shield_frac = if on { p.shield_frac.or(Some(super::preset::SHIELD_FRAC)) } else { None },
+    },
+    Switch {
+        key: "stall_spare",
+        what: "on a stall with available memory above the low band, take nothing from the apps likely to be wanted soon",
+        get: |p| if let super::preset::Detection::Bands(b) = &p.detection { Some(b.stall_near_spares_likely) } else { None },
+        set: |p, on| {
+            if let super::preset::Detection::Bands(b) = &mut p.detection {
+                b.stall_near_spares_likely = on;
+            }
+        },
     },
     Switch {
         key: "prefetch",

@@ -19,7 +19,7 @@ use crate::Class;
 
 /// An app at least this likely to come back soon is one the user is likely to want: what is
 /// taken from it is read back on a return that is probably near.
-const LIKELY_RETURN: f64 = 0.5;
+pub const LIKELY_RETURN: f64 = 0.5;
 
 /// The most of an app's anonymous memory one decision takes: the rest is what its next
 /// return most likely needs. High, so that what is short warms few apps' returns rather than
@@ -40,6 +40,13 @@ pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
 /// and at most `budget` bytes moved in all; apps whose last compaction gave little are passed
 /// over (`State::dry`). Returns the bytes expected back.
 pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str) -> u64 {
+    free_below(ctx, step, min_class, bytes, budget, why, None)
+}
+
+/// [`free`] from the apps less likely than `max_p_return` to be wanted soon only (all of them
+/// with `None`): a squeeze turns the app's next return warm whatever it takes, so a likely
+/// app gives nothing where memory is not yet short.
+pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str, max_p_return: Option<f64>) -> u64 {
     let min_step = ctx.preset.compaction.as_ref().map_or(32, |c| c.min_step_pages) * PAGE;
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let feedback = ctx.preset.compaction.as_ref().is_some_and(|c| c.feedback);
@@ -48,6 +55,7 @@ pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Opt
         .free_apps()
         .filter(|a| a.class >= min_class && a.anon_bytes > min_anon.max(min_step) && !ctx.state.dry.contains_key(&a.pid))
         .map(|a| (a, refault(a), ctx.p_return(a)))
+        .filter(|(_, _, p)| max_p_return.is_none_or(|m| *p < m))
         .collect();
     let cmp = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
     apps.sort_by(|(a, ra, pa), (b, rb, pb)| b.class.cmp(&a.class).then(cmp(*ra, *rb)).then(cmp(*pa, *pb)).then(a.pid.cmp(&b.pid)));

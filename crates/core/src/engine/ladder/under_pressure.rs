@@ -146,5 +146,9 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
         let r = ctx.reason(Step::UnderPressure, format!("{why}: {} short: reclaim {} from the whole domain, the kernel's LRU choosing the pages", mib(short), mib(bytes))).with("need_bytes", short as f64);
         return ctx.push(super::ActionKind::Reclaim { bytes }, r, bytes);
     }
-    shrink::free(ctx, Step::UnderPressure, min_class, short, None, why);
+    // A stall with memory above the band is no shortage yet: with `stall_near_spares_likely`,
+    // the apps likely to be wanted soon give nothing to it (issue 11: on realapps 20 small
+    // squeezes of the most visited JVM on such stalls made most of its returns warm).
+    let spare = matches!(&ctx.preset.detection, Detection::Bands(b) if b.stall_near_spares_likely) && ctx.available() >= ctx.frac(low_frac);
+    shrink::free_below(ctx, Step::UnderPressure, min_class, short, None, why, spare.then_some(shrink::LIKELY_RETURN));
 }
