@@ -134,30 +134,39 @@ impl SignalFd {
     }
 }
 
-/// Drop this process's own program pages that are not in use now (its start-up code: argument
-/// and config parsing), so that memory locked from here on is only what the running daemon
-/// touches. Clean file pages: they come back from the binary if ever needed. Returns the
-/// bytes it asked the kernel to drop.
+/// Take this process's start-up pages out of its own page tables (its argument and config
+/// parsing, and whatever else of its binary and libraries start-up touched), so that memory
+/// locked from here on is only what the running daemon touches. Every mapping of a file that
+/// is not writable and holds no page of its own (no copy written over the file's, as a
+/// relocated section has) loses its page-table entries (`MADV_DONTNEED`): the pages stay in
+/// the page cache, for the other processes that map them, and come back to this one on its
+/// next touch as a minor fault. `MADV_PAGEOUT`, used before, left every page another process
+/// maps too (a bench's own copy of the binary, libc everywhere) resident here, and then
+/// locked. Mappings with pages of their own are left alone. Returns the bytes dropped.
 pub fn drop_startup_pages() -> u64 {
     let exe = std::fs::read_link("/proc/self/exe").unwrap_or_default();
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-    let mut asked = 0;
-    for line in maps.lines() {
-        let mut f = line.split_whitespace();
-        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
-        if line.split_whitespace().nth(5).map(std::path::Path::new) != Some(exe.as_path()) || perms.contains('w') {
+    let Ok(vmas) = crate::maps::read_smaps(&crate::root::SysRoot::live(), std::process::id()) else { return 0 };
+    let mut dropped = 0;
+    for s in vmas {
+        let v = &s.vma;
+        if v.inode == 0 || !v.path.starts_with('/') || v.perms.contains('w') || s.anon_bytes > 0 || s.rss_bytes == 0 {
             continue;
         }
-        let Some((a, b)) = range.split_once('-') else { continue };
-        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else { continue };
-        // SAFETY: advice on a mapping of our own binary, read-only and file-backed. Random
-        // access: what is faulted back in comes a page at a time, not with its neighbours.
-        if unsafe { libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_PAGEOUT) } == 0 {
-            asked += (b - a) as u64;
+        let (addr, len) = (v.start as usize as *mut libc::c_void, v.len() as usize);
+        // SAFETY: a private (or shared read-only) mapping of a file, not writable, with no
+        // page of its own: dropping its entries loses nothing, the file's pages come back on
+        // the next touch.
+        if unsafe { libc::madvise(addr, len, libc::MADV_DONTNEED) } == 0 {
+            dropped += s.rss_bytes;
         }
-        unsafe { libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_RANDOM) };
+        if std::path::Path::new(&v.path) == exe.as_path() {
+            // Random access: what is faulted back in comes a page at a time, not with its
+            // neighbours read ahead from disk.
+            // SAFETY: advice on a mapping of our own binary.
+            unsafe { libc::madvise(addr, len, libc::MADV_RANDOM) };
+        }
     }
-    asked
+    dropped
 }
 
 /// Lock the process's memory so it does not stall when memory is short: pages already
@@ -243,5 +252,50 @@ mod tests {
         p.clear();
         let none = p.add([]);
         assert!(p.ready(none).is_empty());
+    }
+
+    /// A read-only mapping of a file loses its resident pages here and reads the same after;
+    /// a read-only mapping with pages of its own (written, then made read-only, as a
+    /// relocated section is) keeps them.
+    #[test]
+    fn startup_pages_dropped_are_clean_file_pages_only() {
+        const LEN: usize = 64 * 4096;
+        let dir = crate::testkit::TempDir::new("memorch-drop-startup");
+        let rss_of = |addr: usize| {
+            let vmas = crate::maps::read_smaps(&crate::root::SysRoot::live(), std::process::id()).unwrap();
+            let s = vmas.into_iter().find(|s| s.vma.start == addr as u64).expect("the mapping");
+            (s.rss_bytes, s.anon_bytes)
+        };
+        let map = |name: &str, fill: u8, prot: i32| {
+            let path = dir.0.join(name);
+            std::fs::write(&path, vec![fill; LEN]).unwrap();
+            let f = std::fs::File::open(&path).unwrap();
+            // SAFETY: a new private mapping of a file this test owns.
+            let p = unsafe { libc::mmap(std::ptr::null_mut(), LEN, prot, libc::MAP_PRIVATE, f.as_raw_fd(), 0) };
+            assert_ne!(p, libc::MAP_FAILED);
+            p as usize
+        };
+        let sum = |addr: usize| (0..LEN).step_by(4096).map(|o| unsafe { std::ptr::read_volatile((addr + o) as *const u8) } as u64).sum::<u64>();
+        let clean = map("clean", 7, libc::PROT_READ);
+        assert_eq!(sum(clean), 7 * 64);
+        assert_eq!(rss_of(clean), (LEN as u64, 0), "every page touched, none of its own");
+        let own = map("own", 1, libc::PROT_READ | libc::PROT_WRITE);
+        for o in (0..LEN).step_by(4096) {
+            unsafe { std::ptr::write_volatile((own + o) as *mut u8, 9) };
+        }
+        // SAFETY: our own mapping, made read-only as the loader does after relocating.
+        assert_eq!(unsafe { libc::mprotect(own as *mut libc::c_void, LEN, libc::PROT_READ) }, 0);
+        assert_eq!(rss_of(own).1, LEN as u64, "the written pages are the mapping's own");
+
+        let dropped = drop_startup_pages();
+        assert!(dropped >= LEN as u64, "dropped {dropped} bytes");
+        assert_eq!(rss_of(clean).0, 0, "the clean file pages left this process");
+        assert_eq!(sum(clean), 7 * 64, "and read the file's contents again");
+        assert_eq!(rss_of(own), (LEN as u64, LEN as u64), "the written pages were kept");
+        assert_eq!(sum(own), 9 * 64, "with what was written");
+        for addr in [clean, own] {
+            // SAFETY: unmapping the test's own mappings.
+            unsafe { libc::munmap(addr as *mut libc::c_void, LEN) };
+        }
     }
 }

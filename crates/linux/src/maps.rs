@@ -89,6 +89,9 @@ pub struct SmapsVma {
     pub rss_bytes: u64,
     /// Resident pages that another process maps too.
     pub shared_bytes: u64,
+    /// Private pages of the mapping that are anonymous now: copies written over the file's
+    /// (a relocated read-only section), or the whole of an anonymous mapping.
+    pub anon_bytes: u64,
 }
 
 pub fn read_smaps(root: &SysRoot, pid: u32) -> Result<Vec<SmapsVma>> {
@@ -100,7 +103,8 @@ pub fn read_smaps(root: &SysRoot, pid: u32) -> Result<Vec<SmapsVma>> {
         if let Some(vma) = head {
             let rss = field_kib(block, "Rss").unwrap_or(0);
             let shared = field_kib(block, "Shared_Clean").unwrap_or(0) + field_kib(block, "Shared_Dirty").unwrap_or(0);
-            out.push(SmapsVma { vma, rss_bytes: rss, shared_bytes: shared });
+            let anon = field_kib(block, "Anonymous").unwrap_or(0);
+            out.push(SmapsVma { vma, rss_bytes: rss, shared_bytes: shared, anon_bytes: anon });
         }
     };
     let mut head: Option<Vma> = None;
