@@ -634,7 +634,9 @@ fn a_stall_above_the_low_band_compresses_only_with_stall_near_on() {
     let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
     // 1024 MiB: low band 123 MiB; 160 MiB available, PSI some 5 % (target 1 %).
     let stalled = with_psi(snap(1024, 150, 10), 5.0, 0.0);
-    let on = decide(&mut engine("memorch"), 0, &stalled, &apps, &[]);
+    // With no history every app is as likely as the most popular, so `stall_spare` (its own
+    // test below) would spare them all: this one is about the trigger alone.
+    let on = decide(&mut engine("memorch:stall_spare=off"), 0, &stalled, &apps, &[]);
     assert!(!compactions(&on).is_empty(), "on: the stall near the band compresses: {on:?}");
     let off = decide(&mut engine("memorch:stall_near=off"), 0, &stalled, &apps, &[]);
     assert!(compactions(&off).is_empty(), "off: nothing below the band, nothing compressed: {off:?}");
@@ -642,10 +644,10 @@ fn a_stall_above_the_low_band_compresses_only_with_stall_near_on() {
     assert!(!compactions(&below).is_empty(), "off, below the band: compress: {below:?}");
 }
 
-/// `memorch:stall_spare=on`: on a stall above the low band only the apps unlikely to be
-/// wanted soon give; below the band, where memory is short, the likely ones may too.
+/// `stall_spare` (on in `memorch`): on a stall above the low band only the apps unlikely to
+/// be wanted soon give; below the band, where memory is short, the likely ones may too.
 #[test]
-fn a_stall_above_the_band_spares_the_likely_apps_with_stall_spare_on() {
+fn a_stall_above_the_band_spares_the_likely_apps() {
     // `fav` came to the front five times just now; `old` has been away for an hour.
     let apps = vec![memorch_core::engine::App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 100) }, app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
     let history = |e: &mut memorch_core::engine::Engine| {
@@ -657,13 +659,17 @@ fn a_stall_above_the_band_spares_the_likely_apps_with_stall_spare_on() {
     let pids = |a: &[memorch_core::engine::Action]| compactions(a).iter().map(|c| c.0).collect::<Vec<_>>();
     // 160 MiB available over a 123 MiB low band, PSI some 5 % (target 1 %).
     let stalled = with_psi(snap(1024, 150, 10), 5.0, 0.0);
-    let mut spare = engine("memorch:stall_spare=on");
+    let mut spare = engine("memorch");
     history(&mut spare);
     let a = decide(&mut spare, 7_000, &stalled, &apps, &[]);
     assert_eq!(pids(&a), vec![11], "only the app away for an hour gives: {a:#?}");
-    // With only the likely app to take from, nothing is taken above the band...
+    // With only the likely app to take from, nothing is taken above the band (it is, with
+    // the switch off)...
     let likely_only = vec![app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
-    let mut spare = engine("memorch:stall_spare=on");
+    let mut off = engine("memorch:stall_spare=off");
+    history(&mut off);
+    assert_eq!(pids(&decide(&mut off, 7_000, &stalled, &likely_only, &[])), vec![12], "off: the likely app gives on a stall");
+    let mut spare = engine("memorch");
     history(&mut spare);
     assert_eq!(pids(&decide(&mut spare, 7_000, &stalled, &likely_only, &[])), Vec::<u32>::new());
     // ... and below it, it gives.

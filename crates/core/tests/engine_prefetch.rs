@@ -69,3 +69,57 @@ fn off_by_default_and_never_for_an_app_that_is_not_in_front() {
     let cached_only = [swapped(11, "mail", Class::Cached, 20, 80), swapped(12, "feed", Class::Previous, 20, 80)];
     assert_eq!(prefetches(&decide(&mut engine("memorch:prefetch=on"), 1_000, &s, &cached_only, &[Event::Timer])), vec![]);
 }
+
+/// (pid, bytes asked) of each compaction a decision asks for.
+fn squeezes(actions: &[Action]) -> Vec<u32> {
+    actions.iter().filter_map(|a| if let ActionKind::Compact { pid, .. } = a.kind { Some(pid) } else { None }).collect()
+}
+
+/// `memorch:refill=on`: with the screen off, the app likeliest to be wanted is read back,
+/// room made from an app unlikely to be (away for an hour); never the reverse, never below
+/// the room the idle step keeps, and nothing with the screen on or the switch off.
+#[test]
+fn at_idle_the_likely_app_is_read_back_and_room_made_from_the_unlikely_one() {
+    // `fav` came to the front five times just now and has 200 MiB in swap; `old` has been
+    // away for an hour with 150 MiB resident.
+    let old = App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 150) };
+    let apps = vec![old, swapped(12, "fav", Class::Cached, 60, 200)];
+    let history = |e: &mut memorch_core::engine::Engine| {
+        for i in 0..5 {
+            decide(e, 1_000 * i, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+        }
+        decide(e, 6_000, &snap(1024, 600, 10), &apps, &[to_front(12), Event::Home]);
+    };
+    let off = [Event::Screen { on: false }];
+    // 1 GiB, 200 MiB available: above the low band (123 MiB) and its margin, short of room.
+    let s = snap(1024, 200, 0);
+    let mut e = engine("memorch:refill=on");
+    history(&mut e);
+    let a = decide(&mut e, 7_000, &s, &apps, &off);
+    let read = prefetches(&a);
+    assert_eq!(read.len(), 1, "one read-back: {a:#?}");
+    assert_eq!(read[0].0, 12, "of the likely app: {a:#?}");
+    let mb = read[0].1 * PAGE / MIB;
+    assert!((4..=64).contains(&mb), "a step of at most a sixteenth of the domain: {mb} MiB");
+    assert!(squeezes(&a).contains(&11) && !squeezes(&a).contains(&12), "room from the unlikely app only: {a:#?}");
+    // An idle period reads back at most an eighth of the domain: a second step, then none
+    // until the screen has been on and off again.
+    let plenty = snap(1024, 600, 0);
+    assert_eq!(prefetches(&decide(&mut e, 7_250, &plenty, &apps, &[Event::Timer])).len(), 1);
+    assert_eq!(prefetches(&decide(&mut e, 7_500, &plenty, &apps, &[Event::Timer])), vec![], "an eighth of the domain this period");
+    decide(&mut e, 8_000, &plenty, &apps, &[Event::Screen { on: true }]);
+    assert_eq!(prefetches(&decide(&mut e, 9_000, &plenty, &apps, &off)).len(), 1, "the next idle period carries on");
+    // Nothing less likely to take from and no room above what the idle step keeps: nothing.
+    let likely_only = vec![swapped(12, "fav", Class::Cached, 60, 200)];
+    let mut e = engine("memorch:refill=on");
+    history(&mut e);
+    let a = decide(&mut e, 7_000, &snap(1024, 140, 0), &likely_only, &off);
+    assert_eq!(prefetches(&a), vec![], "{a:#?}");
+    // Screen on, or the switch off (the preset as shipped): nothing read back.
+    let mut e = engine("memorch:refill=on");
+    history(&mut e);
+    assert_eq!(prefetches(&decide(&mut e, 7_000, &s, &apps, &[Event::Timer])), vec![]);
+    let mut e = engine("memorch");
+    history(&mut e);
+    assert_eq!(prefetches(&decide(&mut e, 7_000, &s, &apps, &off)), vec![]);
+}

@@ -22,6 +22,7 @@ pub mod pidfd;
 pub mod parse;
 pub mod process;
 pub mod psi;
+pub mod readback;
 pub mod reclaim;
 pub mod records;
 pub mod recovery;

@@ -28,6 +28,7 @@ enum Command {
     #[command(subcommand)]
     Swapfile(cmd::swapfile::Command),
     Compact(cmd::compact::Args),
+    Readback(cmd::readback::Args),
     /// KSM status and tuning.
     #[command(subcommand)]
     Ksm(cmd::ksm::Command),
@@ -61,6 +62,7 @@ fn main() {
         Command::Zram(c) => cmd::zram::run(c),
         Command::Swapfile(c) => cmd::swapfile::run(c),
         Command::Compact(a) => cmd::compact::run(a),
+        Command::Readback(a) => cmd::readback::run(a),
         Command::Ksm(c) => cmd::ksm::run(c),
         Command::Spawn(a) => cmd::spawn::run(a),
         Command::Kill(a) => cmd::kill::run(a),

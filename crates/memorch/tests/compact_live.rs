@@ -94,3 +94,33 @@ fn refuses_processes_outside_the_domain_and_protected_ones() {
     let err = fails(&["compact", "4000000"]);
     assert!(err.contains("no process 4000000"), "{err}");
 }
+
+/// `memorch readback`: a heap compressed into zram comes back into the process, mapped (its
+/// RSS rises by what its swap falls), and `--max-pages` bounds it.
+#[test]
+fn readback_brings_a_heap_in_zram_back_into_the_process() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let _zram = zram_swap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-readback"), Some(1 << 30)).unwrap();
+    let pid = start_app(&mut sb, &["--anon-mb", "64", "--content", "text"]).id();
+    let domain = format!("cgroup:{}", sb.path);
+    ok(&["compact", &pid.to_string(), "--anon", "--domain", &domain]);
+    let swapped = status_kib(pid, "VmSwap");
+    assert!(swapped >= 56 * MIB, "most of the 64 MiB heap in zram: {swapped}");
+    let rss = status_kib(pid, "RssAnon");
+    // A bounded step: at most 1024 pages back.
+    let r = json(&["readback", &pid.to_string(), "--max-pages", "1024", "--domain", &domain, "--json"]);
+    let back = swapped - status_kib(pid, "VmSwap");
+    assert!(back <= 1024 * 4096 && back >= 512 * 4096, "{back} bytes back for 1024 pages: {r}");
+    // The rest, mapped in the process: its resident anonymous memory grows by what came back.
+    let r = json(&["readback", &pid.to_string(), "--domain", &domain, "--json"]);
+    assert!(status_kib(pid, "VmSwap") <= 4 * MIB, "swap left {}: {r}", status_kib(pid, "VmSwap"));
+    assert!(status_kib(pid, "RssAnon") >= rss + 56 * MIB, "RSS {} from {rss}: {r}", status_kib(pid, "RssAnon"));
+    assert_eq!(r["exited"], false);
+    // Outside its domain, refused.
+    let err = fails(&["readback", &pid.to_string(), "--domain", "cgroup:/nonexistent-memorch-domain"]);
+    assert!(err.contains("nonexistent-memorch-domain"), "{err}");
+}

@@ -10,7 +10,12 @@ use super::{Input, State};
 pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     for e in input.events {
         match e {
-            Event::Screen { on } => state.screen_on = *on,
+            Event::Screen { on } => {
+                if state.screen_on && !*on {
+                    state.refilled_bytes = 0;
+                }
+                state.screen_on = *on;
+            }
             Event::Launched { app, ms, cold, pid } => {
                 let s = state.stats.entry(app);
                 s.observe_launch(*ms, *cold);

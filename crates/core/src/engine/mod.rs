@@ -146,6 +146,9 @@ pub struct State {
     /// `last_front_switch` then: once a stint in front.
     #[serde(default)]
     pub prefetched: BTreeMap<u32, u64>,
+    /// Bytes read back at idle since the screen last went off (ladder/prefetch.rs).
+    #[serde(default)]
+    pub refilled_bytes: u64,
 }
 
 impl Default for State {
@@ -172,6 +175,7 @@ impl Default for State {
             trim_sent: None,
             on_screen: BTreeSet::new(),
             prefetched: BTreeMap::new(),
+            refilled_bytes: 0,
         }
     }
 }

@@ -138,8 +138,9 @@ pub struct Bands {
     #[serde(default = "yes")]
     pub stall_near_band: bool,
     /// On such a stall (memory above the low band), take nothing from the apps likely to be
-    /// wanted soon (`p_return` ≥ 0.5): each squeeze warms the app's next return.
-    #[serde(default)]
+    /// wanted soon (`p_return` ≥ 0.5): each squeeze warms the app's next return. On by
+    /// measurement (realapps: p50, p95, stall and anonymous refaults all lower; docs/results.md).
+    #[serde(default = "yes")]
     pub stall_near_spares_likely: bool,
 }
 
@@ -309,6 +310,11 @@ pub struct Preset {
     /// (ladder/prefetch.rs), so its next returns in the session find them in RAM.
     #[serde(default)]
     pub prefetch_front: bool,
+    /// While the device is idle (screen off), read the likely apps' swapped-out pages back,
+    /// making room from the apps unlikely to be wanted (ladder/prefetch.rs), so their next
+    /// returns find them in RAM.
+    #[serde(default)]
+    pub refill_idle: bool,
 }
 
 /// The share of the domain the likely apps' anonymous memory may take while shielded: a
@@ -430,6 +436,8 @@ impl Preset {
             _ if k.starts_with("shield_frac") => "no shield (the paper's system has none)",
             "memorch" if k.starts_with("prefetch_front") => "issue 11: a return to an app kept alive in swap reads back what it touches; the rest of its session's returns need not (process_madvise MADV_WILLNEED, swap-in readahead); measured on realapps (docs/results.md)",
             _ if k.starts_with("prefetch_front") => "no prefetch (the paper's system has none)",
+            "memorch" if k.starts_with("refill_idle") => "issue 11: the apps kept alive in swap come back warm; idle time (screen off) is free to swap the likely ones in and the unlikely ones out (ASAP prepaging, anchors.md); measured on realapps (docs/results.md)",
+            _ if k.starts_with("refill_idle") => "no read-back at idle (the paper's system has none)",
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
@@ -468,6 +476,7 @@ fn kernel() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        refill_idle: false,
     }
 }
 
@@ -488,6 +497,7 @@ fn lmk_classic() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        refill_idle: false,
     }
 }
 
@@ -508,6 +518,7 @@ fn compcache() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        refill_idle: false,
     }
 }
 
@@ -528,6 +539,7 @@ fn thesis() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        refill_idle: false,
     }
 }
 
@@ -567,6 +579,7 @@ fn lmkd() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        refill_idle: false,
     }
 }
 
@@ -596,6 +609,7 @@ fn mos() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        refill_idle: false,
     }
 }
 
@@ -650,6 +664,7 @@ fn swam() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        refill_idle: false,
     }
 }
 
@@ -662,6 +677,7 @@ fn android_4_4() -> Preset {
         max_cached_apps: Some(24),
         shield_frac: None,
         prefetch_front: false,
+        refill_idle: false,
         ..lmk_classic()
     }
 }
@@ -710,7 +726,7 @@ fn memorch() -> Preset {
             psi_full_kill_pct: 10.0,
             refault_target: 0.2,
             stall_near_band: true,
-            stall_near_spares_likely: false,
+            stall_near_spares_likely: true,
         }),
         compaction: Some(Compaction {
             idle_min_class: Some(Class::Cached),
@@ -764,6 +780,7 @@ fn memorch() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        refill_idle: false,
     }
 }
 

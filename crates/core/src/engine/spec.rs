@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 19] = [
+pub const SWITCHES: [Switch; 20] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -86,6 +86,13 @@ pub const SWITCHES: [Switch; 19] = [
         // It sizes what it reads back by the low band of the bands (ladder/prefetch.rs).
         get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.prefetch_front),
         set: |p, on| p.prefetch_front = on,
+    },
+    Switch {
+        key: "refill",
+        what: "while idle, read the likely apps' swapped-out pages back, making room from the unlikely ones",
+        // It keeps the room the idle step secures above the low band (ladder/prefetch.rs).
+        get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.refill_idle),
+        set: |p, on| p.refill_idle = on,
     },
     Switch { key: "trim", what: "tell apps that listen to trim before compressing or killing", get: |p| Some(p.trim_notices), set: |p, on| p.trim_notices = on },
     Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },

@@ -126,12 +126,12 @@ impl Actuators for Live {
         Ok(format!("{} {pid} ({}): swappiness {value}", if shielded { "shielded" } else { "unshielded" }, g.path))
     }
 
-    /// Only pages the pagemap shows in swap are named, so the kernel reads back those and
-    /// does not walk the rest of the app's memory.
+    /// Only pages the pagemap shows in swap are read, into the app's own page tables (as its
+    /// touch would: the kernel's LRU then keeps them as just used).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
-        let r = compact::compact(&self.root, &t, CompactScope::Anon, Advice::WillNeed, Some(max_pages), false).map_err(|e| e.to_string())?;
-        Ok((format!("read back '{app}' ({pid}): {} bytes in {} ranges in {} µs{}", r.advised_bytes, r.ranges, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.advised_bytes))
+        let r = memorch_linux::readback::read_back(&self.root, &t, max_pages).map_err(|e| e.to_string())?;
+        Ok((format!("read back '{app}' ({pid}): {} bytes of swap back of {} asked in {} ranges in {} µs{}", r.back_bytes, r.asked_bytes, r.ranges, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.back_bytes))
     }
 
     fn used_bytes(&self) -> Option<u64> {

@@ -9,6 +9,7 @@ pub mod freeze;
 pub mod kill;
 pub mod presets;
 pub mod ksm;
+pub mod readback;
 pub mod reclaim;
 pub mod report;
 pub mod run;

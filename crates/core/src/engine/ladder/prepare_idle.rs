@@ -57,6 +57,10 @@ fn idle_work(ctx: &mut Ctx) {
     if ctx.preset.ahead.as_ref().is_some_and(|a| a.home) && matches!(ctx.preset.detection, crate::engine::preset::Detection::Bands(_)) {
         home::phase1(ctx, Step::PrepareIdle);
     }
+    if ctx.preset.refill_idle {
+        let floor = likely_launch_headroom(ctx).0;
+        super::prefetch::likely_at_idle(ctx, floor);
+    }
     if super::adaptive_swap::idle_file_removable(ctx) {
         let r = ctx.reason(Step::PrepareIdle, "idle: a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)");
         ctx.push(ActionKind::SwapShrink, r, 0);
@@ -69,17 +73,24 @@ fn idle_work(ctx: &mut Ctx) {
 fn headroom_for_likely_launches(ctx: &mut Ctx) {
     let Some(c) = ctx.preset.compaction.as_ref() else { return };
     let Some(min_class) = c.idle_min_class else { return };
-    let threshold = ctx.preset.ahead.as_ref().map_or(0, |a| ctx.frac(a.threshold_frac));
-    let running: Vec<&str> = ctx.input.apps.iter().map(|a| a.name.as_str()).collect();
-    let next = ctx.state.stats.apps.iter().filter(|(n, s)| !running.contains(&n.as_str()) && s.fronts > 0).max_by_key(|(_, s)| (s.fronts, s.touched));
-    let (next_name, peak) = next.map_or(("no app seen yet", 0), |(n, s)| (n.as_str(), s.peak_bytes));
-    let need = (threshold + peak).saturating_sub(ctx.available());
+    let (headroom, next_name, peak) = likely_launch_headroom(ctx);
+    let need = headroom.saturating_sub(ctx.available());
     if need == 0 {
         ctx.quiet(ctx.reason(Step::PrepareIdle, format!("idle: {} available covers the next likely launch ('{next_name}', {}) and the threshold: nothing to prepare", mib(ctx.available()), mib(peak))));
         return;
     }
     let why = format!("idle: make room for the next likely launch ('{next_name}', {})", mib(peak));
     super::shrink::free(ctx, Step::PrepareIdle, min_class, need, None, &why);
+}
+
+/// What the idle step keeps available: the launch threshold plus the learned peak of the most
+/// popular app not running (its name and peak too).
+pub fn likely_launch_headroom(ctx: &Ctx) -> (u64, String, u64) {
+    let threshold = ctx.preset.ahead.as_ref().map_or(0, |a| ctx.frac(a.threshold_frac));
+    let running: Vec<&str> = ctx.input.apps.iter().map(|a| a.name.as_str()).collect();
+    let next = ctx.state.stats.apps.iter().filter(|(n, s)| !running.contains(&n.as_str()) && s.fronts > 0).max_by_key(|(_, s)| (s.fronts, s.touched));
+    let (next_name, peak) = next.map_or(("no app seen yet".to_string(), 0), |(n, s)| (n.clone(), s.peak_bytes));
+    (threshold + peak, next_name, peak)
 }
 
 /// Whole cached apps into zram, emptiest/oldest first, as far as swap room allows.

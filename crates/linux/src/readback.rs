@@ -1,0 +1,108 @@
+//! Reading an app's swapped-out pages back into its own page tables, as its own touch would,
+//! ahead of its return (ASAP's prepaging at app switch; anchors.md).
+//!
+//! The pages are read through `/proc/PID/mem`: each read faults the page in *in the target*
+//! (the kernel's swap-in path, `do_swap_page`), which maps it with its accessed bit set, so
+//! the kernel's LRU treats it as a page the app used just now. `process_madvise(MADV_WILLNEED)`
+//! (`compact::Advice::WillNeed`) only puts pages in the swap cache, unmapped and on the
+//! inactive list: the first pages the next reclaim drops (measured on `realapps`: read back,
+//! then dropped again before the return; docs/results.md). Only pages the pagemap shows in
+//! swap are read, a run at a time; nothing is written.
+//!
+//! The file is opened before the target's pidfd is checked again, so the memory read is the
+//! memory of the process the pidfd names (an open `/proc/PID/mem` holds that process's mm; a
+//! pid reused before the open would show as the pidfd's process having exited).
+
+use crate::compact::{self, Advice, CompactScope, Resident};
+use crate::error::{Error, Result};
+use crate::root::SysRoot;
+use crate::target::Target;
+use serde::Serialize;
+use std::os::unix::fs::FileExt;
+use std::time::Instant;
+
+/// Bytes one read asks for: a run of swapped pages is read in pieces of this size, into one
+/// buffer the daemon keeps small (its memory is locked).
+const CHUNK: usize = 64 << 10;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadBackReport {
+    pub pid: u32,
+    pub name: String,
+    /// Runs of swapped pages named by the pagemap, and their bytes.
+    pub ranges: usize,
+    pub asked_bytes: u64,
+    /// Bytes the reads returned (a range unmapped since the pagemap was read returns less).
+    pub read_bytes: u64,
+    pub before: Resident,
+    pub after: Option<Resident>,
+    /// Swap the process no longer uses: what came back (before − after `VmSwap`).
+    pub back_bytes: u64,
+    pub elapsed_us: u64,
+    pub exited: bool,
+}
+
+/// Read up to `max_pages` of `target`'s swapped-out anonymous pages back into its page
+/// tables. Stops cleanly if the process exits mid-way.
+pub fn read_back(root: &SysRoot, target: &Target, max_pages: u64) -> Result<ReadBackReport> {
+    let pid = target.pid;
+    let t0 = Instant::now();
+    let before = Resident::read(root, pid)?;
+    let (_, ranges) = compact::plan(root, pid, CompactScope::Anon, Advice::WillNeed, Some(max_pages))?;
+    let mut report = ReadBackReport {
+        pid,
+        name: target.name.clone(),
+        ranges: ranges.len(),
+        asked_bytes: ranges.iter().map(|r| r.len).sum(),
+        read_bytes: 0,
+        before,
+        after: None,
+        back_bytes: 0,
+        elapsed_us: 0,
+        exited: false,
+    };
+    let path = root.path(format!("/proc/{pid}/mem"));
+    let mem = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) => {
+            report.exited = true;
+            return Ok(report);
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    if target.pidfd.wait_exit(std::time::Duration::ZERO) {
+        report.exited = true;
+        return Ok(report);
+    }
+    let mut buf = vec![0u8; CHUNK];
+    'ranges: for r in &ranges {
+        let mut at = r.start;
+        while at < r.start + r.len {
+            let n = ((r.start + r.len - at) as usize).min(CHUNK);
+            match mem.read_at(&mut buf[..n], at) {
+                Ok(0) => break,
+                Ok(got) => {
+                    report.read_bytes += got as u64;
+                    at += got as u64;
+                }
+                // EIO/EFAULT: the range went away since the pagemap was read; ESRCH and an
+                // exited pidfd: the process is gone.
+                Err(_) if target.pidfd.wait_exit(std::time::Duration::ZERO) => {
+                    report.exited = true;
+                    break 'ranges;
+                }
+                Err(_) => break,
+            }
+        }
+    }
+    report.elapsed_us = t0.elapsed().as_micros() as u64;
+    match Resident::read(root, pid) {
+        Ok(after) => {
+            report.back_bytes = before.swap_bytes.saturating_sub(after.swap_bytes);
+            report.after = Some(after);
+        }
+        Err(e) if e.is_not_found() => report.exited = true,
+        Err(e) => return Err(e),
+    }
+    Ok(report)
+}

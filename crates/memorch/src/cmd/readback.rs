@@ -1,0 +1,58 @@
+//! `memorch readback PID`: read a process's swapped-out pages back now, as its own touch
+//! would (the reverse of `memorch compact`).
+
+use super::{micros, open_domain, print_json, rate};
+use crate::human::bytes;
+use anyhow::{Context, Result};
+use memorch_linux::{readback, target, SysRoot};
+
+/// Read a process's swapped-out anonymous pages back into RAM, mapped in the process as its
+/// own touch maps them (through /proc/PID/mem), so its next use of them waits for nothing and
+/// the kernel's reclaim sees them as just used. Only pages in swap are read. What the
+/// daemon does for the apps likely to be wanted soon while the device is idle
+/// (`memorch:refill=on`, docs/presets.md).
+///
+/// Examples:
+///   memorch readback 4242                      all of its swapped-out pages
+///   memorch readback 4242 --max-pages 25600    at most 100 MiB of them
+///   memorch readback 4242 --domain cgroup:/phone --json
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    pid: u32,
+    /// Read at most N swapped-out pages back.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_pages: Option<u64>,
+    #[command(flatten)]
+    t: super::TargetArgs,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let root = SysRoot::live();
+    let domain = open_domain(&root, &a.t.domain)?;
+    let t = target::check(&root, a.pid, &domain)?;
+    if a.t.dry_run {
+        let swap = memorch_linux::compact::Resident::read(&root, a.pid)?.swap_bytes;
+        println!("would read back {} of {} ({}, {}) from swap", bytes(a.max_pages.map_or(swap, |p| (p * root.page_size).min(swap))), t.pid, t.name, t.class);
+        return Ok(());
+    }
+    let r = readback::read_back(&root, &t, a.max_pages.unwrap_or(u64::MAX)).with_context(|| format!("reading pid {} back", a.pid))?;
+    if a.t.json {
+        return print_json(&r);
+    }
+    println!("read back {} ({}, {}): {} in {} runs of swapped pages asked, {} read", r.pid, r.name, t.class, bytes(r.asked_bytes), r.ranges, bytes(r.read_bytes));
+    match &r.after {
+        Some(after) => println!(
+            "  swap {} → {} ({} back), RSS {} → {}; {} ({})",
+            bytes(r.before.swap_bytes),
+            bytes(after.swap_bytes),
+            bytes(r.back_bytes),
+            bytes(r.before.rss_bytes()),
+            bytes(after.rss_bytes()),
+            micros(r.elapsed_us),
+            rate(r.back_bytes, r.elapsed_us)
+        ),
+        None => println!("  the process exited mid-way; stopped after {}", micros(r.elapsed_us)),
+    }
+    Ok(())
+}
