@@ -139,10 +139,13 @@ impl Daemon {
     /// Run until SIGTERM or SIGINT, then put the machine back as it was.
     pub fn run(mut self) -> Result<(), String> {
         let mut poller = Poller::with_capacity(128);
+        // Start-up is over: its pages leave, and from here on every page the loop touches is
+        // locked as it touches it, the first look's included (the code a decision runs is
+        // the code the next one needs, under pressure too).
+        machine::lock_memory(&self.cfg);
         // A first look at once, so status has a snapshot and the preset acts on what it finds.
         self.events.push(Event::Timer);
         self.decide(Instant::now(), "start");
-        machine::lock_memory(&self.cfg);
         while !self.stop {
             let wake = self.wait(&mut poller);
             let woke = Instant::now();

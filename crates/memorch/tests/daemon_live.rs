@@ -432,7 +432,7 @@ fn a_switch_seen_only_in_oom_score_adj_runs_the_home_step() {
     let evs = collect_events(&rx, Duration::from_secs(10), |e| done_actions(e).iter().any(|a| a["reason"]["step"] == "home"));
     let home: Vec<&Value> = done_actions(&evs).into_iter().filter(|a| a["reason"]["step"] == "home").collect();
     assert!(!home.is_empty(), "the home step ran on an inferred switch: {:?}\n{}", done_actions(&evs).iter().map(|a| a["reason"]["text"].clone()).collect::<Vec<_>>(), d.log());
-    assert!(home.iter().all(|a| a["pid"].as_u64() != Some(cached[0] as u64)), "never the app now in front");
+    assert!(home.iter().all(|a| a["pid"].as_u64() != Some(cached[0] as u64)), "never the app now in front ({}): {:?}\n{}", cached[0], home, d.log());
     drop(d);
     drop(cfg);
     let _ = std::fs::remove_file("/tmp/memorch-infer-front.bin");

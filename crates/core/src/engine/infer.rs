@@ -27,6 +27,9 @@ pub struct Observed {
     idle: bool,
     /// A launcher spoke: inference is off.
     pub told: bool,
+    /// A look has seen apps: the ones it found were learned, not taken for a switch.
+    #[serde(default)]
+    learned: bool,
 }
 
 /// Events a launcher or session manager sends; any of them turns inference off.
@@ -41,7 +44,10 @@ impl Observed {
             self.told = true;
             return Vec::new();
         }
-        let first_look = self.classes.is_empty() && self.last_activity_ms == 0;
+        // Until a look has seen an app, what it finds is learned, not taken for a switch: a
+        // daemon started before its apps (a test, a bench, a device booting) would otherwise
+        // see the first app in front as a switch and run the home step at start.
+        let first_look = !self.learned;
         let mut out = Vec::new();
         let front = apps.iter().filter(|a| a.class == Class::Foreground && a.actionable()).max_by_key(|a| (self.classes.get(&a.pid) != Some(&Class::Foreground), u64::MAX - a.age_ms)).map(|a| a.pid);
         for a in apps.iter().filter(|a| a.actionable()) {
@@ -65,6 +71,7 @@ impl Observed {
         }
         self.front = front;
         self.classes = apps.iter().map(|a| (a.pid, a.class)).collect();
+        self.learned |= apps.iter().any(|a| a.actionable());
         out
     }
 }
@@ -108,6 +115,16 @@ mod tests {
         assert_eq!(e[0], Event::Home);
         assert!(e.contains(&Event::AppState { pid: 3, class: Class::Foreground }));
         assert!(o.infer(2500, &[app(1, Class::Cached), app(2, Class::Previous), app(3, Class::Foreground)], &[]).is_empty(), "nothing changed");
+    }
+
+    /// A daemon that looks before its apps exist (started first, its first look some
+    /// milliseconds in) learns the apps it then finds: no switch, no home step at start.
+    #[test]
+    fn apps_found_after_an_empty_first_look_are_learned_not_a_switch() {
+        let mut o = Observed::default();
+        assert!(o.infer(3, &[], &[]).is_empty());
+        assert!(o.infer(250, &[app(1, Class::Foreground), app(2, Class::Cached)], &[]).is_empty(), "learned");
+        assert_eq!(o.infer(1000, &[app(1, Class::Previous), app(2, Class::Foreground)], &[])[0], Event::Home, "then a switch is one");
     }
 
     #[test]
