@@ -1,10 +1,9 @@
 //! `memorch compact PID`: push a process's pages out now, as Android's `am compact` does.
 
-use super::{micros, open_domain, print_json, rate};
+use super::{micros, open_target, print_json, rate};
 use crate::human::bytes;
 use anyhow::{Context, Result};
 use memorch_linux::compact::{self, Advice, CompactScope};
-use memorch_linux::{target, SysRoot};
 
 /// Compact one process with process_madvise: anonymous pages go to swap (zram), file pages
 /// are dropped (reread from disk on use). Reports what moved and how long it took.
@@ -42,9 +41,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let root = SysRoot::live();
-    let domain = open_domain(&root, &a.t.domain)?;
-    let t = target::check(&root, a.pid, &domain)?;
+    let (root, _, t) = open_target(&a.t, a.pid)?;
     let scope = if a.file {
         CompactScope::File
     } else if a.so {

@@ -1,9 +1,9 @@
 //! `memorch kill PID`: kill so the memory comes back at once.
 
-use super::{micros, open_domain, print_json};
+use super::{micros, open_target, print_json};
 use crate::human::bytes;
 use anyhow::Result;
-use memorch_linux::{kill, target, SysRoot};
+use memorch_linux::kill;
 
 /// Kill a process with pidfd_send_signal(SIGKILL) and process_mrelease, wait for it to exit,
 /// and report the memory that came back and how long it took. The log line has lmkd's form.
@@ -21,9 +21,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let root = SysRoot::live();
-    let domain = open_domain(&root, &a.t.domain)?;
-    let t = target::check(&root, a.pid, &domain)?;
+    let (root, domain, t) = open_target(&a.t, a.pid)?;
     if a.t.dry_run {
         println!("would kill '{}' (pid {}, {}, oom_score_adj {}): {}", t.name, t.pid, t.class, t.oom_score_adj, a.reason);
         return Ok(());

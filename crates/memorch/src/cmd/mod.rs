@@ -36,6 +36,16 @@ pub struct TargetArgs {
     pub json: bool,
 }
 
+/// The live root, the `--domain` and the process `pid` checked against it (`target::check`:
+/// inside the domain, not memorch, PID 1 or a system process; pinned by a pidfd): how every
+/// command that acts on one process begins.
+pub fn open_target(t: &TargetArgs, pid: u32) -> Result<(SysRoot, Domain, memorch_linux::target::Target)> {
+    let root = SysRoot::live();
+    let domain = open_domain(&root, &t.domain)?;
+    let target = memorch_linux::target::check(&root, pid, &domain)?;
+    Ok((root, domain, target))
+}
+
 /// Parse and find a `--domain` value.
 pub fn open_domain(root: &SysRoot, text: &str) -> Result<Domain> {
     let spec: DomainSpec = text.parse()?;

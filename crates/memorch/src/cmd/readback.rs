@@ -1,10 +1,10 @@
 //! `memorch readback PID`: read a process's swapped-out pages back now, as its own touch
 //! would (the reverse of `memorch compact`).
 
-use super::{micros, open_domain, print_json, rate};
+use super::{micros, open_target, print_json, rate};
 use crate::human::bytes;
 use anyhow::{Context, Result};
-use memorch_linux::{readback, target, SysRoot};
+use memorch_linux::readback;
 
 /// Read a process's swapped-out anonymous pages back into RAM, mapped in the process as its
 /// own touch maps them (through /proc/PID/mem), so its next use of them waits for nothing and
@@ -28,9 +28,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let root = SysRoot::live();
-    let domain = open_domain(&root, &a.t.domain)?;
-    let t = target::check(&root, a.pid, &domain)?;
+    let (root, _, t) = open_target(&a.t, a.pid)?;
     if a.t.dry_run {
         let swap = memorch_linux::compact::Resident::read(&root, a.pid)?.swap_bytes;
         println!("would read back {} of {} ({}, {}) from swap", bytes(a.max_pages.map_or(swap, |p| (p * root.page_size).min(swap))), t.pid, t.name, t.class);
