@@ -26,7 +26,10 @@ pub enum Advice {
     Pageout,
     /// Deactivate: reclaim these first when the kernel needs memory.
     Cold,
-    /// Read swapped-out pages back into the swap cache (a touch is then a minor fault).
+    /// Read swapped-out pages back into the swap cache (a touch is then a minor fault). With
+    /// `max_pages`, [`plan`] names the pages in swap, not the resident ones: how
+    /// `readback.rs` finds what to read back (through `/proc/PID/mem`, since pages left in the
+    /// swap cache are the next reclaim's first victims; no caller sends this advice itself).
     WillNeed,
 }
 

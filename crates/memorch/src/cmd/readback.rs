@@ -31,7 +31,11 @@ pub fn run(a: Args) -> Result<()> {
     let (root, _, t) = open_target(&a.t, a.pid)?;
     if a.t.dry_run {
         let swap = memorch_linux::compact::Resident::read(&root, a.pid)?.swap_bytes;
-        println!("would read back {} of {} ({}, {}) from swap", bytes(a.max_pages.map_or(swap, |p| (p * root.page_size).min(swap))), t.pid, t.name, t.class);
+        let would = a.max_pages.map_or(swap, |p| (p * root.page_size).min(swap));
+        if a.t.json {
+            return print_json(&serde_json::json!({ "pid": t.pid, "name": t.name, "dry_run": true, "swap_bytes": swap, "would_read_bytes": would }));
+        }
+        println!("would read back {} of {} ({}, {}) from swap", bytes(would), t.pid, t.name, t.class);
         return Ok(());
     }
     let r = readback::read_back(&root, &t, a.max_pages.unwrap_or(u64::MAX)).with_context(|| format!("reading pid {} back", a.pid))?;
