@@ -76,6 +76,7 @@ pub fn lock_memory(cfg: &Config) {
         return;
     }
     let dropped = memorch_linux::events::drop_startup_pages();
+    memorch_linux::events::bound_heap();
     match memorch_linux::events::lock_memory() {
         Ok(()) => tracing::debug!(dropped_bytes = dropped, "memory locked"),
         Err(e) => tracing::warn!(error = %e, "memory not locked: the daemon may stall on page faults when memory is short"),

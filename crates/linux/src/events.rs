@@ -169,6 +169,21 @@ pub fn drop_startup_pages() -> u64 {
     dropped
 }
 
+/// Large allocations get mappings of their own, returned to the kernel when freed, and the
+/// heap's free top is given back early: once memory is locked, every heap page the process
+/// ever touched stays resident, so a transient buffer (one read of a JVM's `smaps` is a few
+/// hundred KiB) would otherwise keep its high-water mark locked for the daemon's life.
+/// glibc raises its mmap threshold after each such buffer is freed, which is what setting
+/// the thresholds turns off (mallopt(3)). Nothing to do with another C library.
+pub fn bound_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 10);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 10);
+    }
+}
+
 /// Lock the process's memory so it does not stall when memory is short: pages already
 /// mapped now, and future ones as they are touched.
 pub fn lock_memory() -> Result<()> {
@@ -252,6 +267,25 @@ mod tests {
         p.clear();
         let none = p.add([]);
         assert!(p.ready(none).is_empty());
+    }
+
+    /// Once the heap is bounded, a buffer of a few hundred KiB gets a mapping of its own (and
+    /// goes back to the kernel when freed), even after a larger one was freed, which is when
+    /// glibc otherwise raises its threshold and serves the next from the heap.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn large_buffers_get_mappings_of_their_own_once_the_heap_is_bounded() {
+        // glibc's chunk header, the word before the pointer: bit 1 is "mapped on its own".
+        // SAFETY: reading the allocator's header word of a live allocation.
+        let own_mapping = |v: &Vec<u8>| unsafe { *(v.as_ptr() as *const usize).sub(1) } & 2 != 0;
+        drop(std::hint::black_box(vec![1u8; 4 << 20]));
+        let before = std::hint::black_box(vec![1u8; 256 << 10]);
+        assert!(!own_mapping(&before), "unbounded, glibc serves it from the heap after a larger buffer was freed");
+        bound_heap();
+        let after = std::hint::black_box(vec![1u8; 256 << 10]);
+        assert!(own_mapping(&after), "bounded, a mapping of its own");
+        drop(std::hint::black_box(vec![1u8; 4 << 20]));
+        assert!(own_mapping(&std::hint::black_box(vec![1u8; 64 << 10])), "and the threshold stays down");
     }
 
     /// A read-only mapping of a file loses its resident pages here and reads the same after;

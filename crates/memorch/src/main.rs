@@ -18,7 +18,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    Run(cmd::run::Args),
+    Run(memorch_daemon::cli::Args),
     Ctl(cmd::ctl::Args),
     Status(cmd::status::Args),
     /// Set up, show and tear down zram swap.
@@ -54,9 +54,10 @@ fn main() {
     // command-line tool should end quietly instead, as other tools do.
     // SAFETY: setting a signal disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    exec_daemon_binary();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(a) => cmd::run::run(a),
+        Command::Run(a) => memorch_daemon::cli::run(a),
         Command::Ctl(a) => cmd::ctl::run(a),
         Command::Status(a) => cmd::status::run(a),
         Command::Zram(c) => cmd::zram::run(c),
@@ -80,4 +81,22 @@ fn main() {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
+}
+
+/// `memorch run` becomes `memorchd` (the same command, the daemon's code alone) when that is
+/// installed beside this binary: the daemon keeps resident, and locks, the code it runs, and
+/// the kernel maps code in whole folios, so the daemon's own binary keeps less of it
+/// (memorch_daemon::cli). Exec keeps the pid, so whoever started `memorch run` still has
+/// the daemon. Where it is missing, or cannot be started, the daemon runs in this process.
+fn exec_daemon_binary() {
+    use std::os::unix::process::CommandExt;
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() != Some(std::ffi::OsStr::new("run")) {
+        return;
+    }
+    let Some(daemon) = std::env::current_exe().ok().map(|exe| exe.with_file_name(memorch_daemon::cli::DAEMON_BINARY)).filter(|d| d.is_file()) else {
+        return;
+    };
+    let err = std::process::Command::new(&daemon).args(args).exec();
+    eprintln!("memorch: could not start {} ({err}); running the daemon in this process", daemon.display());
 }

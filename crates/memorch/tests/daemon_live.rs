@@ -156,6 +156,32 @@ fn dry_run_changes_nothing() {
 }
 
 #[test]
+fn memorch_run_becomes_memorchd_and_runs_in_process_without_it() {
+    let sb = Sandbox::create(&testkit::unique_name("memorch-exec"), Some(64 * MIB)).unwrap();
+    let domain = format!("cgroup:{}", sb.path);
+    let cfg = fast_config("");
+    let args = ["--config", cfg.to_str().unwrap(), "--domain", &domain, "--dry-run"];
+    let exe_of = |d: &DaemonGuard| std::fs::read_link(format!("/proc/{}/exe", d.child.id())).unwrap();
+    // Beside memorchd (as cargo builds and installs them), `memorch run` is memorchd, in
+    // the same process.
+    let d = DaemonGuard::start(&args);
+    assert_eq!(exe_of(&d), std::fs::canonicalize(env!("CARGO_BIN_EXE_memorchd")).unwrap());
+    assert_eq!(d.status()["ok"], true, "{}", d.log());
+    drop(d);
+    // Alone, it runs the daemon itself.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(testkit::unique_name("memorch-alone"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let alone = dir.join("memorch");
+    std::fs::hard_link(env!("CARGO_BIN_EXE_memorch"), &alone).or_else(|_| std::fs::copy(env!("CARGO_BIN_EXE_memorch"), &alone).map(drop)).unwrap();
+    let d = DaemonGuard::start_binary(&alone, &args, &[]);
+    assert_eq!(exe_of(&d), alone);
+    assert_eq!(d.status()["ok"], true, "{}", d.log());
+    drop(d);
+    std::fs::remove_dir_all(&dir).unwrap();
+    drop(cfg);
+}
+
+#[test]
 fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
     if !testkit::zram_facility() || !testkit::ksm_facility() {
         return;

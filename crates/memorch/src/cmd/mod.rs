@@ -12,7 +12,6 @@ pub mod ksm;
 pub mod readback;
 pub mod reclaim;
 pub mod report;
-pub mod run;
 pub mod sandbox;
 pub mod spawn;
 pub mod status;

@@ -90,13 +90,18 @@ impl DaemonGuard {
 
     /// With these variables in its environment besides the test's.
     pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> DaemonGuard {
+        DaemonGuard::start_binary(std::path::Path::new(env!("CARGO_BIN_EXE_memorch")), args, env)
+    }
+
+    /// `EXE run ARGS`, with these variables in its environment besides the test's.
+    pub fn start_binary(exe: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> DaemonGuard {
         let name = memorch_linux::testkit::unique_name("memorch-daemon");
         let dir = std::env::temp_dir().join(&name);
         std::fs::create_dir_all(&dir).unwrap();
         let socket = dir.join("ctl.sock");
         let state_dir = dir.join("state");
         let stderr_path = dir.join("daemon.log");
-        let child = memorch()
+        let child = Command::new(exe)
             .arg("run")
             .args(["--socket", socket.to_str().unwrap(), "--state-dir", state_dir.to_str().unwrap()])
             .args(args)

@@ -55,11 +55,16 @@ pub struct Ctx<'a> {
     moved_bytes: u64,
     /// Why nothing was done, if nothing is.
     quiet: Option<Reason>,
+    /// The most times any running app came to the front: popularity's scale in
+    /// [`Ctx::p_return`], counted once a decision (per app it made a decision over 500 apps
+    /// quadratic: 7 ms instead of 80 µs).
+    most_fronts: u64,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a mut State) -> Ctx<'a> {
-        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, moved_bytes: 0, quiet: None }
+        let most_fronts = input.apps.iter().filter(|x| x.actionable()).filter_map(|x| state.stats.get(&x.name)).map(|s| s.fronts).max().unwrap_or(0);
+        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, moved_bytes: 0, quiet: None, most_fronts }
     }
 
     pub fn total(&self) -> u64 {
@@ -211,7 +216,7 @@ impl<'a> Ctx<'a> {
     /// length of a usage session: LSApp's median is 1 min 46 s), half popularity (how often
     /// it came to the front, against the most popular app running).
     pub fn p_return(&self, a: &App) -> f64 {
-        let most_fronts = self.input.apps.iter().filter(|x| x.actionable()).filter_map(|x| self.state.stats.get(&x.name)).map(|s| s.fronts).max().unwrap_or(0);
+        let most_fronts = self.most_fronts;
         let away_ms = self.away_ms(a);
         let recency = 1.0 / (1.0 + away_ms as f64 / RETURN_HALF_MS);
         let fronts = self.state.stats.get(&a.name).map_or(0, |s| s.fronts);

@@ -1,9 +1,16 @@
-//! `memorch run`: the daemon.
+//! The daemon's command line: `memorch run` and `memorchd`, one command. `memorchd` is the
+//! daemon alone (no bench, report or actuator commands linked in), which `memorch run` execs
+//! when it is installed beside it: the daemon locks the code it runs, and the page cache
+//! maps code in whole folios, so a binary of the daemon's code only keeps fewer of them
+//! resident (docs/performance.md).
 
+use crate::config::{Config, Overrides};
+use crate::daemon::Daemon;
 use anyhow::{Context, Result};
-use memorch_daemon::config::{Config, Overrides};
-use memorch_daemon::daemon::Daemon;
 use std::path::PathBuf;
+
+/// The daemon's own binary, installed beside `memorch`.
+pub const DAEMON_BINARY: &str = "memorchd";
 
 /// Run memorch: watch a domain, decide with a preset, act through the kernel.
 ///
@@ -11,7 +18,8 @@ use std::path::PathBuf;
 /// the options here, which stay on top of the file: SIGHUP reloads the file (keeping the
 /// old config if the new one is bad; a dry run stays a dry run), and logs every change it
 /// makes. SIGTERM or SIGINT stop it and put back what it changed (zram, swap files, KSM);
-/// what a killed memorch left is put back when the next one starts.
+/// what a killed memorch left is put back when the next one starts. `memorchd`, installed
+/// beside memorch, is this command alone (memorch run execs it: less code resident).
 ///
 /// Examples:
 ///   memorch run                                       the whole machine, preset memorch
