@@ -149,6 +149,19 @@ pub struct State {
     /// Bytes read back at idle since the screen last went off (ladder/prefetch.rs).
     #[serde(default)]
     pub refilled_bytes: u64,
+    /// Per pid, the window of its first squeeze (`Compaction::share_window_ms`): what it
+    /// may give in all until the window ends (ladder/shrink.rs).
+    #[serde(default)]
+    pub share_window: BTreeMap<u32, ShareWindow>,
+}
+
+/// An app's squeezes within a share window: when the first was, what it held then, what it
+/// gave since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShareWindow {
+    pub since_ms: u64,
+    pub held_bytes: u64,
+    pub given_bytes: u64,
 }
 
 impl Default for State {
@@ -176,6 +189,7 @@ impl Default for State {
             on_screen: BTreeSet::new(),
             prefetched: BTreeMap::new(),
             refilled_bytes: 0,
+            share_window: BTreeMap::new(),
         }
     }
 }

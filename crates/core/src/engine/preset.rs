@@ -178,6 +178,15 @@ pub struct Compaction {
     /// kernel's LRU choose the pages, across apps and page cache, rather than chosen apps'.
     #[serde(default)]
     pub kernel_chooses: bool,
+    /// Within this long from an app's first squeeze, it gives at most [`MAX_SHARE`] of the
+    /// anonymous memory it held then, over every decision (`memorch:spread=on`); `None`: at
+    /// most that share of what it holds, each decision, so a shortage that lasts a few
+    /// decisions can take nearly all of the one app that has room (realapps seed 5: `maps`,
+    /// 236 MiB in five squeezes within five seconds).
+    ///
+    /// [`MAX_SHARE`]: super::ladder::shrink::MAX_SHARE
+    #[serde(default)]
+    pub share_window_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -365,6 +374,7 @@ fn thesis_compaction() -> Compaction {
         recompact_after_ms: 0,
         max_apps_per_decision: 1,
         kernel_chooses: false,
+        share_window_ms: None,
     }
 }
 
@@ -639,6 +649,7 @@ fn swam() -> Preset {
             recompact_after_ms: 10_000,
             max_apps_per_decision: 2,
             kernel_chooses: false,
+            share_window_ms: None,
         }),
         ksm: None,
         swap: SwapPolicy {
@@ -743,6 +754,7 @@ fn memorch() -> Preset {
             recompact_after_ms: 10_000,
             max_apps_per_decision: 4,
             kernel_chooses: false,
+            share_window_ms: None,
         }),
         ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20 }),
         swap: SwapPolicy {

@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 20] = [
+pub const SWITCHES: [Switch; 21] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -102,6 +102,16 @@ pub const SWITCHES: [Switch; 20] = [
         // It acts where memory is freed in proportion (ladder/shrink.rs): presets that compress.
         get: |p| (p.kill.mode != KillMode::Never && p.compaction.is_some()).then_some(p.kill.forget_after_switches.is_some()),
         set: |p, on| p.kill.forget_after_switches = if on { p.kill.forget_after_switches.or(Some(super::victims::FORGET_AFTER_SWITCHES)) } else { None },
+    },
+    Switch {
+        key: "spread",
+        what: "an app gives at most 80 % of what it held within 10 s of its first squeeze, over all decisions (off: 80 % of what it holds, each decision)",
+        get: |p| p.compaction.as_ref().filter(|_| matches!(p.detection, super::preset::Detection::Bands(_))).map(|c| c.share_window_ms.is_some()),
+        set: |p, on| {
+            if let Some(c) = &mut p.compaction {
+                c.share_window_ms = on.then_some(super::ladder::shrink::SHARE_WINDOW_MS);
+            }
+        },
     },
     Switch {
         key: "stall_near",

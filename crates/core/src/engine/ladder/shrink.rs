@@ -13,6 +13,7 @@
 
 use super::{mib, CompactScope, Ctx, Step, PAGE};
 use crate::engine::model::App;
+use crate::engine::ShareWindow;
 use crate::engine::preset::KillMode;
 use crate::engine::victims::Candidate;
 use crate::Class;
@@ -25,6 +26,10 @@ pub const LIKELY_RETURN: f64 = 0.5;
 /// return most likely needs. High, so that what is short warms few apps' returns rather than
 /// a little of many.
 pub const MAX_SHARE: f64 = 0.8;
+
+/// The share window of `memorch:spread=on` (`Compaction::share_window_ms`): long enough to
+/// hold the few decisions of one launch's shortage (realapps: five within five seconds).
+pub const SHARE_WINDOW_MS: u64 = 10_000;
 
 /// What [`free`] could get back from apps of at least `min_class` within `budget` bytes moved
 /// (and the swap room left): the most it would ask of each, saving what compression saves
@@ -90,8 +95,13 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
             }
         }
         // An app whose pages came back soon gives less: those were not cold.
-        let cap = (a.anon_bytes as f64 * MAX_SHARE * (1.0 - refault.min(0.9))) as u64;
+        let allowed = allowance(ctx, a);
+        if allowed < min_step {
+            continue;
+        }
+        let cap = (allowed as f64 * (1.0 - refault.min(0.9))) as u64;
         let take = to_move.min(cap).max(min_step) / PAGE * PAGE;
+        given(ctx, a, take);
         let r = ctx
             .reason(step, format!("{why}: {} short, take {} of {} app '{}', its coldest first", mib(bytes), mib(take), a.class, a.name))
             .with("need_bytes", bytes as f64)
@@ -101,6 +111,29 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
         to_move = to_move.saturating_sub(take);
     }
     got
+}
+
+/// What `a` may give in this decision: [`MAX_SHARE`] of the anonymous memory it holds, and
+/// with a share window (`Compaction::share_window_ms`) no more than that share of what it
+/// held at its first squeeze of the window, less what it gave since.
+fn allowance(ctx: &Ctx, a: &App) -> u64 {
+    let share = |bytes: u64| (bytes as f64 * MAX_SHARE) as u64;
+    let window = ctx.preset.compaction.as_ref().and_then(|c| c.share_window_ms);
+    match (window, ctx.state.share_window.get(&a.pid)) {
+        (Some(ms), Some(w)) if ctx.input.now_ms.saturating_sub(w.since_ms) < ms => share(w.held_bytes).saturating_sub(w.given_bytes).min(share(a.anon_bytes)),
+        _ => share(a.anon_bytes),
+    }
+}
+
+/// Count `bytes` taken from `a` against its share window (a new window if none is open).
+fn given(ctx: &mut Ctx, a: &App, bytes: u64) {
+    let Some(ms) = ctx.preset.compaction.as_ref().and_then(|c| c.share_window_ms) else { return };
+    let now = ctx.input.now_ms;
+    let w = ctx.state.share_window.entry(a.pid).or_insert(ShareWindow { since_ms: now, held_bytes: a.anon_bytes, given_bytes: 0 });
+    if now.saturating_sub(w.since_ms) >= ms {
+        *w = ShareWindow { since_ms: now, held_bytes: a.anon_bytes, given_bytes: 0 };
+    }
+    w.given_bytes += bytes;
 }
 
 /// The cached app to kill instead of taking memory from `a`, if the preset forgets apps
