@@ -437,6 +437,7 @@ impl Preset {
             "swam" if k.starts_with("swap.") => "SWAM §4.1, §5.1: zram 1 GB of 8 GB (12.5 %) lz4; swam files allocated on demand once zram fills (the next when the last is used), removed when idle (ISOP eraser)",
             "mos" | "memorch" if k.starts_with("ahead.threshold_frac") => "MOS §IV: LMK threshold 120 MB on a 2 GB Nexus 5",
             "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
+            "memorch" if k == "compaction.share_window_ms" => "issue 11: a launch's shortage took 236 MiB of one app in five squeezes within five seconds; off: on realapps no better (p95 longer, docs/results.md); memorch:spread=on turns it on",
             "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
             "memorch" if k.starts_with("freeze_after_ms") => "Android's cached-app freezer (CachedAppOptimizer, 10 s debounce; anchors.md \"Newer\"); off: on realapps it made returns slower (p50 13.8 against 8.6 ms, docs/results.md); memorch:freeze=on turns it on",
             "memorch" if k.starts_with("trim_notices") => "Android onTrimMemory, freedesktop low-memory-monitor (anchors.md \"Newer\"); off: on the trim scenario it cost stall and kills (docs/results.md); memorch:trim=on turns it on",
