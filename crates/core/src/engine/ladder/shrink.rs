@@ -96,7 +96,8 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
         }
         // An app whose pages came back soon gives less: those were not cold.
         let allowed = allowance(ctx, a);
-        if allowed < min_step {
+        if allowed < min_step && allowed < (a.anon_bytes as f64 * MAX_SHARE) as u64 {
+            // Its share window is spent (without one, the smallest step is taken as before).
             continue;
         }
         let cap = (allowed as f64 * (1.0 - refault.min(0.9))) as u64;
