@@ -1,4 +1,4 @@
-//! memorch's daemon (`memorch run`): the poll loop and what it serves.
+//! memorch's daemon (`memorch run`, the `memorchd` binary): the poll loop and what it serves.
 
 pub mod access;
 pub mod apps;
