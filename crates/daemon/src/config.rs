@@ -46,6 +46,8 @@ pub struct LoopConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct Manage {
     pub zram: bool,
+    /// The machine's anonymous folio size, where the preset asks for one (`swap.anon_folio_kb`).
+    pub folios: bool,
     pub ksm: bool,
     pub swap_files: bool,
     pub swap_file_dir: PathBuf,
@@ -118,7 +120,7 @@ impl Default for LoopConfig {
 
 impl Default for Manage {
     fn default() -> Self {
-        Manage { zram: true, ksm: true, swap_files: true, swap_file_dir: "/var/lib/memorch/swap".into() }
+        Manage { zram: true, folios: true, ksm: true, swap_files: true, swap_file_dir: "/var/lib/memorch/swap".into() }
     }
 }
 

@@ -108,13 +108,14 @@ pub fn setup_zram(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset
 
 /// The rest of a preset's swap set-up: a fixed storage swap below zram (SWAM's NAND-swap and
 /// MeeGo's MMC baselines), where the domain has no storage swap yet and the config lets
-/// memorch add swap files; and the domain's swappiness. Nothing in a dry run.
+/// memorch add swap files; the domain's swappiness; and the machine's anonymous folio size,
+/// where the config lets memorch manage it. Nothing in a dry run.
 pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset) -> Result<SwapExtras, String> {
     let mut extras = SwapExtras::default();
     let p = &preset.swap;
     if cfg.dry_run {
-        if p.storage_pct.is_some() || p.swappiness.is_some() {
-            tracing::info!(storage_pct = ?p.storage_pct, swappiness = ?p.swappiness, "dry-run: would set up storage swap and swappiness");
+        if p.storage_pct.is_some() || p.swappiness.is_some() || p.anon_folio_kb.is_some() {
+            tracing::info!(storage_pct = ?p.storage_pct, swappiness = ?p.swappiness, anon_folio_kb = ?p.anon_folio_kb, "dry-run: would set up storage swap, swappiness and folio size");
         }
         return Ok(extras);
     }
@@ -140,6 +141,17 @@ pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: 
             None => tracing::warn!(swappiness = v, "swappiness of the system domain is the machine's vm.swappiness: set it yourself; left as it is"),
         }
     }
+    if let Some(kb) = p.anon_folio_kb.filter(|_| cfg.manage.folios) {
+        // On an error (it names the sizes the kernel offers, folios.rs) what was set up above
+        // is put back as `extras` drops: nothing half-applied. The daemon itself keeps small
+        // pages first (events.rs).
+        if let Err(e) = memorch_linux::events::small_pages_for_self() {
+            tracing::warn!(error = %e, "the daemon's own memory may come in large folios");
+        }
+        let g = memorch_linux::folios::FolioGuard::set(root, kb, "always").map_err(|e| format!("anonymous folios for preset {}: {e}; or set manage.folios = false to leave them to the machine", preset.name))?;
+        tracing::info!(size_kb = kb, was = %g.replaced.previous, "anonymous memory in large folios (multi-size THP: always)");
+        extras.folios = Some(g);
+    }
     Ok(extras)
 }
 
@@ -148,6 +160,7 @@ pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: 
 pub struct SwapExtras {
     pub storage: Option<memorch_linux::swapfile::SwapFileGuard>,
     pub swappiness: Option<memorch_linux::cgroup::SwappinessGuard>,
+    pub folios: Option<memorch_linux::folios::FolioGuard>,
 }
 
 /// Put back what memorch changed: swap files, KSM settings, zram; and say exactly what was
@@ -169,6 +182,12 @@ pub fn shutdown(mut d: Daemon) {
     }
     if d.swap_extras.swappiness.take().is_some() {
         done.push("put the domain's swappiness back".into());
+    }
+    if let Some(mut g) = d.swap_extras.folios.take() {
+        match g.restore_now() {
+            Ok(()) => done.push(format!("put the {} kB anonymous folio policy back to '{}'", g.replaced.size_kb, g.replaced.previous)),
+            Err(e) => failed.push(format!("{} kB anonymous folio policy: {e}", g.replaced.size_kb)),
+        }
     }
     if let Some(mut z) = d.zram.take() {
         match z.teardown_now() {

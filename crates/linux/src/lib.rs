@@ -8,6 +8,7 @@ pub mod compact;
 pub mod domain;
 pub mod error;
 pub mod events;
+pub mod folios;
 pub mod freeze;
 pub mod kill;
 pub mod ksm;

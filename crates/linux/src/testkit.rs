@@ -78,6 +78,13 @@ pub fn ksm_facility() -> bool {
     facility("ksm", if ok { Ok(()) } else { Err("no /sys/kernel/mm/ksm or /proc/self/ksm_stat (CONFIG_KSM, Linux 6.4+)".into()) }) && sandbox_facility()
 }
 
+/// Anonymous folios of `size_kb` (multi-size THP, Linux 6.8+; folios.rs).
+pub fn folio_facility(size_kb: u32) -> bool {
+    let root = crate::SysRoot::live();
+    let check = crate::folios::policy(&root, size_kb).map(|_| ()).map_err(|e| e.to_string());
+    facility(&format!("anonymous folios of {size_kb} kB"), check) && sandbox_facility()
+}
+
 /// Per-group PSI and freezing: the v2 hierarchy.
 pub fn cgroup_v2_facility() -> bool {
     let ok = crate::cgroup::mounts(&crate::SysRoot::live()).map(|ms| ms.iter().any(|m| m.is_v2())).unwrap_or(false);

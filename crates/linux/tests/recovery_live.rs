@@ -1,7 +1,9 @@
-//! A process that holds memorch's guards (zram, a swap file, KSM settings) is killed with
+//! A process that holds memorch's guards (zram, a swap file, KSM settings, the anonymous
+//! folio policy where the kernel has one) is killed with
 //! SIGKILL and left a zombie: its guards never run. The next start's recovery must put the
 //! machine back anyway, and say so.
 
+use memorch_linux::folios::{self, FolioGuard};
 use memorch_linux::ksm::{KsmGuard, KsmSettings};
 use memorch_linux::swapfile::SwapFileGuard;
 use memorch_linux::zram::ZramGuard;
@@ -19,10 +21,19 @@ fn hold_guards_until_killed() {
     let _zram = ZramGuard::setup(&root, 16 << 20, Some("lz4"), 100).expect("zram");
     let _swap = SwapFileGuard::add(&root, std::path::Path::new(&dir), 8 << 20, 5).expect("swap file");
     let _ksm = KsmGuard::tune(&root, &KsmSettings { run: Some(1), pages_to_scan: Some(4321), sleep_ms: Some(77) }).expect("ksm");
+    let _folios = folios_here().then(|| FolioGuard::set(&root, FOLIO_KB, "always").expect("folios"));
     println!("held");
     loop {
         std::thread::sleep(Duration::from_secs(60));
     }
+}
+
+const FOLIO_KB: u32 = 64;
+
+/// Whether this kernel has 64 kB anonymous folios to set (Linux 6.8+): without, the folio
+/// guard is left out of the test, which still covers the others.
+fn folios_here() -> bool {
+    folios::sizes(&SysRoot::live()).contains(&FOLIO_KB)
 }
 
 fn ksm_settings() -> (String, String, String) {
@@ -38,6 +49,7 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     let _lock = testkit::machine_test_lock();
     let before = testkit::Leftovers::now();
     let ksm_before = ksm_settings();
+    let folios_before = folios_here().then(|| folios::policy(&SysRoot::live(), FOLIO_KB).unwrap());
     let dir = std::env::temp_dir().join(testkit::unique_name("memorch-held-swap"));
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["hold_guards_until_killed", "--exact", "--nocapture", "--test-threads=1"])
@@ -52,6 +64,9 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     let swaps_held = std::fs::read_to_string("/proc/swaps").unwrap();
     assert!(swaps_held.contains("zram") && swaps_held.contains("memorch-swap-"), "{swaps_held}");
     assert_eq!(ksm_settings().1, "4321");
+    if folios_before.is_some() {
+        assert_eq!(folios::policy(&SysRoot::live(), FOLIO_KB).unwrap(), "always");
+    }
     // SIGKILL, and no wait(): it stays a zombie, its pid still in /proc.
     child.kill().unwrap();
     let pid = child.id();
@@ -63,6 +78,10 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     assert!(said.iter().any(|s| s.contains("KSM")), "{said:?}");
     assert_eq!(testkit::Leftovers::now().new_since(&before), Vec::<String>::new(), "no swap left");
     assert_eq!(ksm_settings(), ksm_before, "KSM as it was");
+    if let Some(before) = folios_before {
+        assert!(said.iter().any(|s| s.contains("folio")), "{said:?}");
+        assert_eq!(folios::policy(&SysRoot::live(), FOLIO_KB).unwrap(), before, "the folio policy as it was");
+    }
     assert!(!std::fs::read_dir(&dir).map(|d| d.count() > 0).unwrap_or(false), "the swap file is deleted");
     assert!(recovery::recover_all(&SysRoot::live()).is_empty(), "nothing is undone twice");
     child.wait().unwrap();

@@ -1,11 +1,13 @@
 //! Actuator figures on the live kernel: compaction throughput into zram (lz4 and lzo-rle,
-//! a 512 MiB child) and kill-to-memory-regained latency (512 MiB), each repeated.
+//! a 512 MiB child), a heap read back from zram in 4 kB pages and in 64 kB folios (the
+//! `folios` switch), and kill-to-memory-regained latency (512 MiB), each repeated.
 //!
 //!     sudo cargo bench -p memorch --bench actuators
 //!
 //! Prints medians and ranges. Needs root, cgroups and zram; restores everything it changes.
 
 use memorch_linux::compact::{self, Advice, CompactScope};
+use memorch_linux::folios::FolioGuard;
 use memorch_linux::{sandbox::Sandbox, snapshot, target, testkit, zram::ZramGuard, Domain, DomainSpec, SysRoot};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -27,6 +29,33 @@ fn app_in_sandbox(root: &SysRoot) -> (Sandbox, Domain, u32) {
     assert!(line.starts_with("ready"), "{line}");
     let domain = Domain::open(root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     (sb, domain, pid)
+}
+
+/// A heap of `APP_MB` in this process, paged out to swap and touched back a page at a time,
+/// as a return does: microseconds a 4 kB page. Here and not in a `memorch app` child: those
+/// keep their heaps in small pages (`MADV_NOHUGEPAGE`, bench app.rs), as phone apps did.
+fn read_back_us_a_page() -> f64 {
+    let len = (APP_MB * MIB) as usize;
+    let align = 2 << 20;
+    // SAFETY: a fresh private anonymous mapping, checked, unmapped below.
+    let base = unsafe { libc::mmap(std::ptr::null_mut(), len + align, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+    assert_ne!(base, libc::MAP_FAILED, "mmap");
+    let heap = unsafe { std::slice::from_raw_parts_mut(((base as usize + align - 1) & !(align - 1)) as *mut u8, len) };
+    // Low-entropy words: zram stores them at about 2.5×, like the text heap above.
+    let mut x = 12345u32;
+    for w in heap.chunks_mut(8) {
+        x = x.wrapping_mul(1103515245).wrapping_add(12345);
+        w.copy_from_slice(&(((x >> 16) & 0x0f0f) as u64).to_ne_bytes());
+    }
+    // SAFETY: our own mapping.
+    assert_eq!(unsafe { libc::madvise(heap.as_mut_ptr().cast(), len, libc::MADV_PAGEOUT) }, 0, "MADV_PAGEOUT");
+    let t0 = Instant::now();
+    let sum: u64 = heap.iter().step_by(4096).map(|&b| u64::from(unsafe { std::ptr::read_volatile(&b) })).sum();
+    let us = t0.elapsed().as_secs_f64() * 1e6 / (len / 4096) as f64;
+    std::hint::black_box(sum);
+    // SAFETY: the mapping made above.
+    unsafe { libc::munmap(base, len + align) };
+    us
 }
 
 fn summary(mut v: Vec<f64>) -> String {
@@ -63,6 +92,18 @@ fn main() {
         println!("compact --anon into zram ({alg:<7}) MB/s on one core: {}", summary(rates));
         println!("  compression ratio (orig/compr)            : {}", summary(ratio));
         drop(zram);
+    }
+
+    // In 64 kB folios a fault brings back 16 pages from zram (Linux 6.12+, folios.rs).
+    if testkit::folio_facility(64) {
+        println!();
+        let _zram = ZramGuard::setup(&root, 2 << 30, Some("lz4"), 100).unwrap();
+        for policy in ["never", "always"] {
+            let _folios = FolioGuard::set(&root, 64, policy).unwrap();
+            let us = (0..REPEAT).map(|_| read_back_us_a_page()).collect();
+            let how = if policy == "always" { "64 kB folios" } else { "4 kB pages" };
+            println!("{APP_MB} MiB heap read back from zram (lz4), µs a 4 kB page, {how:<12}: {}", summary(us));
+        }
     }
 
     println!();

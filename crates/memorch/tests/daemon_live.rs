@@ -182,7 +182,7 @@ fn memorch_run_becomes_memorchd_and_runs_in_process_without_it() {
 }
 
 #[test]
-fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
+fn sigterm_stops_within_two_seconds_and_restores_zram_ksm_and_folios() {
     if !testkit::zram_facility() || !testkit::ksm_facility() {
         return;
     }
@@ -198,8 +198,16 @@ fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
         spawn_app(&mut sb, &["--class", "cached", "--ksm"], &["--anon-mb", "8", "--content", "text", "--seed", &i.to_string()]);
     }
     let cfg = fast_config("");
-    let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path)]);
+    // With large folios where the kernel has them: the daemon sets the machine's policy for
+    // 64 kB and puts it back too.
+    let root = memorch_linux::SysRoot::live();
+    let folios_before = memorch_linux::folios::sizes(&root).contains(&64).then(|| memorch_linux::folios::policy(&root, 64).unwrap());
+    let preset = if folios_before.is_some() { "memorch:folios=on" } else { "memorch" };
+    let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", preset]);
     assert!(!testkit::Leftovers::now().new_swap_since(&swaps).is_empty(), "the daemon set up zram");
+    if folios_before.is_some() {
+        assert_eq!(memorch_linux::folios::policy(&root, 64).unwrap(), "always", "{}", d.log());
+    }
     let rx = d.events();
     assert_eq!(d.request(&Request::Screen { on: false })["ok"], true);
     let evs = collect_events(&rx, Duration::from_secs(5), |e| done_actions(e).iter().any(|a| kind(a) == "ksm"));
@@ -211,6 +219,10 @@ fn sigterm_stops_within_two_seconds_and_restores_zram_and_ksm() {
     assert_eq!((ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs")), (run0, pages0, sleep0), "KSM settings restored");
     let log = d.log();
     assert!(log.contains("everything memorch changed is put back") && log.contains("put KSM back") && log.contains("removed its zram"), "{log}");
+    if let Some(before) = folios_before {
+        assert_eq!(memorch_linux::folios::policy(&root, 64).unwrap(), before, "the folio policy put back");
+        assert!(log.contains("64 kB anonymous folio policy back"), "{log}");
+    }
     drop(cfg);
 }
 

@@ -227,7 +227,17 @@ pub struct SwapPolicy {
     /// kill or a launch (memorch).
     #[serde(default)]
     pub grow_on_fill: bool,
+    /// Anonymous memory in folios of this size (kB) while the daemon runs: multi-size THP
+    /// set to `always` for that size, machine-wide (Linux 6.8+; linux `folios.rs`). Since
+    /// 6.12 such a folio swapped out to zram comes back whole in one fault, so a return reads
+    /// its pages back in a sixteenth of the faults at 64 kB. `None`: left as it is.
+    #[serde(default)]
+    pub anon_folio_kb: Option<u32>,
 }
+
+/// The folio size the `folios` switch asks for: Android's choice for mTHP (64 kB, the arm64
+/// contiguous-PTE size), and the one measured here (docs/results.md).
+pub const ANON_FOLIO_KB: u32 = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -352,6 +362,7 @@ fn no_swap() -> SwapPolicy {
         storage_pct: None,
         swappiness: None,
         grow_on_fill: false,
+        anon_folio_kb: None,
     }
 }
 
@@ -455,6 +466,7 @@ impl Preset {
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); measured on realapps (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
+            "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
             "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files, every 5 s while zram is full (SWAM's 30 s killed apps on realapps while one file filled, docs/results.md)",
             "mos" | "android-4.4" if k.starts_with("swap.") => "MOS §I: \"mobile devices do not perform memory swapping\" (Nexus 5, Android 4.4): no swap",
             "android-4.4" if k.starts_with("max_cached_apps") => "MOS §II: AMS kills cached apps beyond a fixed count; workloads.md: at most 24 on the Nexus 5",
@@ -667,6 +679,7 @@ fn swam() -> Preset {
             storage_pct: None,
             swappiness: None,
             grow_on_fill: true,
+            anon_folio_kb: None,
         },
         kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::OomBadnessOverRelaunch, forget_after_switches: None, when_swap_full: false },
         ahead: None,
@@ -772,6 +785,7 @@ fn memorch() -> Preset {
             storage_pct: None,
             swappiness: None,
             grow_on_fill: false,
+            anon_folio_kb: None,
         },
         kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, forget_after_switches: None, when_swap_full: false },
         ahead: Some(Ahead {

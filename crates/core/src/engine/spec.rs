@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 21] = [
+pub const SWITCHES: [Switch; 22] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -56,6 +56,12 @@ pub const SWITCHES: [Switch; 21] = [
     Switch { key: "so_first", what: "shared-object pages only one app maps first (SWAM OOM cleaner)", get: |p| p.compaction.as_ref().map(|c| c.shared_objects_first), set: |p, on| p.compaction.iter_mut().for_each(|c| c.shared_objects_first = on) },
     Switch { key: "feedback", what: "step sizes from refault feedback and PSI", get: |p| p.compaction.as_ref().map(|c| c.feedback), set: |p, on| p.compaction.iter_mut().for_each(|c| c.feedback = on) },
     Switch { key: "swap_files", what: "storage swap files on demand (SWAM adaptive swap)", get: |p| Some(p.swap.swap_files), set: |p, on| p.swap.swap_files = on },
+    Switch {
+        key: "folios",
+        what: "anonymous memory in large folios (multi-size THP, machine-wide; 64 kB when switched on), read back from zram a folio a fault",
+        get: |p| p.swap.zram_pct.map(|_| p.swap.anon_folio_kb.is_some()),
+        set: |p, on| p.swap.anon_folio_kb = if on { p.swap.anon_folio_kb.or(Some(super::preset::ANON_FOLIO_KB)) } else { None },
+    },
     Switch { key: "app_groups", what: "a memory group for each app it launches, so its coldest pages go first", get: |p| Some(p.app_groups), set: |p, on| p.app_groups = on },
     Switch {
         key: "freeze",

@@ -1,0 +1,165 @@
+//! The size of the folios the kernel gives anonymous memory at a fault: multi-size THP
+//! (Linux 6.8+), one policy file a size, `/sys/kernel/mm/transparent_hugepage/hugepages-<N>kB/enabled`.
+//!
+//! Why a memory manager cares: since Linux 6.12 a large folio swapped out to a synchronous
+//! device (zram) is read back whole in one fault ("mm: support large folios swap-in for sync io
+//! devices"), where small pages take a fault each. On these machines an app's heap read back
+//! from lz4 zram cost 2.2 µs a page in 64 kB folios against 5.0 µs in 4 kB pages, and its
+//! first touch half the time (docs/performance.md). The price: a fault fills the whole folio,
+//! so a sparse heap holds more, and a return that touches one page of a folio reads all 16.
+//!
+//! The setting is machine-wide: [`FolioGuard`] records what it replaces before it changes it
+//! and puts it back on drop; [`recover_stale`] puts back what a dead owner left.
+
+use crate::error::{Error, Result};
+use crate::root::SysRoot;
+use serde::{Deserialize, Serialize};
+
+pub const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";
+
+/// The words a size's policy file takes.
+pub const POLICIES: [&str; 4] = ["always", "inherit", "madvise", "never"];
+
+fn policy_file(size_kb: u32) -> String {
+    format!("{THP_DIR}/hugepages-{size_kb}kB/enabled")
+}
+
+/// The folio sizes this kernel can give anonymous memory, in kB, smallest first (empty
+/// before Linux 6.8, or without transparent huge pages). A size with no `enabled` file is
+/// for shmem only (8 kB on x86: anonymous memory has no order-1 folios).
+pub fn sizes(root: &SysRoot) -> Vec<u32> {
+    let mut out: Vec<u32> = std::fs::read_dir(root.path(THP_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("hugepages-")?.strip_suffix("kB")?.parse().ok())
+        .filter(|kb| root.path(policy_file(*kb)).exists())
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// The policy of one size: the word in brackets (`always [inherit] madvise never`).
+pub fn policy(root: &SysRoot, size_kb: u32) -> Result<String> {
+    let path = policy_file(size_kb);
+    let text = root.read(&path).map_err(|e| {
+        if e.is_not_found() {
+            Error::Other {
+                what: format!("anonymous folios of {size_kb} kB"),
+                detail: format!(
+                    "{} is missing: this kernel offers {:?} kB (multi-size THP needs Linux 6.8+ with CONFIG_TRANSPARENT_HUGEPAGE); choose one of them, or leave swap.anon_folio_kb unset",
+                    root.path(&path).display(),
+                    sizes(root)
+                ),
+            }
+        } else {
+            e
+        }
+    })?;
+    parse_policy(&text).map(str::to_string).ok_or_else(|| Error::parse(root.path(&path), "a policy in brackets", text.trim()))
+}
+
+fn parse_policy(text: &str) -> Option<&str> {
+    text.split_whitespace().find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+}
+
+fn check_policy(policy: &str) -> Result<()> {
+    if !POLICIES.contains(&policy) {
+        return Err(Error::Refused(format!("anonymous folio policy '{policy}': must be one of {POLICIES:?}")));
+    }
+    Ok(())
+}
+
+fn write_policy(root: &SysRoot, size_kb: u32, policy: &str) -> Result<()> {
+    check_policy(policy)?;
+    let p = root.path(policy_file(size_kb));
+    std::fs::write(&p, policy).map_err(|e| Error::io(p, e))
+}
+
+/// Records of folio policies a guard will put back (records.rs).
+const RECORD_KIND: &str = "folios";
+
+/// What a guard replaced: one size's policy before it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replaced {
+    pub size_kb: u32,
+    pub previous: String,
+}
+
+/// One size's policy, put back on drop. What it replaces is recorded with its owner before
+/// it changes anything: if the owner dies without dropping it, [`recover_stale`] puts it back.
+#[derive(Debug)]
+pub struct FolioGuard {
+    pub replaced: Replaced,
+    root: SysRoot,
+    key: String,
+    restored: bool,
+}
+
+impl FolioGuard {
+    /// Give anonymous memory folios of `size_kb` with `policy` (`always`: at every fault
+    /// where the range fits one).
+    pub fn set(root: &SysRoot, size_kb: u32, policy: &str) -> Result<FolioGuard> {
+        check_policy(policy)?;
+        let previous = self::policy(root, size_kb)?;
+        let replaced = Replaced { size_kb, previous };
+        let key = format!("{}-{}", std::process::id(), GUARDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        if root.is_live() {
+            crate::records::save(RECORD_KIND, &key, &replaced)?;
+        }
+        if let Err(e) = write_policy(root, size_kb, policy) {
+            let _ = crate::records::forget(RECORD_KIND, &key);
+            return Err(e);
+        }
+        Ok(FolioGuard { replaced, root: root.clone(), key, restored: false })
+    }
+
+    /// Put the policy back now (drop does it too, but cannot say how it went).
+    pub fn restore_now(&mut self) -> Result<()> {
+        if !self.restored {
+            write_policy(&self.root, self.replaced.size_kb, &self.replaced.previous)?;
+            self.restored = true;
+            if self.root.is_live() {
+                let _ = crate::records::forget(RECORD_KIND, &self.key);
+            }
+        }
+        Ok(())
+    }
+}
+
+static GUARDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+impl Drop for FolioGuard {
+    fn drop(&mut self) {
+        if let Err(e) = self.restore_now() {
+            eprintln!("memorch: anonymous folios: putting the policy back failed: {e}");
+        }
+    }
+}
+
+/// Put back the folio policies that guards of dead owners replaced.
+pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
+    let mut out = Vec::new();
+    for (rec, change) in crate::records::stale::<Replaced>(root, RECORD_KIND) {
+        match change.and_then(|r| write_policy(root, r.size_kb, &r.previous).map(|_| r).map_err(|e| e.to_string())) {
+            Ok(r) => {
+                crate::records::remove(&rec);
+                out.push(Ok(format!("put the {} kB anonymous folio policy back to '{}', as a memorch process that died found it", r.size_kb, r.previous)));
+            }
+            Err(e) => out.push(Err(format!("anonymous folio policy left by a memorch process that died ({}): {e}", rec.display()))),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_is_the_word_in_brackets() {
+        assert_eq!(parse_policy("always inherit madvise [never]\n"), Some("never"));
+        assert_eq!(parse_policy("always [inherit] madvise never"), Some("inherit"));
+        assert_eq!(parse_policy("always inherit madvise never"), None);
+    }
+}
