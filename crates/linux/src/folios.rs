@@ -3,9 +3,9 @@
 //!
 //! Why a memory manager cares: since Linux 6.12 a large folio swapped out to a synchronous
 //! device (zram) is read back whole in one fault ("mm: support large folios swap-in for sync io
-//! devices"), where small pages take a fault each. On these machines an app's heap read back
-//! from lz4 zram cost 2.2 µs a page in 64 kB folios against 5.0 µs in 4 kB pages, and its
-//! first touch half the time (docs/performance.md). The price: a fault fills the whole folio,
+//! devices"), where small pages take a fault each. On these machines a heap read back from
+//! lz4 zram cost 2.0 µs a page in 64 kB folios against 5.0 µs in 4 kB pages (`cargo bench -p
+//! memorch --bench actuators`, docs/performance.md). The price: a fault fills the whole folio,
 //! so a sparse heap holds more, and a return that touches one page of a folio reads all 16.
 //!
 //! The setting is machine-wide: [`FolioGuard`] records what it replaces before it changes it

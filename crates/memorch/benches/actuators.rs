@@ -7,6 +7,7 @@
 //! Prints medians and ranges. Needs root, cgroups and zram; restores everything it changes.
 
 use memorch_linux::compact::{self, Advice, CompactScope};
+use memorch_bench::content::{self, PageKind};
 use memorch_linux::folios::FolioGuard;
 use memorch_linux::{sandbox::Sandbox, snapshot, target, testkit, zram::ZramGuard, Domain, DomainSpec, SysRoot};
 use std::io::{BufRead, BufReader};
@@ -40,12 +41,11 @@ fn read_back_us_a_page() -> f64 {
     // SAFETY: a fresh private anonymous mapping, checked, unmapped below.
     let base = unsafe { libc::mmap(std::ptr::null_mut(), len + align, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
     assert_ne!(base, libc::MAP_FAILED, "mmap");
+    // SAFETY: `len` bytes from the first 2 MiB boundary lie inside the mapping of `len + align`.
     let heap = unsafe { std::slice::from_raw_parts_mut(((base as usize + align - 1) & !(align - 1)) as *mut u8, len) };
-    // Low-entropy words: zram stores them at about 2.5×, like the text heap above.
-    let mut x = 12345u32;
-    for w in heap.chunks_mut(8) {
-        x = x.wrapping_mul(1103515245).wrapping_add(12345);
-        w.copy_from_slice(&(((x >> 16) & 0x0f0f) as u64).to_ne_bytes());
+    // The text content of the child's heap above (bench content.rs), so zram compresses alike.
+    for (i, page) in heap.chunks_mut(4096).enumerate() {
+        content::fill(page, PageKind::Text, 1, i as u64);
     }
     // SAFETY: our own mapping.
     assert_eq!(unsafe { libc::madvise(heap.as_mut_ptr().cast(), len, libc::MADV_PAGEOUT) }, 0, "MADV_PAGEOUT");
