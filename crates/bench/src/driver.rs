@@ -250,11 +250,10 @@ impl<'a> Run<'a> {
             self.set_class(app, Class::Foreground);
             let (peer, device) = (&mut self.peer, &self.device);
             let r = self.running.get_mut(app).expect("alive");
-            let refaults = |root, domain| snapshot::cheap(root, domain).map(|s| (s.counters.refault_anon_pages.unwrap_or(0), s.counters.refault_file_pages.unwrap_or(0))).unwrap_or_default();
-            let before = refaults(&self.root, &self.domain);
+            let before = ReturnCounters::read(&self.root, &self.domain, device);
             let resumed = r.resume(&def, number, &mut || supervise(peer, device));
-            let after = refaults(&self.root, &self.domain);
-            let resumed = Visit { refaults_anon: after.0.saturating_sub(before.0), refaults_file: after.1.saturating_sub(before.1), ..resumed };
+            let after = ReturnCounters::read(&self.root, &self.domain, device);
+            let resumed = after.since(&before, resumed);
             if resumed.error.is_some() && self.killed_before_its_resume(app, class_before) {
                 // A manager killed it at home, as the user tapped it (its SIGKILL was on the
                 // way when the bench saw it alive): the tap relaunches it, as on a phone,
@@ -467,5 +466,62 @@ impl<'a> Run<'a> {
 fn supervise(peer: &mut Option<Peer>, device: &Device) {
     if let Some(p) = peer {
         p.supervise(device);
+    }
+}
+
+/// The device's counters around a return: what it read back, and what it did to make room.
+#[derive(Default)]
+struct ReturnCounters {
+    refault_anon: u64,
+    refault_file: u64,
+    zram_reads: u64,
+    zram_writes: u64,
+    direct_reclaims: u64,
+    free_bytes: u64,
+}
+
+impl ReturnCounters {
+    fn read(root: &SysRoot, domain: &Domain, device: &Device) -> ReturnCounters {
+        let Ok(s) = snapshot::cheap(root, domain) else { return ReturnCounters::default() };
+        let (zram_reads, zram_writes) = device.zram_io().unwrap_or_default();
+        ReturnCounters {
+            refault_anon: s.counters.refault_anon_pages.unwrap_or(0),
+            refault_file: s.counters.refault_file_pages.unwrap_or(0),
+            zram_reads,
+            zram_writes,
+            direct_reclaims: s.counters.direct_reclaims.unwrap_or(0),
+            free_bytes: s.memory.free_bytes,
+        }
+    }
+
+    /// `visit`, served between `before` and `self`, with what the counters say of it.
+    fn since(&self, before: &ReturnCounters, visit: Visit) -> Visit {
+        Visit {
+            refaults_anon: self.refault_anon.saturating_sub(before.refault_anon),
+            refaults_file: self.refault_file.saturating_sub(before.refault_file),
+            zram_reads: self.zram_reads.saturating_sub(before.zram_reads),
+            swapouts: self.zram_writes.saturating_sub(before.zram_writes),
+            direct_reclaims: self.direct_reclaims.saturating_sub(before.direct_reclaims),
+            free_kib_at_return: before.free_bytes / 1024,
+            ..visit
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_return_gets_the_counters_moves_and_the_free_memory_it_began_with() {
+        let before = ReturnCounters { refault_anon: 100, refault_file: 50, zram_reads: 10, zram_writes: 7, direct_reclaims: 3, free_bytes: 8 << 20 };
+        let after = ReturnCounters { refault_anon: 600, refault_file: 50, zram_reads: 410, zram_writes: 207, direct_reclaims: 9, free_bytes: 1 << 20 };
+        let v = after.since(&before, Visit::new("mail", crate::results::WARM, 12.0));
+        assert_eq!((v.refaults_anon, v.refaults_file, v.zram_reads, v.swapouts, v.direct_reclaims), (500, 0, 400, 200, 6));
+        assert_eq!(v.free_kib_at_return, 8 << 10, "free memory as the return began, not as it ended");
+        assert_eq!((v.app.as_str(), v.latency_ms), ("mail", 12.0));
+        // A counter that went backwards (a device reset) gives 0, not a wrap.
+        let reset = ReturnCounters { zram_reads: 0, ..after };
+        assert_eq!(reset.since(&before, Visit::new("mail", crate::results::WARM, 1.0)).zram_reads, 0);
     }
 }

@@ -36,6 +36,22 @@ pub struct Visit {
     pub refaults_anon: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub refaults_file: u64,
+    /// Of `refaults_anon`, the pages read from the device's zram; the rest came from storage
+    /// swap (memorch's swap files), where a page costs several times as much.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub zram_reads: u64,
+    /// What the device did to make room while the return was served: pages its zram took in
+    /// (anonymous pages compressed out, by whoever reclaimed) and the times an allocation hit
+    /// the device's limit and reclaimed for itself (`memory.failcnt`, the device's kswapd's
+    /// own included). A page read back into a full device costs 3-5× one read into free
+    /// memory (docs/results.md), so these tell a slow warm return's cause from its size.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub swapouts: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub direct_reclaims: u64,
+    /// The device's free memory (below its limit) when the return began, KiB.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub free_kib_at_return: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -44,7 +60,7 @@ fn is_zero(n: &u64) -> bool {
 
 impl Visit {
     pub fn new(app: &str, kind: &str, latency_ms: f64) -> Visit {
-        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None, after_compaction: false, refaults_anon: 0, refaults_file: 0 }
+        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None, after_compaction: false, refaults_anon: 0, refaults_file: 0, zram_reads: 0, swapouts: 0, direct_reclaims: 0, free_kib_at_return: 0 }
     }
 
     pub fn failed(app: &str, latency_ms: f64, error: String) -> Visit {
