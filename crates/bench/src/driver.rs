@@ -253,7 +253,12 @@ impl<'a> Run<'a> {
             let before = ReturnCounters::read(&self.root, &self.domain, device);
             let resumed = r.resume(&def, number, &mut || supervise(peer, device));
             let after = ReturnCounters::read(&self.root, &self.domain, device);
-            let resumed = after.since(&before, resumed);
+            // A side that could not be read leaves the return's counters at 0 rather than
+            // giving it the device's whole count.
+            let resumed = match (before, after) {
+                (Some(b), Some(a)) => a.since(&b, resumed),
+                _ => resumed,
+            };
             if resumed.error.is_some() && self.killed_before_its_resume(app, class_before) {
                 // A manager killed it at home, as the user tapped it (its SIGKILL was on the
                 // way when the bench saw it alive): the tap relaunches it, as on a phone,
@@ -470,37 +475,35 @@ fn supervise(peer: &mut Option<Peer>, device: &Device) {
 }
 
 /// The device's counters around a return: what it read back, and what it did to make room.
-#[derive(Default)]
 struct ReturnCounters {
     refault_anon: u64,
     refault_file: u64,
-    zram_reads: u64,
-    zram_writes: u64,
+    /// Pages read from and written to its zram; `None` without zram (or unreadable).
+    zram_io: Option<(u64, u64)>,
     direct_reclaims: u64,
     free_bytes: u64,
 }
 
 impl ReturnCounters {
-    fn read(root: &SysRoot, domain: &Domain, device: &Device) -> ReturnCounters {
-        let Ok(s) = snapshot::cheap(root, domain) else { return ReturnCounters::default() };
-        let (zram_reads, zram_writes) = device.zram_io().unwrap_or_default();
-        ReturnCounters {
+    fn read(root: &SysRoot, domain: &Domain, device: &Device) -> Option<ReturnCounters> {
+        let s = snapshot::cheap(root, domain).ok()?;
+        Some(ReturnCounters {
             refault_anon: s.counters.refault_anon_pages.unwrap_or(0),
             refault_file: s.counters.refault_file_pages.unwrap_or(0),
-            zram_reads,
-            zram_writes,
+            zram_io: device.zram_io(),
             direct_reclaims: s.counters.direct_reclaims.unwrap_or(0),
             free_bytes: s.memory.free_bytes,
-        }
+        })
     }
 
     /// `visit`, served between `before` and `self`, with what the counters say of it.
     fn since(&self, before: &ReturnCounters, visit: Visit) -> Visit {
+        let zram = self.zram_io.zip(before.zram_io).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
         Visit {
             refaults_anon: self.refault_anon.saturating_sub(before.refault_anon),
             refaults_file: self.refault_file.saturating_sub(before.refault_file),
-            zram_reads: self.zram_reads.saturating_sub(before.zram_reads),
-            swapouts: self.zram_writes.saturating_sub(before.zram_writes),
+            zram_reads: zram.map_or(0, |(r, _)| r),
+            swapouts: zram.map_or(0, |(_, w)| w),
             direct_reclaims: self.direct_reclaims.saturating_sub(before.direct_reclaims),
             free_kib_at_return: before.free_bytes / 1024,
             ..visit
@@ -514,14 +517,18 @@ mod tests {
 
     #[test]
     fn a_return_gets_the_counters_moves_and_the_free_memory_it_began_with() {
-        let before = ReturnCounters { refault_anon: 100, refault_file: 50, zram_reads: 10, zram_writes: 7, direct_reclaims: 3, free_bytes: 8 << 20 };
-        let after = ReturnCounters { refault_anon: 600, refault_file: 50, zram_reads: 410, zram_writes: 207, direct_reclaims: 9, free_bytes: 1 << 20 };
+        let before = ReturnCounters { refault_anon: 100, refault_file: 50, zram_io: Some((10, 7)), direct_reclaims: 3, free_bytes: 8 << 20 };
+        let after = ReturnCounters { refault_anon: 600, refault_file: 50, zram_io: Some((410, 207)), direct_reclaims: 9, free_bytes: 1 << 20 };
         let v = after.since(&before, Visit::new("mail", crate::results::WARM, 12.0));
         assert_eq!((v.refaults_anon, v.refaults_file, v.zram_reads, v.swapouts, v.direct_reclaims), (500, 0, 400, 200, 6));
         assert_eq!(v.free_kib_at_return, 8 << 10, "free memory as the return began, not as it ended");
         assert_eq!((v.app.as_str(), v.latency_ms), ("mail", 12.0));
         // A counter that went backwards (a device reset) gives 0, not a wrap.
-        let reset = ReturnCounters { zram_reads: 0, ..after };
+        let reset = ReturnCounters { zram_io: Some((0, 207)), ..after };
         assert_eq!(reset.since(&before, Visit::new("mail", crate::results::WARM, 1.0)).zram_reads, 0);
+        // zram unread on one side: no zram figures, not the device's whole count.
+        let unread = ReturnCounters { zram_io: None, refault_anon: 600, refault_file: 50, direct_reclaims: 9, free_bytes: 0 };
+        let v = unread.since(&before, Visit::new("mail", crate::results::WARM, 1.0));
+        assert_eq!((v.zram_reads, v.swapouts, v.refaults_anon), (0, 0, 500));
     }
 }
