@@ -245,13 +245,17 @@ impl<'a> Run<'a> {
         let mut launched = !alive;
         let visit = if alive {
             // As an activity manager does: the app is moved to the front (and thawed, where
-            // the manager froze it) before it is asked to draw.
+            // the manager froze it) before it is asked to draw. The user waits from the tap:
+            // what moving it to the front took (a thaw, the manager's answer) counts.
             let class_before = self.running.get(app).map_or(Class::Cached, |r| r.class);
+            let tap = Instant::now();
             self.set_class(app, Class::Foreground);
+            let to_front_ms = tap.elapsed().as_secs_f64() * 1000.0;
             let (peer, device) = (&mut self.peer, &self.device);
             let r = self.running.get_mut(app).expect("alive");
             let before = ReturnCounters::read(&self.root, &self.domain, device);
-            let resumed = r.resume(&def, number, &mut || supervise(peer, device));
+            let mut resumed = r.resume(&def, number, &mut || supervise(peer, device));
+            resumed.latency_ms += to_front_ms;
             let after = ReturnCounters::read(&self.root, &self.domain, device);
             // A side that could not be read leaves the return's counters at 0 rather than
             // giving it the device's whole count.
@@ -291,15 +295,17 @@ impl<'a> Run<'a> {
     }
 
     /// A cold launch: tell the manager, start the app in the device, wait until it is up.
+    /// Timed from the tap: what the manager does before the launch (it answers once what it
+    /// secured for the launch is done, and the launcher waits for that) is in the user's wait.
     fn launch(&mut self, def: &AppDef, number: usize) -> Result<Visit, String> {
         self.reap();
         self.running.remove(&def.name);
+        let t = Instant::now();
         self.tell(Request::Launch { app: def.name.clone(), expect_mb: Some(def.anon_mb + def.file_mb + def.so_mb) });
         let trim_socket = self.daemon.as_ref().map(|d| d.socket().to_path_buf());
         let start = running::Start { app_group: self.app_groups, ksm: self.cfg.scenario.ksm, trim_socket: trim_socket.as_deref() };
         let cmd = running::app_command(self.cfg.exe, &self.domain_name, def, self.cfg.scenario.seed + number as u64, self.cfg.work_dir, start);
         let log = self.cfg.log_dir.join(format!("{}.{number}.log", def.name));
-        let t = Instant::now();
         let device = &self.device;
         let started = Running::start(def, cmd, &log, |c| device.spawn(c, true));
         let peer = &mut self.peer;
