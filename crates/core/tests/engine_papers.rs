@@ -607,6 +607,25 @@ fn with_swap_full_on_memorch_kills_at_the_low_band_not_only_the_critical() {
     assert!(kills(&room).is_empty() && !compactions(&room).is_empty(), "zram has room: compress: {room:?}");
 }
 
+/// A kill for a full swap frees what the low band lacks and a tenth of the domain more, room
+/// for compression to work in again: sized to the gap alone (below the low band, as the
+/// critical band's target is) it took the smallest app there was, and swap was full again at
+/// the next launch.
+#[test]
+fn a_kill_for_a_full_swap_makes_room_beyond_the_low_band() {
+    // 1024 MiB: low band 123 MiB; 80 MiB available: 43 MiB short of it, 145 MiB with the room.
+    let apps = vec![app(11, "small", Class::Cached, 30), app(12, "large", Class::Cached, 160), app(2, "fg", Class::Foreground, 300)];
+    let max_files = Preset::by_name("memorch").unwrap().swap.max_files;
+    let acts = decide(&mut engine("memorch:swap_full=on"), 0, &swap_exhausted(snap(1024, 70, 10), max_files, 128), &apps, &[]);
+    let kill = acts.iter().find_map(|a| match &a.kind {
+        ActionKind::Kill { victims, target_bytes, .. } => Some((victims.iter().map(|v| v.pid).collect::<Vec<_>>(), *target_bytes)),
+        _ => None,
+    });
+    let (victims, target) = kill.unwrap_or_else(|| panic!("a kill: {acts:?}"));
+    assert!(target >= 145 * MIB - MIB && target <= 146 * MIB, "the gap to the low band and a tenth of the domain: {target}");
+    assert_eq!(victims, vec![12], "the app that frees that much, not the smallest: {acts:?}");
+}
+
 /// SWAM's ISOP eraser removes a storage swap file that holds nothing, but not while zram is
 /// full: that file is the one the last shortage added, and the next would add it again
 /// (realapps: added, then removed 40 ms later at idle, then added again 5 s on).
@@ -706,4 +725,25 @@ fn spread_bounds_what_one_app_gives_within_its_window() {
     // Past the window it gives again.
     let later = taken_in("memorch:spread=on", &[0, 500, 1_000, 1_500, 2_000, 2_500, 3_000, 12_000]);
     assert!(*later.last().unwrap() > 0, "a new window: {:?}", later.iter().map(|b| b / MIB).collect::<Vec<_>>());
+}
+
+/// memorch's home step brings free memory to the launch threshold, but a need of less than
+/// one compaction step is the wobble of a v1 group's usage (the charges each CPU keeps in
+/// stock), not memory taken: chasing it reclaimed ~1 MiB at every tick of an idle screen and
+/// freed nothing the next look saw. A need of a step or more is met as before.
+#[test]
+fn memorch_at_home_leaves_a_need_under_one_step_alone() {
+    let apps = vec![app(11, "c1", Class::Cached, 100), app(2, "fg", Class::Foreground, 100)];
+    let reclaims = |acts: &[memorch_core::engine::Action]| acts.iter().filter(|a| matches!(a.kind, ActionKind::Reclaim { .. })).count();
+    // 1024 MiB: the launch threshold is 60 MiB.
+    let mut wobble = snap(1024, 59, 300);
+    wobble.memory.free_bytes += MIB / 2;
+    wobble.memory.available_bytes += MIB / 2;
+    wobble.memory.used_bytes -= MIB / 2;
+    let acts = decide(&mut engine("memorch:home=on"), 0, &wobble, &apps, &[Event::Home]);
+    assert_eq!(reclaims(&acts), 0, "half a MiB short: nothing: {acts:?}");
+    let short = decide(&mut engine("memorch:home=on"), 0, &snap(1024, 50, 300), &apps, &[Event::Home]);
+    assert_eq!(reclaims(&short), 1, "10 MiB short: page cache first: {short:?}");
+    let mos = decide(&mut engine("mos"), 0, &wobble, &apps, &[Event::Home]);
+    assert!(reclaims(&mos) >= 1, "MOS reclaims whatever is short, as its paper does: {mos:?}");
 }

@@ -36,6 +36,11 @@ impl Daemon {
             Request::State { pid, class } => (self.set_class(pid, Class::from_name(&class).expect("validated")), false),
             Request::Launch { app, expect_mb } => {
                 self.events.push(Event::LaunchIntent { app, expected_bytes: expect_mb.map(|mb| mb << 20) });
+                if self.engine.preset.ahead.as_ref().is_some_and(|a| !a.launch_waits) {
+                    // Answered at once: the app starts while what it needs is secured beside
+                    // it (the decision follows the answer, in this same wake).
+                    return (Answer::with(&Decided { decided: false }), true);
+                }
                 // Decide now and answer with what was done, so a launcher can wait for it.
                 let before = self.counters.decisions;
                 self.decide(woke, "request");

@@ -123,6 +123,33 @@ fn a_launch_larger_than_free_memory_is_met_in_one_batch() {
     drop(cfg);
 }
 
+/// memorch answers a launch at once and secures its room right after, beside the app's start
+/// (a launcher that waited added up to 0.4 s to each large launch); a preset whose launcher
+/// waits (`ahead.launch_waits`, MOS's order) answers once it has acted.
+#[test]
+fn memorch_answers_a_launch_at_once_and_acts_after_the_answer() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    for (preset, waits) in [("memorch", false), ("memorch:ahead.launch_waits=true", true)] {
+        let mut sb = Sandbox::create(&testkit::unique_name("memorch-answer"), Some(512 * MIB)).unwrap();
+        let cfg = fast_config("[manage]\nzram = false\n");
+        let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", preset]);
+        for i in 0..6 {
+            spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "64", "--content", "random", "--seed", &i.to_string()]);
+        }
+        let rx = d.events();
+        let ans = d.request(&Request::Launch { app: "big-game".into(), expect_mb: Some(300) });
+        assert_eq!(ans["ok"], true, "{preset}: {ans}");
+        assert_eq!(ans["data"]["decided"], waits, "{preset}: decided before the answer only where the launcher waits: {ans}");
+        let evs = collect_events(&rx, Duration::from_secs(4), |e| done_actions(e).iter().any(|a| a["reason"]["step"] == "before_launch"));
+        assert!(done_actions(&evs).iter().any(|a| a["reason"]["step"] == "before_launch"), "{preset}: the launch is secured either way: {evs:?}\n{}", d.log());
+        drop(d);
+        drop(cfg);
+    }
+}
+
 #[test]
 fn dry_run_changes_nothing() {
     if !testkit::zram_facility() || !testkit::ksm_facility() {

@@ -288,6 +288,11 @@ pub struct Ahead {
     pub compress_budget_ms: Option<u64>,
     /// Assumed compaction speed for that budget (measured: ~350 MB/s a core).
     pub compress_bytes_per_ms: u64,
+    /// The launcher waits for what is secured before a launch (MOS: phase 2 kills before the
+    /// app starts). False: the daemon answers a launch at once and secures room beside the
+    /// app's start, which takes longer than the securing does.
+    #[serde(default = "yes")]
+    pub launch_waits: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -463,7 +468,8 @@ impl Preset {
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
-            "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); measured on realapps (docs/results.md)",
+            "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
+            "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; off: on realapps, timed from the tap, p95 and stall shorter (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
@@ -625,6 +631,7 @@ fn mos() -> Preset {
             home_kills: true,
             compress_budget_ms: None,
             compress_bytes_per_ms: 350_000,
+            launch_waits: true,
         }),
         app_groups: false,
         freeze_after_ms: None,
@@ -787,6 +794,8 @@ fn memorch() -> Preset {
             grow_on_fill: false,
             anon_folio_kb: None,
         },
+        // Killing once swap is full: off by measurement (realapps: p50 shorter in three benches,
+        // longer and twice the kills in the fourth, beside the peers; docs/results.md).
         kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, forget_after_switches: None, when_swap_full: false },
         ahead: Some(Ahead {
             home: true,
@@ -797,6 +806,9 @@ fn memorch() -> Preset {
             home_kills: false,
             compress_budget_ms: Some(300),
             compress_bytes_per_ms: 350_000,
+            // The launch is not held up: on realapps, timed from the tap, p95 and the stall
+            // were shorter with the room secured beside the app's start (docs/results.md).
+            launch_waits: false,
         }),
         app_groups: true,
         // Off: measured on realapps, freezing cached apps made returns slower (docs/results.md).

@@ -13,6 +13,12 @@ use crate::Class;
 /// for the pressure step, which then has nothing to compress into.
 const SWAP_FULL_ROOM_FRAC: f64 = 0.01;
 
+/// What a kill for a full swap frees beyond the low band, as a share of the domain: room for
+/// the pressure step to compress into again. Sized to the gap alone (below the low band, as the
+/// critical band's target is), it took the smallest app there was (realapps: `tasks`, `queue`,
+/// 60 MiB each) and moved no figure (docs/results.md).
+const SWAP_FULL_RELIEF_FRAC: f64 = 0.1;
+
 pub fn run(ctx: &mut Ctx) {
     let Detection::Bands(b) = ctx.preset.detection.clone() else { return };
     if ctx.preset.kill.mode != KillMode::Batch {
@@ -27,9 +33,11 @@ pub fn run(ctx: &mut Ctx) {
     let critical = ctx.frac(b.critical_available_frac);
     let low = ctx.frac(b.low_available_frac);
     let swap_full = ctx.preset.kill.when_swap_full && ctx.swap_room() < ctx.frac(SWAP_FULL_ROOM_FRAC) && !super::adaptive_swap::can_grow(ctx);
+    let mut target = ctx.frac(b.kill_target_frac).saturating_sub(avail).max(ctx.frac(0.01));
     let why = if avail < critical {
         format!("available {} (with {} zram could still take) below the critical band {}", mib(avail), mib(headroom), mib(critical))
     } else if swap_full && avail < low {
+        target = low.saturating_sub(avail) + ctx.frac(SWAP_FULL_RELIEF_FRAC);
         format!("available {} below the low band {} and swap full ({} left, no file can be added)", mib(avail), mib(low), mib(ctx.swap_room()))
     } else if ctx.psi_full_avg10() > b.psi_full_kill_pct && ctx.available() < low {
         format!("PSI full {:.1} % over {:.0} % with available {} below the low band", ctx.psi_full_avg10(), b.psi_full_kill_pct, mib(ctx.available()))
@@ -42,7 +50,6 @@ pub fn run(ctx: &mut Ctx) {
         ctx.quiet(ctx.reason(Step::Kill, format!("{why}; the last victims are still dying")));
         return;
     }
-    let target = ctx.frac(b.kill_target_frac).saturating_sub(avail).max(ctx.frac(0.01));
     let ladder: &[Class] = if extreme { &[Class::Service, Class::Perceptible, Class::Visible, Class::Foreground] } else { &[Class::Service] };
     for (i, &min_class) in ladder.iter().enumerate() {
         let cands = ctx.candidates(min_class);
