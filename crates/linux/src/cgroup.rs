@@ -46,6 +46,16 @@ impl Mount {
         let rel = rel.trim_start_matches('/');
         Some(if rel.is_empty() { self.dir.clone() } else { self.dir.join(rel) })
     }
+
+    /// The cgroup path of a directory in this hierarchy (the inverse of [`Mount::dir_of`]), if
+    /// the directory lies under the mount.
+    pub fn path_of(&self, dir: &Path) -> Option<String> {
+        let rel = dir.strip_prefix(&self.dir).ok()?.to_str()?;
+        if rel.is_empty() {
+            return Some(self.cgroup_root.clone());
+        }
+        Some(format!("{}/{rel}", self.cgroup_root.trim_end_matches('/')))
+    }
 }
 
 /// All cgroup hierarchies mounted, from `/proc/self/mountinfo`.
@@ -385,6 +395,18 @@ mod tests {
         assert_eq!(inner.dir_of("/ns/x").unwrap(), PathBuf::from("/sys/fs/cgroup/memory/x"));
         assert!(inner.dir_of("/nsx").is_none());
         assert!(inner.dir_of("/other").is_none());
+    }
+
+    #[test]
+    fn path_of_inverts_dir_of() {
+        let m = Mount { dir: "/sys/fs/cgroup/unified".into(), cgroup_root: "/".into(), v1_controllers: None };
+        for path in ["/", "/a", "/a/b"] {
+            assert_eq!(m.path_of(&m.dir_of(path).unwrap()).as_deref(), Some(path));
+        }
+        let inner = Mount { cgroup_root: "/ns".into(), ..m.clone() };
+        assert_eq!(inner.path_of(Path::new("/sys/fs/cgroup/unified/x")).as_deref(), Some("/ns/x"));
+        assert_eq!(inner.path_of(Path::new("/sys/fs/cgroup/unified")).as_deref(), Some("/ns"));
+        assert!(m.path_of(Path::new("/sys/fs/cgroup/memory/a")).is_none());
     }
 
     #[test]

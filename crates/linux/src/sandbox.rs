@@ -3,7 +3,8 @@
 //! it for every live domain; the bench's virtual devices build on it.
 //!
 //! It is a guard: dropping it kills every process inside, waits for them, and removes every
-//! directory it created, also on panic.
+//! directory it created, also on panic. A creator killed with SIGKILL runs no guard: the next
+//! start's recovery ([`remove_stale`]) removes what it left, wherever it ran.
 
 use crate::cgroup::{self, Mount};
 use crate::error::{Error, Result};
@@ -39,7 +40,7 @@ impl Sandbox {
             return Err(Error::Refused(format!("sandbox name '{name}': use letters, digits, '-' or '_'")));
         }
         let base = cgroup::process_cgroup_path(&root, "self")?;
-        let path = if base == "/" { format!("/{name}") } else { format!("{base}/{name}") };
+        let path = child_path(&base, name);
         let mounts = cgroup::mounts(&root)?;
         let v1_mount = mounts.iter().find(|m| m.has_v1_controller("memory"));
         let v2_mount = mounts.iter().find(|m| m.is_v2());
@@ -283,57 +284,95 @@ fn owner_of(name: &str) -> Option<u32> {
     (n.bytes().all(|b| b.is_ascii_digit()) && parts.next().is_some_and(|p| p.starts_with("memorch"))).then(|| pid.parse().ok()).flatten()
 }
 
-/// Remove sandboxes below this process's cgroup whose creator died without removing them
-/// (named `memorch…-PID-N` by tests and the bench, PID no longer alive): kill what is
-/// inside and remove the groups. Returns the paths removed.
+/// A group's cgroup path joined with the name of a group below it.
+fn child_path(base: &str, name: &str) -> String {
+    if base == "/" { format!("/{name}") } else { format!("{base}/{name}") }
+}
+
+/// Remove sandboxes whose creator died without removing them (named `memorch…-PID-N` by
+/// tests and the bench, PID no longer alive): kill what is inside and remove the groups, then
+/// the v2 parents memorch made that nothing holds any more. Looked for wherever a sandbox can
+/// be ([`places`]), not only below this process's group. Returns the paths removed.
 pub fn remove_stale() -> Vec<String> {
     let root = SysRoot::live();
-    let Some((base, v1, v2)) = own_group_dirs() else { return Vec::new() };
     let mut removed = Vec::new();
-    for name in child_groups() {
-        let Some(pid) = owner_of(&name) else { continue };
-        let owner = crate::owner::Owner { pid, start_ticks: None };
-        if owner.is_me() || owner.alive(&root) {
-            continue;
+    for place in places() {
+        for name in place.child_names() {
+            let Some(pid) = owner_of(&name) else { continue };
+            let owner = crate::owner::Owner { pid, start_ticks: None };
+            if owner.is_me() || owner.alive(&root) {
+                continue;
+            }
+            let path = child_path(&place.base, &name);
+            let sb = Sandbox {
+                path: path.clone(),
+                v1_memory: place.v1.as_ref().map(|d| d.join(&name)).filter(|d| d.is_dir()),
+                v2: place.v2.as_ref().map(|d| d.join(&name)).filter(|d| d.is_dir()),
+                children: Vec::new(),
+                destroyed: false,
+            };
+            if sb.destroy().is_ok() {
+                removed.push(path);
+            }
         }
-        let path = if base == "/" { format!("/{name}") } else { format!("{base}/{name}") };
-        let sb = Sandbox {
-            path: path.clone(),
-            v1_memory: v1.as_ref().map(|d| d.join(&name)).filter(|d| d.is_dir()),
-            v2: v2.as_ref().map(|d| d.join(&name)).filter(|d| d.is_dir()),
-            children: Vec::new(),
-            destroyed: false,
-        };
-        if sb.destroy().is_ok() {
-            removed.push(path);
+    }
+    // A creator killed between making a parent and its sandbox left the parent empty.
+    if !read_registry().is_empty() {
+        if let Ok(_lock) = FileLock::acquire(PARENTS_LOCK) {
+            remove_registered_parents();
         }
     }
     removed
 }
 
-/// This process's cgroup path and its directories in the v1 memory and the v2 hierarchy.
-fn own_group_dirs() -> Option<(String, Option<PathBuf>, Option<PathBuf>)> {
+/// A group below which sandboxes are made, in the v1 memory and the v2 hierarchy.
+struct Place {
+    base: String,
+    v1: Option<PathBuf>,
+    v2: Option<PathBuf>,
+}
+
+impl Place {
+    /// The names of the groups directly below it, in either hierarchy.
+    fn child_names(&self) -> std::collections::BTreeSet<String> {
+        let mut names = std::collections::BTreeSet::new();
+        for d in self.v1.iter().chain(self.v2.iter()) {
+            for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    names.insert(e.file_name().to_string_lossy().into_owned());
+                }
+            }
+        }
+        names
+    }
+}
+
+/// Where sandboxes can be: below this process's own group (first), and below each v2 parent
+/// memorch made and registered. A process that ran in another group (an earlier session's, a
+/// bench killed with SIGKILL) made its sandboxes below that group, where this process's own
+/// never leads; where the v2 hierarchy lacked that path, the parents it made are registered,
+/// and lead there.
+fn places() -> Vec<Place> {
     let root = SysRoot::live();
-    let base = cgroup::process_cgroup_path(&root, "self").ok()?;
-    let mounts = cgroup::mounts(&root).ok()?;
-    let v1 = mounts.iter().find(|m| m.has_v1_controller("memory")).and_then(|m| m.dir_of(&base));
-    let v2 = mounts.iter().find(|m| m.is_v2()).and_then(|m| m.dir_of(&base));
-    Some((base, v1, v2))
+    let (Ok(base), Ok(mounts)) = (cgroup::process_cgroup_path(&root, "self"), cgroup::mounts(&root)) else { return Vec::new() };
+    let v1 = mounts.iter().find(|m| m.has_v1_controller("memory"));
+    let v2 = mounts.iter().find(|m| m.is_v2());
+    let place = |base: String| Place { v1: v1.and_then(|m| m.dir_of(&base)), v2: v2.and_then(|m| m.dir_of(&base)), base };
+    let mut out = vec![place(base)];
+    if let Some(m) = v2 {
+        for parent in read_registry() {
+            if let Some(b) = m.path_of(&parent).filter(|b| out.iter().all(|p| &p.base != b)) {
+                out.push(place(b));
+            }
+        }
+    }
+    out
 }
 
 /// The names of the cgroups directly below this process's own, in either hierarchy: where
 /// sandboxes are made.
 pub fn child_groups() -> std::collections::BTreeSet<String> {
-    let mut names = std::collections::BTreeSet::new();
-    let Some((_, v1, v2)) = own_group_dirs() else { return names };
-    for d in v1.iter().chain(v2.iter()) {
-        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                names.insert(e.file_name().to_string_lossy().into_owned());
-            }
-        }
-    }
-    names
+    places().first().map(Place::child_names).unwrap_or_default()
 }
 
 /// Remove a cgroup directory and its child groups, deepest first.
