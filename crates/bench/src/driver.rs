@@ -295,8 +295,8 @@ impl<'a> Run<'a> {
     }
 
     /// A cold launch: tell the manager, start the app in the device, wait until it is up.
-    /// Timed from the tap: what the manager does before the launch (it answers once what it
-    /// secured for the launch is done, and the launcher waits for that) is in the user's wait.
+    /// Timed from the tap: what the manager does before it answers the launch (a preset whose
+    /// launcher waits answers once what it secured for the launch is done) is in the user's wait.
     fn launch(&mut self, def: &AppDef, number: usize) -> Result<Visit, String> {
         self.reap();
         self.running.remove(&def.name);

@@ -289,8 +289,8 @@ pub struct Ahead {
     /// Assumed compaction speed for that budget (measured: ~350 MB/s a core).
     pub compress_bytes_per_ms: u64,
     /// The launcher waits for what is secured before a launch (MOS: phase 2 kills before the
-    /// app starts). False: the daemon answers a launch at once and secures room beside the
-    /// app's start, which takes longer than the securing does.
+    /// app starts). False: the daemon answers a launch at once and secures the room right
+    /// after, while the app starts.
     #[serde(default = "yes")]
     pub launch_waits: bool,
 }

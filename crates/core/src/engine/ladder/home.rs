@@ -21,12 +21,12 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
     }
     let threshold = ctx.frac(ahead.threshold_frac);
     let need = threshold.saturating_sub(ctx.free());
-    // memorch: a need under one compaction step is the wobble of the group's usage (a v1
-    // memcg's counts the charges each CPU keeps in stock), not memory taken: chased, it was a
-    // reclaim of ~1 MiB every tick of an idle screen that freed nothing the next look saw
-    // (realapps: 20 in 5 s). MOS reclaims whatever is short, as its paper does.
+    // A need under one compaction step is the wobble of the group's usage (a v1 memcg's
+    // counts the charges each CPU keeps in stock), not memory taken: chased, it was a reclaim
+    // of ~1 MiB every tick of an idle screen that freed nothing the next look saw (realapps:
+    // 20 in 5 s). MOS has no compaction steps and reclaims whatever is short, as its paper does.
     let min_step = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_step_pages) * PAGE;
-    if need > 0 && ahead.doubling_start_pages.is_none() && need < min_step {
+    if need > 0 && need < min_step {
         ctx.quiet(ctx.reason(step, format!("free {} is within a step of the launch threshold {}", mib(ctx.free()), mib(threshold))));
         return;
     }
