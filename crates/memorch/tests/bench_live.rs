@@ -51,17 +51,28 @@ fn peers_real_programs_idle_and_frames() {
     std::fs::create_dir_all(&out).unwrap();
     let scenario = out.join("mixed.toml");
     std::fs::write(&scenario, MIXED).unwrap();
-    let o = ok(&["bench", "--scenario", scenario.to_str().unwrap(), "--managers", "earlyoom,nohang", "--out", out.to_str().unwrap()]);
-    assert!(o.contains("earlyoom") && o.contains("nohang") && o.contains("jank%"), "{o}");
+    let args = ["bench", "--scenario", scenario.to_str().unwrap(), "--managers", "earlyoom,nohang", "--out", out.to_str().unwrap()];
+    let done = run(&args);
+    let (o, err) = (String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+    assert!(o.contains("earlyoom") && o.contains("nohang") && o.contains("jank%"), "{o}{err}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let mut failed_visits = 0;
     for r in v["runs"].as_array().unwrap() {
         let m = r["manager"].as_str().unwrap();
         let visits = r["visits"].as_array().unwrap();
         assert_eq!(visits.len(), 9, "{m}: every app visit measured, the idle step is not a visit");
+        // A peer may kill the app in front (earlyoom does on a device this small, when it is
+        // the largest): that visit fails, and the bench says so. Any other failure is the
+        // harness's own.
+        let killed_in_front = |app: &serde_json::Value| r["kills"].as_array().unwrap().iter().any(|k| k["app"] == *app && k["by"] == m && k["class"] == "foreground");
+        for x in visits.iter().filter(|x| x["kind"] == "failed") {
+            assert!(killed_in_front(&x["app"]), "{m}: a visit failed that its manager did not kill in front: {x}\n{o}{err}");
+            failed_visits += 1;
+        }
         let py: Vec<&serde_json::Value> = visits.iter().filter(|x| x["app"] == "py").collect();
         assert_eq!(py[0]["kind"], "cold", "{m}: the real program launched");
         assert!(py[0]["latency_ms"].as_f64().unwrap() > 0.0);
-        assert_ne!(py[1]["kind"], "failed", "{m}: the real program resumed or relaunched: {py:?}");
+        assert!(py[1]["kind"] != "failed" || killed_in_front(&py[1]["app"]), "{m}: the real program resumed or relaunched: {py:?}");
         assert!(visits.iter().any(|x| x["frames"].as_u64().unwrap() > 0), "{m}: apps in front draw frames");
         assert_eq!(r["idle_available_bytes"].as_array().unwrap().len(), 1, "{m}: free memory measured after idle");
         assert!(r["manager_rss_bytes"].as_u64().unwrap() > 0, "{m}: the peer's own cost measured");
@@ -69,6 +80,9 @@ fn peers_real_programs_idle_and_frames() {
             assert!(k["by"] == m || k["by"] == "kernel", "{m}: a kill by {}", k["by"]);
         }
     }
+    // The bench exits non-zero exactly when a visit failed (then its figures are no clean
+    // comparison); a failed exit with every visit served would be an error of its own.
+    assert_eq!(done.status.success(), failed_visits == 0, "exit status against {failed_visits} failed visits: {o}{err}");
     assert_eq!(Leftovers::now().new_since(&before), Vec::<String>::new(), "no swap, cgroup or lxcfs left");
     std::fs::remove_dir_all(out).unwrap();
 }

@@ -118,16 +118,19 @@ fn lmkd_polls_after_its_trigger_and_kills_on_a_poll() {
         testkit::wait_for(Duration::from_secs(2), || d.status()["data"]["counters"]["decisions"].as_u64().unwrap() >= looked + 2);
     }
     let evs = collect_events(&rx, Duration::from_secs(20), |e| e.iter().any(|v| kind(v) == "kill" && v["done"] == true && v["cause"] == "poll"));
-    let c = &d.status()["data"]["counters"];
-    assert!(c["pressure_events"].as_u64().unwrap() > 0 && c["polls"].as_u64().unwrap() > 0, "a trigger, then polls: {c}\n{}", d.log());
     let on_poll: Vec<&serde_json::Value> = evs.iter().filter(|v| kind(v) == "kill" && v["done"] == true && v["cause"] == "poll").collect();
     let state = || {
         let v1 = device.sandbox.v1_memory.clone().unwrap();
         let oom = std::fs::read_to_string(v1.join("memory.oom_control")).unwrap_or_default();
         let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
         let live = cached.iter().filter(|p| alive(**p)).count();
-        format!("{live} of {} cached apps alive; usage {} of {}; {}; swaps:\n{swaps}", cached.len(), read_u64(&v1.join("memory.usage_in_bytes")), read_u64(&v1.join("memory.limit_in_bytes")), oom.replace('\n', " "))
+        // The stall the trigger watches, to tell a trigger that did not fire from a load
+        // that did not stall.
+        let psi = std::fs::read_to_string(device.sandbox.v2.as_ref().unwrap().join("memory.pressure")).unwrap_or_default();
+        format!("{live} of {} cached apps alive; usage {} of {}; {}; memory.pressure: {}; swaps:\n{swaps}", cached.len(), read_u64(&v1.join("memory.usage_in_bytes")), read_u64(&v1.join("memory.limit_in_bytes")), oom.replace('\n', " "), psi.replace('\n', "; "))
     };
+    let c = &d.status()["data"]["counters"];
+    assert!(c["pressure_events"].as_u64().unwrap() > 0 && c["polls"].as_u64().unwrap() > 0, "a trigger, then polls: {c}\n{}\n{}", state(), d.log());
     assert!(!on_poll.is_empty(), "a kill decided on a poll: {c}\n{}\n{}", state(), d.log());
     for k in &on_poll {
         assert_eq!(k["reason"]["step"], "lmkd", "{k}");

@@ -453,6 +453,7 @@ impl Preset {
             "swam" if k.starts_with("swap.") => "SWAM §4.1, §5.1: zram 1 GB of 8 GB (12.5 %) lz4; swam files allocated on demand once zram fills (the next when the last is used), removed when idle (ISOP eraser)",
             "mos" | "memorch" if k.starts_with("ahead.threshold_frac") => "MOS §IV: LMK threshold 120 MB on a 2 GB Nexus 5",
             "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
+            "memorch" if k == "compaction.shared_objects_first" => "SWAM's OOM cleaner (SWAM §4): the code pages only one app maps go first; off: on realapps the same kills and p95, less stall and fewer file refaults without it, on swam40 fewer kills (docs/results.md); memorch:so_first=on turns it on",
             "memorch" if k == "compaction.share_window_ms" => "issue 11: a launch's shortage took 236 MiB of one app in five squeezes within five seconds; off: on realapps no better (p95 longer, docs/results.md); memorch:spread=on turns it on",
             "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
             "memorch" if k.starts_with("freeze_after_ms") => "Android's cached-app freezer (CachedAppOptimizer, 10 s debounce; anchors.md \"Newer\"); off: on realapps it made returns slower (p50 13.8 against 8.6 ms, docs/results.md); memorch:freeze=on turns it on",
@@ -770,7 +771,10 @@ fn memorch() -> Preset {
             // Off: on realapps (three runs each) no figure was worse without it (docs/results.md).
             feedback: false,
             slight_pressure_pages_at_1gib: 0,
-            shared_objects_first: true,
+            // Off (SWAM's OOM cleaner stays in `swam`): on realapps (three runs each) the same
+            // kills, p95 and apps alive without it, less stall and fewer file refaults on each
+            // seed; on swam40 fewer kills without it (docs/results.md).
+            shared_objects_first: false,
             min_anon_bytes: 4 * MIB,
             recompact_after_ms: 10_000,
             max_apps_per_decision: 4,
