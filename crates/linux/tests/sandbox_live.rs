@@ -45,7 +45,8 @@ fn a_dead_creators_sandbox_in_another_group_is_removed_with_the_parents_made_for
     let root = SysRoot::live();
     let mounts = cgroup::mounts(&root).unwrap();
     let (Some(v1), Some(v2)) = (mounts.iter().find(|m| m.has_v1_controller("memory")), mounts.iter().find(|m| m.is_v2())) else {
-        eprintln!("SKIP: no v1 memory and v2 hierarchy side by side here: memorch makes no v2 parents");
+        // Through the facility helper: a skip here, a failure under MEMORCH_REQUIRE_KERNEL=1.
+        testkit::facility("hybrid cgroups", Err("no v1 memory and v2 hierarchy side by side: memorch makes no v2 parents".into()));
         return;
     };
     let _lock = testkit::machine_test_lock();
