@@ -293,6 +293,14 @@ pub struct Ahead {
     /// after, while the app starts.
     #[serde(default = "yes")]
     pub launch_waits: bool,
+    /// Before a launch, compress for what free memory lacks, not only what available memory
+    /// (free plus page cache) lacks (memorch). A launch that fits in available memory still
+    /// makes the kernel reclaim the page cache it needs, and the kernel's reclaim takes a
+    /// share of every app's anonymous pages with it (it balances the two by swappiness), the
+    /// likely apps' too; what memorch compresses comes from the least likely. Kills still
+    /// answer only what available memory lacks.
+    #[serde(default)]
+    pub launch_from_free: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -471,6 +479,7 @@ impl Preset {
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
             "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once) shortened p95 and the stall on realapps with swap_full on, not shown without it: true (docs/results.md)",
+            "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
@@ -633,6 +642,7 @@ fn mos() -> Preset {
             compress_budget_ms: None,
             compress_bytes_per_ms: 350_000,
             launch_waits: true,
+            launch_from_free: false,
         }),
         app_groups: false,
         freeze_after_ms: None,
@@ -813,6 +823,7 @@ fn memorch() -> Preset {
             // The launcher waits: answering at once was better with swap_full on (realapps, p95
             // lower on each seed) but not shown with the preset as shipped (docs/results.md).
             launch_waits: true,
+            launch_from_free: false,
         }),
         app_groups: true,
         // Off: measured on realapps, freezing cached apps made returns slower (docs/results.md).

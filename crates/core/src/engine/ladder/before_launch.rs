@@ -31,7 +31,7 @@ pub fn run(ctx: &mut Ctx) {
         if ahead.compress_budget_ms.is_none() {
             mos_phase2(ctx, &app, expected, threshold);
         } else {
-            memorch_prepare(ctx, &app, expected, ahead.compress_budget_ms.unwrap_or(0) * ahead.compress_bytes_per_ms);
+            memorch_prepare(ctx, &app, expected, ahead.compress_budget_ms.unwrap_or(0) * ahead.compress_bytes_per_ms, ahead.launch_from_free);
         }
     }
 }
@@ -59,11 +59,21 @@ fn mos_phase2(ctx: &mut Ctx, app: &str, expected: u64, threshold: u64) {
 /// if any, is killed at once, at the least expected cost, among cached apps, then background
 /// ones. The victims are chosen first, then the survivors give their coldest pages for what
 /// is left; the actions list the compression first (the executor kills first all the same).
-fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64) {
+/// With `from_free`, compression covers expected + margin − free memory (what the kernel
+/// would otherwise reclaim during the launch, from every app); kills stay sized to `need`.
+fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64, from_free: bool) {
     let margin = ctx.frac(0.02);
     let need = (expected + margin).saturating_sub(ctx.available());
-    if need == 0 {
+    let compress_need = if from_free { (expected + margin).saturating_sub(ctx.free()).max(need) } else { need };
+    if compress_need == 0 {
         ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}' ({}) fits in {} available", mib(expected), mib(ctx.available()))));
+        return;
+    }
+    if need == 0 {
+        let why = format!("before launching '{app}' ({}): fits in {} available but not in {} free", mib(expected), mib(ctx.available()), mib(ctx.free()));
+        // Only the unlikely apps give here: the point is to spare the likely ones what the
+        // kernel's reclaim would take from them, and memory is not short yet.
+        shrink::free_below(ctx, Step::BeforeLaunch, Class::Cached, compress_need, Some(budget_bytes), &why, Some(shrink::LIKELY_RETURN));
         return;
     }
     let compressible = shrink::capacity(ctx, Class::Cached, Some(budget_bytes));
@@ -78,7 +88,7 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64) {
     if let Some((v, _, _)) = &plan {
         ctx.reserve(v.iter().map(|c| c.pid));
     }
-    let left = need.saturating_sub(killed);
+    let left = compress_need.saturating_sub(killed);
     if left > 0 {
         shrink::free(ctx, Step::BeforeLaunch, Class::Cached, left, Some(budget_bytes), &format!("before launching '{app}' ({})", mib(expected)));
     }
