@@ -69,13 +69,6 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64, f
         ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}' ({}) fits in {} available", mib(expected), mib(ctx.available()))));
         return;
     }
-    if need == 0 {
-        let why = format!("before launching '{app}' ({}): fits in {} available but not in {} free", mib(expected), mib(ctx.available()), mib(ctx.free()));
-        // Only the unlikely apps give here: the point is to spare the likely ones what the
-        // kernel's reclaim would take from them, and memory is not short yet.
-        shrink::free_below(ctx, Step::BeforeLaunch, Class::Cached, compress_need, Some(budget_bytes), &why, Some(shrink::LIKELY_RETURN));
-        return;
-    }
     let compressible = shrink::capacity(ctx, Class::Cached, Some(budget_bytes));
     // What zram cannot take goes to storage swap: grow it now, not after the launch stalls.
     if need > compressible {
@@ -90,7 +83,14 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64, f
     }
     let left = compress_need.saturating_sub(killed);
     if left > 0 {
-        shrink::free(ctx, Step::BeforeLaunch, Class::Cached, left, Some(budget_bytes), &format!("before launching '{app}' ({})", mib(expected)));
+        // A launch that fits in available memory (only `from_free` gets here with it): memory
+        // is not short yet, and the point is to spare the likely apps what the kernel's
+        // reclaim would take from them, so only the unlikely ones give.
+        let (why, spare_likely) = match need {
+            0 => (format!("before launching '{app}' ({}): fits in {} available but not in {} free", mib(expected), mib(ctx.available()), mib(ctx.free())), Some(shrink::LIKELY_RETURN)),
+            _ => (format!("before launching '{app}' ({})", mib(expected)), None),
+        };
+        shrink::free_below(ctx, Step::BeforeLaunch, Class::Cached, left, Some(budget_bytes), &why, spare_likely);
     }
     if let Some((victims, min_class, held)) = plan {
         let r = ctx
