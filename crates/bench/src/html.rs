@@ -65,6 +65,7 @@ const ROWS: [(&str, &[Row]); 5] = [
     ("Latency (ms)", &[
         ("p50, all visits", Some(true), |s| s.latency_p50_ms),
         ("p95, all visits", Some(true), |s| s.latency_p95_ms),
+        ("p95 after each app's first launch (returns, relaunches)", Some(true), |s| s.after_first_p95_ms),
         ("p50 of returns (hot and warm)", Some(true), |s| s.return_p50_ms),
         ("p50 of warm returns", Some(true), |s| s.warm_p50_ms),
         ("p50 of cold launches", Some(true), |s| s.cold_p50_ms),

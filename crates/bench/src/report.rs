@@ -56,6 +56,11 @@ pub struct Summary {
     /// Visit latency quantiles of each run (failed visits excluded).
     pub latency_p50_ms: Option<Figure>,
     pub latency_p95_ms: Option<Figure>,
+    /// p95 of the visits after each app's first launch of the run (its returns and
+    /// relaunches): what a manager's choices change. A first launch starts a program that was
+    /// not running under any manager, often on an empty device; on `realapps` it sets the p95
+    /// of all visits in most runs (docs/results.md).
+    pub after_first_p95_ms: Option<Figure>,
     pub cold_p50_ms: Option<Figure>,
     /// Returns to an app still alive (hot and warm), and warm returns alone.
     pub return_p50_ms: Option<Figure>,
@@ -121,6 +126,13 @@ fn latencies(r: &RunResult, keep: impl Fn(&Visit) -> bool) -> Vec<f64> {
     r.visits.iter().filter(|v| keep(v)).map(|v| v.latency_ms).collect()
 }
 
+/// The served visits' latencies but each app's first (its first launch: a failed launch
+/// leaves the app to be launched for the first time by its next visit).
+fn latencies_after_first_launches(r: &RunResult) -> Vec<f64> {
+    let mut launched = std::collections::BTreeSet::new();
+    r.visits.iter().filter(|v| v.served()).filter(|v| !launched.insert(v.app.as_str())).map(|v| v.latency_ms).collect()
+}
+
 /// The managers in the order they first ran.
 pub fn managers(runs: &[RunResult]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -155,6 +167,7 @@ fn summary(manager: &str, rs: &[&RunResult]) -> Summary {
         failed: all(&|r| r.count(FAILED) as f64),
         latency_p50_ms: q(Visit::served, 0.5),
         latency_p95_ms: q(Visit::served, 0.95),
+        after_first_p95_ms: some(&|r| quantile(latencies_after_first_launches(r), 0.95)),
         cold_p50_ms: q(|v| v.kind == COLD, 0.5),
         return_p50_ms: q(Visit::is_return, 0.5),
         hot_after_compaction_pct: some(&|r| hot_after_compaction_pct(r)),
@@ -214,11 +227,12 @@ fn cell(f: Option<Figure>, spread: bool) -> String {
 /// The columns of the terminal table: header and the text of a summary's figure.
 type Column = (&'static str, usize, fn(&Summary) -> Vec<Option<Figure>>);
 
-const COLUMNS: [Column; 17] = [
+const COLUMNS: [Column; 18] = [
     ("hot/warm/cold/failed", 20, |s| vec![Some(s.hot), Some(s.warm), Some(s.cold), Some(s.failed)]),
     ("alive", 5, |s| vec![Some(s.live_apps_mean)]),
     ("p50 ms", 7, |s| vec![s.latency_p50_ms]),
     ("p95 ms", 7, |s| vec![s.latency_p95_ms]),
+    ("p95 ex-1st", 10, |s| vec![s.after_first_p95_ms]),
     ("return p50", 10, |s| vec![s.return_p50_ms]),
     ("cold p50", 8, |s| vec![s.cold_p50_ms]),
     ("wait s", 6, |s| vec![Some(s.wait_s)]),
@@ -265,6 +279,7 @@ pub fn table(sums: &[Summary]) -> String {
     }
     let _ = writeln!(o, "\nMedians over runs{}.", if sums.iter().any(|s| s.runs > 1) { "; min–max: the spread over runs (a difference inside it is not significant)" } else { " (one run each: no spread to judge differences by; use --repeat 3)" });
     let _ = writeln!(o, "hot/warm/cold/failed: visits to an app alive with nothing read back / alive with pages read back / relaunched / that did not complete.");
+    let _ = writeln!(o, "p95 ex-1st: p95 of the visits after each app's first launch (its returns and relaunches: what a manager changes; a first launch starts a program no manager had running).");
     let _ = writeln!(o, "alive: apps alive after a visit, on average. return p50: returns to a live app (hot and warm). kills m/k/fg: by the manager (memorch's daemon or the peer) / by the kernel's OOM killer / of the foreground app.");
     let _ = writeln!(o, "jank%: frames over 16.7 ms while in front (synthetic apps). idle MiB: available after idle (home, screen off). refaults f/a: file / anonymous pages read back.");
     let _ = writeln!(o, "psi: stall seconds of the device's group. direct: allocations that reclaimed for themselves (the device's background reclaimer fell behind). ratio: zram's compression. cpu s, pss MiB: the manager's own (proportional set size).");
@@ -347,6 +362,28 @@ mod tests {
         assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.5), Some(2.0));
         assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.95), Some(4.0));
         assert_eq!(quantile(vec![], 0.5), None);
+    }
+
+    #[test]
+    fn the_p95_after_first_launches_leaves_out_each_apps_first_launch_only() {
+        let mut r = run("memorch", &[], &[]);
+        let visit = |app: &str, kind: &str, ms: f64| Visit::new(app, kind, ms);
+        r.visits = vec![
+            visit("kv", "failed", 9000.0),
+            // kv's first launch: its first visit failed, so this one starts it.
+            visit("kv", "cold", 3000.0),
+            visit("maps", "cold", 4000.0),
+            visit("kv", "hot", 90.0),
+            visit("maps", "warm", 50.0),
+            // A relaunch after a kill: the manager's doing, so it counts.
+            visit("maps", "cold", 2500.0),
+        ];
+        let s = &summarize(&[r])[0];
+        assert_eq!(s.latency_p95_ms.map(|f| f.median), Some(4000.0), "all served visits: a first launch");
+        assert_eq!(s.after_first_p95_ms.map(|f| f.median), Some(2500.0), "the relaunch, not the first launches or the failed visit");
+        let mut only_first = run("kernel", &[], &[]);
+        only_first.visits = vec![visit("kv", "cold", 3000.0), visit("maps", "cold", 4000.0)];
+        assert_eq!(summarize(&[only_first])[0].after_first_p95_ms, None, "no visit after the first launches");
     }
 
     #[test]
