@@ -14,18 +14,20 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
                 if state.screen_on && !*on {
                     state.refilled_bytes = 0;
                 }
+                if !state.screen_on && *on {
+                    state.stats.session_begins();
+                }
                 state.screen_on = *on;
             }
             Event::Launched { app, ms, cold, pid } => {
-                let s = state.stats.entry(app);
-                s.observe_launch(*ms, *cold);
-                s.fronts += 1;
+                state.stats.entry(app).observe_launch(*ms, *cold);
+                state.stats.came_to_front(app);
                 state.front(*pid, input.now_ms);
             }
             Event::AppState { pid, class } if *class <= crate::Class::Visible => {
                 // A return to an app already running: it is popular (launches count above).
                 if let Some(a) = input.apps.iter().find(|a| a.pid == *pid && a.class > crate::Class::Visible) {
-                    state.stats.entry(&a.name).fronts += 1;
+                    state.stats.came_to_front(&a.name);
                 }
                 state.front(*pid, input.now_ms);
                 // Back in front, its pages came back with it: it may give again.

@@ -266,6 +266,13 @@ pub struct KillPolicy {
     /// docs/results.md).
     #[serde(default)]
     pub when_swap_full: bool,
+    /// How the chance of a return soon (`p_return`, which orders compressions and weighs
+    /// kills) is judged. True: by usage sessions (LSApp: a user opens 1-4 apps a session and
+    /// switches among them): an app used since the screen last came on is likely (½), plus
+    /// the share of sessions it was used in (½). False, or before the first screen-off: by
+    /// recency (half-life 2 min) and front counts (ladder/mod.rs `p_return`).
+    #[serde(default)]
+    pub return_by_sessions: bool,
 }
 
 /// Reclaim ahead of time (MOS).
@@ -403,7 +410,7 @@ fn thesis_compaction() -> Compaction {
 }
 
 fn lmk_kill() -> KillPolicy {
-    KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false }
+    KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false, return_by_sessions: false }
 }
 
 impl Preset {
@@ -480,6 +487,7 @@ impl Preset {
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
             "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once) shortened p95 and the stall on realapps with swap_full on, not shown without it: true (docs/results.md)",
             "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims (docs/results.md)",
+            "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); off: on realapps its compressions went more to apps back within 10 s and p50 doubled (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
@@ -507,7 +515,7 @@ fn kernel() -> Preset {
         compaction: None,
         ksm: None,
         swap: zram(25.0, "lzo-rle"),
-        kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false },
+        kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -610,7 +618,7 @@ fn lmkd() -> Preset {
         compaction: None,
         ksm: None,
         swap: zram(50.0, "lz4"),
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenLru, forget_after_switches: None, when_swap_full: false },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenLru, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -631,7 +639,7 @@ fn mos() -> Preset {
         compaction: None,
         ksm: None,
         swap: no_swap(),
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
         ahead: Some(Ahead {
             home: true,
             launch: true,
@@ -699,7 +707,7 @@ fn swam() -> Preset {
             grow_on_fill: true,
             anon_folio_kb: None,
         },
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::OomBadnessOverRelaunch, forget_after_switches: None, when_swap_full: false },
+        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::OomBadnessOverRelaunch, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -810,7 +818,7 @@ fn memorch() -> Preset {
         },
         // Killing once swap is full: off by measurement (realapps: p50 shorter in three benches,
         // longer and twice the kills in the fourth, beside the peers; docs/results.md).
-        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, forget_after_switches: None, when_swap_full: false },
+        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
         ahead: Some(Ahead {
             home: true,
             launch: true,

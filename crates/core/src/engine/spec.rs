@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 22] = [
+pub const SWITCHES: [Switch; 23] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -102,6 +102,13 @@ pub const SWITCHES: [Switch; 22] = [
     },
     Switch { key: "trim", what: "tell apps that listen to trim before compressing or killing", get: |p| Some(p.trim_notices), set: |p, on| p.trim_notices = on },
     Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },
+    Switch {
+        key: "sessions",
+        what: "judge how likely a return is by usage sessions (in the one in progress, share of sessions used in) instead of recency and front counts",
+        // It weighs what orders compressions and kills by the chance of a return: memorch's.
+        get: |p| (p.kill.order == super::victims::VictimOrder::LeastExpectedCost).then_some(p.kill.return_by_sessions),
+        set: |p, on| p.kill.return_by_sessions = on,
+    },
     Switch {
         key: "forget",
         what: "kill a forgotten cached app before taking memory from one likely to be wanted soon",

@@ -7,6 +7,8 @@
 //!   `EWMA_WEIGHT` for the new sample) of launch reports.
 //! - `refault_ratio`: of the bytes memorch compacted out of the app, the share that came back
 //!   (its swap fell) within `REFAULT_WINDOW_MS`; an EWMA per compaction episode.
+//! - `sessions`, `last_session`: how many usage sessions (from one screen-on to the next
+//!   screen-off; [`Stats::sessions`] counts them) had the app in front, and the last one.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -29,6 +31,11 @@ pub struct AppStats {
     /// When it was last learned about ([`Stats::seq`] then): the oldest is forgotten first.
     #[serde(default)]
     pub touched: u64,
+    /// Sessions it came to the front in, and the number of the last ([`Stats::sessions`]).
+    #[serde(default)]
+    pub sessions: u64,
+    #[serde(default)]
+    pub last_session: u64,
 }
 
 fn ewma(old: Option<f64>, sample: f64) -> f64 {
@@ -72,11 +79,33 @@ pub struct Stats {
     /// Counts every learning, to order apps by when they were last learned about.
     #[serde(default)]
     pub seq: u64,
+    /// Usage sessions seen: one at the first app in front, one more at each screen-on after a
+    /// screen-off.
+    #[serde(default)]
+    pub sessions: u64,
 }
 
 impl Stats {
     pub fn get(&self, app: &str) -> Option<&AppStats> {
         self.apps.get(app)
+    }
+
+    /// The screen came on after being off: a new usage session.
+    pub fn session_begins(&mut self) {
+        self.sessions += 1;
+    }
+
+    /// `app` came to the front (launched or returned to): it counts once for this session.
+    pub fn came_to_front(&mut self, app: &str) {
+        // The session in progress when memorch started (or the screen was never off).
+        self.sessions = self.sessions.max(1);
+        let session = self.sessions;
+        let s = self.entry(app);
+        s.fronts += 1;
+        if s.last_session != session {
+            s.sessions += 1;
+            s.last_session = session;
+        }
     }
 
     /// An app's statistics to learn into, made if new; at most [`MAX_APPS`] are kept.
@@ -113,6 +142,23 @@ mod tests {
         s.observe_launch(100, false);
         assert_eq!(s.warm_launch_ms, Some(100.0));
         assert_eq!(s.launches, 3);
+    }
+
+    #[test]
+    fn an_app_counts_once_a_session_however_often_it_comes_to_the_front() {
+        let mut s = Stats::default();
+        s.came_to_front("mail");
+        s.came_to_front("mail");
+        s.came_to_front("maps");
+        assert_eq!(s.sessions, 1, "the session in progress at the first app in front");
+        s.session_begins();
+        s.came_to_front("mail");
+        s.came_to_front("mail");
+        let mail = s.get("mail").unwrap();
+        assert_eq!((mail.fronts, mail.sessions, mail.last_session), (4, 2, 2));
+        let maps = s.get("maps").unwrap();
+        assert_eq!((maps.fronts, maps.sessions, maps.last_session), (1, 1, 1));
+        assert_eq!(s.sessions, 2);
     }
 
     #[test]

@@ -215,7 +215,18 @@ impl<'a> Ctx<'a> {
     /// How likely a return to `a` is soon: half recency (halved after two minutes away, the
     /// length of a usage session: LSApp's median is 1 min 46 s), half popularity (how often
     /// it came to the front, against the most popular app running).
+    ///
+    /// With `kill.return_by_sessions`, once a screen-off has divided use into sessions: half
+    /// whether the app was in front in the session in progress, half the share of sessions it
+    /// was in front in.
     pub fn p_return(&self, a: &App) -> f64 {
+        let stats = &self.state.stats;
+        if self.preset.kill.return_by_sessions && stats.sessions >= 2 {
+            let s = stats.get(&a.name);
+            let in_session = s.is_some_and(|s| s.last_session == stats.sessions);
+            let share = s.map_or(0.0, |s| s.sessions as f64 / stats.sessions as f64);
+            return (0.5 * f64::from(u8::from(in_session)) + 0.5 * share).clamp(0.02, 1.0);
+        }
         let most_fronts = self.most_fronts;
         let away_ms = self.away_ms(a);
         let recency = 1.0 / (1.0 + away_ms as f64 / RETURN_HALF_MS);

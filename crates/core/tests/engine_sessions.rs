@@ -1,0 +1,67 @@
+//! How likely a return is, judged by usage sessions (`memorch:sessions=on`,
+//! `kill.return_by_sessions`), on the pure engine: the app used in the session in progress
+//! is spared before one used often in an earlier session.
+
+mod common;
+use common::*;
+use memorch_core::engine::{Action, ActionKind, App, Event};
+use memorch_core::Class;
+
+/// The pids of the compactions a decision asks for, in order.
+fn squeezes(actions: &[Action]) -> Vec<u32> {
+    actions.iter().filter_map(|a| if let ActionKind::Compact { pid, .. } = a.kind { Some(pid) } else { None }).collect()
+}
+
+fn to_front(pid: u32) -> Event {
+    Event::AppState { pid, class: Class::Foreground }
+}
+
+/// `maps` (10) in front five times in a first session (between visits to `feed`, 13, too
+/// small to squeeze), `mail` (11) once; the screen off and on (unless `screen_off` is false);
+/// then `mail` returned to and `chat` (12) launched; then available memory falls below the
+/// low band with `maps` and `mail` cached. The apps squeezed, in order.
+fn squeezed_under_pressure(spec: &str, screen_off: bool) -> Vec<u32> {
+    let plenty = snap(1024, 700, 0);
+    let mut e = engine(spec);
+    let with = |front: u32, running: &[u32]| -> Vec<App> {
+        [(10, "maps", 100), (11, "mail", 100), (12, "chat", 100), (13, "feed", 1)]
+            .iter()
+            .filter(|(pid, ..)| running.contains(pid))
+            .map(|&(pid, name, mb)| app(pid, name, if pid == front { Class::Foreground } else { Class::Cached }, mb))
+            .collect()
+    };
+    let launched = |app: &str, pid: u32| Event::Launched { app: app.into(), pid, ms: 400, cold: true };
+    decide(&mut e, 1_000, &plenty, &with(10, &[10]), &[launched("maps", 10)]);
+    decide(&mut e, 2_000, &plenty, &with(11, &[10, 11]), &[launched("mail", 11)]);
+    decide(&mut e, 3_000, &plenty, &with(13, &[10, 11, 13]), &[launched("feed", 13)]);
+    // A return is told with the app list as it was (the app still cached).
+    for t in [4_000, 6_000, 8_000, 10_000] {
+        decide(&mut e, t, &plenty, &with(13, &[10, 11, 13]), &[to_front(10)]);
+        decide(&mut e, t + 1_000, &plenty, &with(10, &[10, 11, 13]), &[to_front(13)]);
+    }
+    let all = [10, 11, 12, 13];
+    if screen_off {
+        decide(&mut e, 12_000, &plenty, &with(0, &[10, 11, 13]), &[Event::Screen { on: false }]);
+        decide(&mut e, 17_000, &plenty, &with(0, &[10, 11, 13]), &[Event::Screen { on: true }]);
+    }
+    decide(&mut e, 18_000, &plenty, &with(0, &[10, 11, 13]), &[to_front(11)]);
+    decide(&mut e, 19_000, &plenty, &with(12, &all), &[launched("chat", 12)]);
+    // 100 MiB available of 1 GiB: 23 MiB under memorch's low band (12 %).
+    let a = decide(&mut e, 20_000, &snap(1024, 100, 0), &with(12, &all), &[Event::Timer]);
+    squeezes(&a)
+}
+
+#[test]
+fn the_app_of_the_session_in_progress_is_spared_before_an_earlier_favourite() {
+    // Recency and front counts: maps, in front five times and 10 s ago, outranks mail.
+    assert_eq!(squeezed_under_pressure("memorch", true).first(), Some(&11), "mail first by recency and fronts");
+    // Sessions: mail was used since the screen came on; maps in one of the two sessions.
+    assert_eq!(squeezed_under_pressure("memorch:sessions=on", true).first(), Some(&10), "maps first: not in the session in progress");
+}
+
+#[test]
+fn without_a_screen_off_the_chance_of_a_return_is_judged_as_before() {
+    // One session only: nothing to tell the apps apart by; recency and fronts decide.
+    assert_eq!(squeezed_under_pressure("memorch:sessions=on", false), squeezed_under_pressure("memorch", false));
+    assert_eq!(squeezed_under_pressure("memorch:sessions=on", false).first(), Some(&11));
+}
