@@ -39,7 +39,8 @@ def auc(scored):
 
 
 def estimates(visits, gap_s):
-    """(horizon-free) per visit i, per other app: (scores by estimate, seconds to its next visit)."""
+    """At each visit, for each other app seen so far: its score by each estimate, and the
+    seconds until its next visit (infinite if none)."""
     t = [v["at_ms"] / 1000 for v in visits]
     session = []
     for i in range(len(visits)):
@@ -77,7 +78,7 @@ def main():
     for f in args.results:
         for r in json.load(open(f))["runs"]:
             if r["manager"].startswith(args.manager):
-                rows.extend(estimates([v for v in r["visits"]], args.gap))
+                rows.extend(estimates(r["visits"], args.gap))
     names = list(rows[0][0]) if rows else []
     print(f"{len(rows)} (visit, app) pairs; AUC of each estimate for a return within H s")
     print(f"{'H s':>5} " + " ".join(f"{n:>30}" for n in names))

@@ -225,7 +225,7 @@ impl<'a> Ctx<'a> {
             let s = stats.get(&a.name);
             let in_session = s.is_some_and(|s| s.last_session == stats.sessions);
             let share = s.map_or(0.0, |s| s.sessions as f64 / stats.sessions as f64);
-            return (0.5 * f64::from(u8::from(in_session)) + 0.5 * share).clamp(0.02, 1.0);
+            return (if in_session { 0.5 } else { 0.0 } + 0.5 * share).clamp(0.02, 1.0);
         }
         let most_fronts = self.most_fronts;
         let away_ms = self.away_ms(a);
