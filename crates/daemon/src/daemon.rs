@@ -13,9 +13,9 @@ use crate::executor::Executor;
 use crate::machine;
 use crate::server::Server;
 use crate::store;
-use memorch_core::engine::{ActionKind, App, Engine, Event, Input, PressureLevel, Reason};
+use memorch_core::engine::{ActionKind, App, Engine, Event, Input, Reason};
 use memorch_core::Snapshot;
-use memorch_linux::events::{Group, Poller, PsiTrigger, SignalFd, StallKind, TimerFd};
+use memorch_linux::events::{Group, Poller, SignalFd, TimerFd};
 use memorch_linux::zram::ZramGuard;
 use memorch_linux::{snapshot, Domain, SysRoot};
 use memorch_protocol::{ActionEvent, Counters};
@@ -40,7 +40,8 @@ pub struct Daemon {
     /// The timer's period now: the tick, or the poll interval (polling.rs).
     pub(crate) timer_period: Duration,
     signals: SignalFd,
-    pub(crate) triggers: Vec<PsiTrigger>,
+    /// PSI triggers, each with its rule run on the daemon's reads too (triggers.rs).
+    pub(crate) triggers: Vec<crate::triggers::Trigger>,
     /// Polling after a pressure trigger (polling.rs), and the direct reclaims last seen.
     pub(crate) polling: Option<crate::polling::Polling>,
     pub(crate) last_direct_reclaims: Option<u64>,
@@ -58,7 +59,7 @@ pub struct Daemon {
     /// A preset's fixed storage swap and swappiness (machine.rs).
     pub(crate) swap_extras: machine::SwapExtras,
     pub(crate) notifier: crate::notify::Notifier,
-    epoch: Instant,
+    pub(crate) epoch: Instant,
     last_save: Instant,
     stop: bool,
     /// Cheap snapshots that failed in a row: a domain that is gone ends the daemon.
@@ -175,7 +176,7 @@ impl Daemon {
             signals: poller.add([(self.signals.fd(), libc::POLLIN)]),
             timer: poller.add([(self.timer.fd(), libc::POLLIN)]),
             listener: poller.add([(self.server.fd(), libc::POLLIN)]),
-            triggers: poller.add(self.triggers.iter().map(|t| (t.fd(), libc::POLLPRI))),
+            triggers: poller.add(self.triggers.iter().map(|t| (t.kernel.fd(), libc::POLLPRI))),
             clients: poller.add(self.server.clients.iter().map(|c| (c.fd(), libc::POLLIN | if c.wants_write() { libc::POLLOUT } else { 0 }))),
             // A victim without a pidfd (never, live) keeps its place with fd -1, which poll skips.
             victims: poller.add(self.exec.reaping.iter().map(|(k, _)| (k.pidfd.as_ref().map_or(-1, |p| p.raw()), libc::POLLIN))),
@@ -202,12 +203,9 @@ impl Daemon {
         for (i, rev) in poller.ready(wake.triggers).into_iter().rev() {
             if rev & (libc::POLLERR | libc::POLLNVAL) != 0 {
                 // The group was removed: its trigger reports errors forever.
-                tracing::warn!(file = %self.triggers[i].path.display(), "PSI trigger failed (group removed?): dropped");
+                tracing::warn!(file = %self.triggers[i].kernel.path.display(), "PSI trigger failed (group removed?): dropped");
                 self.triggers.remove(i);
-            } else if rev & libc::POLLPRI != 0 {
-                let level = if self.triggers[i].kind == StallKind::Full { PressureLevel::Complete } else { PressureLevel::Partial };
-                self.events.push(Event::Pressure { level });
-                self.counters.pressure_events += 1;
+            } else if rev & libc::POLLPRI != 0 && self.kernel_trigger_fired(i) {
                 *cause = Some("pressure");
             }
         }
@@ -252,8 +250,10 @@ impl Daemon {
     fn on_timer(&mut self, poller: &Poller, wake: &Wake, cause: &mut Option<&'static str>) {
         if !poller.ready(wake.timer).is_empty() {
             self.timer.drain();
-            if self.tick() {
-                cause.get_or_insert(if self.events.contains(&Event::Poll) { "poll" } else { "timer" });
+            match self.tick() {
+                Some("pressure") => *cause = Some("pressure"),
+                Some(c) => _ = cause.get_or_insert(c),
+                None => {}
             }
         }
     }
@@ -262,18 +262,22 @@ impl Daemon {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    /// A cheap look every tick; whether it calls for a decision. While a polling window is
+    /// A cheap look every tick; the cause of a decision it calls for (a stall over a
+    /// trigger's threshold read here is pressure, triggers.rs). While a polling window is
     /// open (polling.rs), every wake is a poll, but for the full look that falls due.
-    fn tick(&mut self) -> bool {
+    fn tick(&mut self) -> Option<&'static str> {
         self.counters.cheap_snapshots += 1;
         let due = self.last_full.elapsed() >= Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
         if !due && self.polling_now() {
             self.events.push(Event::Poll);
-            return true;
+            return Some("poll");
         }
         let short = match snapshot::memory_and_pressure(&self.root, &self.domain) {
             Ok((memory, psi, _)) => {
                 self.failed_reads = 0;
+                if self.stall_read(&psi) {
+                    return Some("pressure");
+                }
                 memorch_core::engine::wake::memory_short(&memory, &psi)
             }
             Err(e) => {
@@ -288,9 +292,9 @@ impl Daemon {
         };
         if due || short || !self.events.is_empty() {
             self.events.push(Event::Timer);
-            return true;
+            return Some("timer");
         }
-        false
+        None
     }
 
     /// Full snapshot, engine, actions, what became of them; the engine learns from that.
@@ -314,7 +318,11 @@ impl Daemon {
         // PSS comes from a cache, walked again only where it is old or the process changed;
         // while memory is short, every millisecond counts: never walked (page-table walks wait
         // behind reclaim).
-        let under_pressure = cause == "pressure";
+        // A full look's read of the stall counts at once; a poll's raises the event for the
+        // next look (a poll decides kills alone, on what it sees; the event makes the next
+        // look a full one, as a kernel trigger's would).
+        let raised = !light && self.stall_read(&snap.psi);
+        let under_pressure = cause == "pressure" || raised || self.events.iter().any(|e| matches!(e, Event::Pressure { .. }));
         let short = under_pressure || memorch_core::engine::wake::memory_short(&snap.memory, &snap.psi);
         if !light {
             self.pss.fill(&self.root, &mut snap, !short);
@@ -327,6 +335,7 @@ impl Daemon {
         }
         self.counters.trim_freed_bytes += self.notifier.freed_since(&self.apps);
         let events = std::mem::take(&mut self.events);
+        let raised_for_next = light && self.stall_read(&snap.psi);
         let now_ms = self.now_ms();
         let actions = self.engine.decide(&Input { now_ms, snapshot: &snap, apps: &self.apps, events: &events });
         // Every decision with its reasons, quiet ones too (MEMORCH_LOG=debug): why nothing was done.
@@ -360,7 +369,7 @@ impl Daemon {
         if !short {
             memorch_linux::appgroup::remove_empty(&self.domain);
         }
-        self.after_decision(cause == "pressure", killed, &snap);
+        self.after_decision(under_pressure || raised_for_next, killed, &snap);
         self.snap = Some(snap);
     }
 

@@ -14,3 +14,4 @@ pub mod polling;
 pub mod reload;
 pub mod server;
 pub mod store;
+pub mod triggers;

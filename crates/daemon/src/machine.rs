@@ -37,7 +37,7 @@ pub fn thaw_left_frozen(domain: &Domain, dry_run: bool) {
 /// PSI triggers on the domain's pressure file: a preset that detects by PSI (lmkd, SWAM) arms
 /// its own thresholds (the partial stall of a low-RAM device where the domain is one), every
 /// other one the config's.
-pub fn arm_triggers(domain: &Domain, cfg: &Config, preset: &Preset) -> Vec<PsiTrigger> {
+pub fn arm_triggers(domain: &Domain, cfg: &Config, preset: &Preset) -> Vec<crate::triggers::Trigger> {
     let Some(psi) = &domain.psi_file else { return Vec::new() };
     let (some_us, full_us, w) = match &preset.detection {
         memorch_core::engine::preset::Detection::Psi(l) => {
@@ -51,7 +51,7 @@ pub fn arm_triggers(domain: &Domain, cfg: &Config, preset: &Preset) -> Vec<PsiTr
         match PsiTrigger::open(psi, kind, stall, w) {
             Ok(t) => {
                 tracing::info!(file = %psi.display(), kind = ?kind, stall_us = t.stall_us, window_us = t.window_us, "PSI trigger armed");
-                out.push(t);
+                out.push(crate::triggers::Trigger::new(t));
             }
             Err(e) => tracing::warn!(error = %e, "no PSI trigger: the daemon will only wake on its timer"),
         }

@@ -45,7 +45,8 @@ pub fn prometheus(c: &Counters, snap: Option<&Snapshot>, preset: &str) -> String
     let one = |v: f64| vec![(String::new(), v)];
     metric("info", "gauge", "The preset in use.", &[(format!("{{preset=\"{preset}\"}}"), 1.0)]);
     metric("decisions_total", "counter", "Engine decisions.", &one(c.decisions as f64));
-    metric("pressure_events_total", "counter", "PSI triggers that fired.", &one(c.pressure_events as f64));
+    metric("pressure_events_total", "counter", "PSI trigger events, the kernel's and those raised from the daemon's reads.", &one(c.pressure_events as f64));
+    metric("pressure_from_reads_total", "counter", "PSI trigger events raised from the daemon's reads of the stall where the kernel's trigger did not fire.", &one(c.pressure_from_reads as f64));
     let by = |m: &BTreeMap<String, u64>, label: &str| m.iter().map(|(k, v)| (format!("{{{label}=\"{k}\"}}"), *v as f64)).collect::<Vec<_>>();
     metric("actions_total", "counter", "Actions carried out, by kind.", &by(&c.actions, "kind"));
     metric("kills_total", "counter", "Processes killed, by class.", &by(&c.kills, "class"));

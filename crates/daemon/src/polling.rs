@@ -31,7 +31,7 @@ impl Daemon {
 
     /// How long a window lasts: the triggers' own window (a trigger cannot fire again sooner).
     fn poll_window(&self) -> Duration {
-        Duration::from_micros(self.triggers.iter().map(|t| t.window_us).max().unwrap_or(self.cfg.loop_.psi_window_ms * 1000))
+        Duration::from_micros(self.triggers.iter().map(|t| t.kernel.window_us).max().unwrap_or(self.cfg.loop_.psi_window_ms * 1000))
     }
 
     /// The polling window is still open (closed, and the timer back to its tick, once over).

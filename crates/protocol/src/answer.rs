@@ -53,7 +53,12 @@ pub struct Counters {
     /// Light looks while polling after a pressure trigger (no process walk).
     #[serde(default)]
     pub polls: u64,
+    /// PSI trigger events: the kernel's, and those raised from the daemon's own reads of
+    /// the stall where the kernel's trigger did not fire (`pressure_from_reads`, counted in
+    /// both).
     pub pressure_events: u64,
+    #[serde(default)]
+    pub pressure_from_reads: u64,
     /// Actions done (not dry-run), by kind.
     pub actions: BTreeMap<String, u64>,
     /// Kills by the victim's class.

@@ -14,6 +14,7 @@ pub mod margins;
 pub mod model;
 pub mod preset;
 pub mod spec;
+pub mod stall_trigger;
 pub mod stats;
 pub mod victims;
 pub mod wake;
