@@ -19,10 +19,11 @@ fn read_u64(p: &std::path::Path) -> u64 {
     std::fs::read_to_string(p).unwrap().trim().parse().unwrap()
 }
 
-/// Start a synthetic app of `anon_mb` in a device and wait for its ready line.
-fn fill(device: &Device, anon_mb: u64) -> std::process::Child {
+/// Start a synthetic app of `anon_mb` (and `extra` arguments) in a device and wait for its
+/// ready line.
+fn fill(device: &Device, anon_mb: u64, extra: &[&str]) -> std::process::Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_memorch"));
-    cmd.args(["app", "--name", "filler", "--anon-mb", &anon_mb.to_string(), "--content", "mixed"]).stdout(Stdio::piped()).stdin(Stdio::piped());
+    cmd.args(["app", "--name", "filler", "--anon-mb", &anon_mb.to_string(), "--content", "mixed"]).args(extra).stdout(Stdio::piped()).stdin(Stdio::piped());
     let mut child = device.spawn(cmd, true).expect("app starts");
     let mut line = String::new();
     BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
@@ -40,7 +41,7 @@ fn the_device_keeps_free_memory_above_its_low_watermark_as_kswapd_does() {
     let keeper = device.keeper.as_ref().expect("a v1 memory group has a keeper");
     let v1 = device.sandbox.v1_memory.clone().unwrap();
     // More than its RAM: the rest must go to zram.
-    let mut app = fill(&device, 160);
+    let mut app = fill(&device, 160, &[]);
     let free = || read_u64(&v1.join("memory.limit_in_bytes")).saturating_sub(read_u64(&v1.join("memory.usage_in_bytes")));
     // At rest, the keeper brings free memory back over the low watermark (an allocation
     // past the limit only reclaims what it needs: free stays near zero without it).
@@ -178,9 +179,14 @@ fn a_trigger_the_kernel_misses_is_raised_from_the_daemons_reads() {
             }
         })
     };
-    // Two apps that together hold more than RAM, brought to the front in turn: each touch
-    // of a whole heap reclaims the other's (reclaim and swap-in are memory stall).
-    let mut apps = [fill(&device, 100), fill(&device, 100)];
+    // Two apps that together hold more than RAM, brought to the front in turn, each touching
+    // its whole heap and code: each resume reclaims the other's pages, and reads back its
+    // own code, dropped the last time (reclaim and the refaults of a working set are stall).
+    let app = |i: usize| {
+        let code = tmp.join(format!("app{i}.bin"));
+        fill(&device, 90, &["--working-set", "1", "--file", code.to_str().unwrap(), "--file-mb", "24"])
+    };
+    let mut apps = [app(0), app(1)];
     let counters = || d.status()["data"]["counters"].clone();
     let from_reads = || counters()["pressure_from_reads"].as_u64().unwrap_or(0);
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
