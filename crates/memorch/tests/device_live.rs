@@ -165,7 +165,7 @@ fn a_trigger_the_kernel_misses_is_raised_from_the_daemons_reads() {
     let device = Device::create(&testkit::unique_name("memorch-missed"), 128 * MIB, 96 * MIB, "lz4").expect("device");
     let tmp = testkit::TempDir::new("memorch-missed-files");
     let cfg = tmp.join("memorch.toml");
-    // 5 ms of stall in a 2 s window: the fill below stalls far longer.
+    // 5 ms of stall in a 2 s window: the apps below stall far longer (128-228 ms in 8-13 s).
     std::fs::write(&cfg, "[loop]\ntick_ms = 100\nfull_snapshot_ms = 1000\npsi_window_ms = 2000\npsi_some_stall_ms = 5\npsi_full_stall_ms = 2000\n").unwrap();
     let d = DaemonGuard::start(&["--domain", &device.domain(), "--dry-run", "--config", cfg.to_str().unwrap()]);
     let pressure = device.sandbox.v2.as_ref().unwrap().join("memory.pressure");
