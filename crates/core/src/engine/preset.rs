@@ -409,8 +409,16 @@ fn thesis_compaction() -> Compaction {
     }
 }
 
+impl KillPolicy {
+    /// How and whom to kill, with none of memorch's optional behaviours (each a switch,
+    /// docs/presets.md): what every paper's preset and Android's daemons do.
+    fn plain(mode: KillMode, order: VictimOrder) -> KillPolicy {
+        KillPolicy { mode, order, forget_after_switches: None, when_swap_full: false, return_by_sessions: false }
+    }
+}
+
 fn lmk_kill() -> KillPolicy {
-    KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false, return_by_sessions: false }
+    KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::ClassThenSize)
 }
 
 impl Preset {
@@ -515,7 +523,7 @@ fn kernel() -> Preset {
         compaction: None,
         ksm: None,
         swap: zram(25.0, "lzo-rle"),
-        kill: KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
+        kill: KillPolicy::plain(KillMode::Never, VictimOrder::ClassThenSize),
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -618,7 +626,7 @@ fn lmkd() -> Preset {
         compaction: None,
         ksm: None,
         swap: zram(50.0, "lz4"),
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenLru, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
+        kill: KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::ClassThenLru),
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -639,7 +647,7 @@ fn mos() -> Preset {
         compaction: None,
         ksm: None,
         swap: no_swap(),
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::ClassThenSize, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
+        kill: lmk_kill(),
         ahead: Some(Ahead {
             home: true,
             launch: true,
@@ -707,7 +715,7 @@ fn swam() -> Preset {
             grow_on_fill: true,
             anon_folio_kb: None,
         },
-        kill: KillPolicy { mode: KillMode::OnePerTrigger, order: VictimOrder::OomBadnessOverRelaunch, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
+        kill: KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::OomBadnessOverRelaunch),
         ahead: None,
         app_groups: false,
         freeze_after_ms: None,
@@ -818,7 +826,7 @@ fn memorch() -> Preset {
         },
         // Killing once swap is full: off by measurement (realapps: p50 shorter in three benches,
         // longer and twice the kills in the fourth, beside the peers; docs/results.md).
-        kill: KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, forget_after_switches: None, when_swap_full: false, return_by_sessions: false },
+        kill: KillPolicy::plain(KillMode::Batch, VictimOrder::LeastExpectedCost),
         ahead: Some(Ahead {
             home: true,
             launch: true,
