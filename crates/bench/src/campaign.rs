@@ -108,6 +108,15 @@ impl Campaign {
                 note: &|msg| progress.note(msg),
                 lxcfs: lxcfs.as_ref(),
             };
+            // Every run's first launches read the scenario's data from storage
+            // (data_cache.rs), whatever the run before it left in the page cache.
+            if !scenario.prepare.is_empty() {
+                match crate::data_cache::drop_cached(&scenario.data_dir()) {
+                    Ok(d) if n == 1 => progress.note(&format!("the scenario's data ({} files) is dropped from the page cache before each run, so that every run's first launches read it from storage ({} MiB were cached now)", d.files, d.cached_bytes >> 20)),
+                    Ok(_) => {}
+                    Err(e) => progress.note(&format!("could not drop the scenario's data from the page cache ({}): {e}; this run's first launches may find it cached", scenario.data_dir().display())),
+                }
+            }
             let r = match driver::run(&cfg) {
                 Ok(r) => r,
                 Err(e) => {

@@ -6,6 +6,7 @@ pub mod attribution;
 pub mod campaign;
 pub mod charts;
 pub mod content;
+pub mod data_cache;
 pub mod device;
 pub mod driver;
 pub mod html;
