@@ -102,7 +102,8 @@ impl Daemon {
         // Last: the socket answers once the daemon is set up (zram on if the preset wants it).
         let server = Server::bind(&cfg.socket).map_err(socket_error)?;
         let live = crate::executor::live::Live::new(root.clone(), domain.clone(), cfg.manage.swap_file_dir.clone());
-        let exec = Executor::new(Box::new(live), cfg.dry_run, cfg.manage.clone());
+        let mut exec = Executor::new(Box::new(live), cfg.dry_run, cfg.manage.clone());
+        exec.squeezes_at_once = crate::executor::squeezes_at_once(&preset);
         tracing::info!(preset = %preset.name, domain = %spec, dry_run = cfg.dry_run, socket = %cfg.socket.display(), "memorch running");
         Ok(Daemon {
             timer_period: Duration::from_millis(cfg.loop_.tick_ms),

@@ -2,7 +2,7 @@
 //! five cached apps, a previous and a foreground one: `memorch status --json`), with the
 //! recording fake for the kernel. No root needed: nothing is acted on.
 
-use memorch_core::engine::{Action, ActionKind, App, Engine, Event, Input, PressureLevel, Preset};
+use memorch_core::engine::{Action, ActionKind, App, Engine, Event, Input, PressureLevel, Preset, Step};
 use memorch_core::{Class, Snapshot};
 use memorch_daemon::config::Manage;
 use memorch_daemon::executor::fake::{Call, Recording};
@@ -161,4 +161,50 @@ fn the_app_in_front_swapped_out_is_read_back_and_nothing_is_counted_as_freed() {
     let o = outcomes.iter().find(|o| matches!(o.action.kind, ActionKind::Prefetch { .. })).unwrap();
     assert!(o.done);
     assert_eq!(o.bytes, 0, "a read-back takes memory, it frees none");
+}
+
+#[test]
+fn the_squeezes_a_launch_waits_for_run_together_and_others_one_after_another() {
+    let snap = recorded();
+    // A large launch on the recorded device (8 % available): the before-launch step squeezes
+    // several cached apps for it.
+    let launch = [Event::LaunchIntent { app: "camera".into(), expected_bytes: Some(96 << 20) }];
+    let engine = Engine::new(Preset::by_name("memorch").unwrap());
+    let decided = engine.clone().decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &launch });
+    let waited: Vec<u32> = decided.iter().filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. })).map(|a| a.pids()[0]).collect();
+    assert!(waited.len() >= 2, "several apps squeezed before the launch: {decided:#?}");
+    let others: Vec<u32> = decided.iter().filter(|a| a.reason.step != Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. })).map(|a| a.pids()[0]).collect();
+
+    let (rec, mut exec) = fake(&[]);
+    exec.squeezes_at_once = 2;
+    let outcomes = exec.execute(&decided, snap.memory.used_bytes, &|_| None);
+    let calls = rec.calls();
+    let together: Vec<&Call> = calls.iter().filter(|c| matches!(c, Call::Together { .. })).collect();
+    assert_eq!(together, vec![&Call::Together { pids: waited.clone(), at_once: 2 }], "one batch, in the engine's order: {calls:?}");
+    // Each squeeze of the batch is carried out once, and nothing else is batched.
+    let compacts: Vec<u32> = calls.iter().filter_map(|c| match c { Call::Compact { pid, .. } => Some(*pid), _ => None }).collect();
+    assert_eq!(compacts.len(), waited.len() + others.len(), "{calls:?}");
+    // Kills still go first.
+    let first_compaction = calls.iter().position(|c| matches!(c, Call::Together { .. } | Call::Compact { .. })).unwrap();
+    assert!(calls.iter().skip(first_compaction).all(|c| !matches!(c, Call::Kill { .. })), "kills before any squeeze: {calls:?}");
+    // Outcomes come back in the engine's order, each for its own action.
+    assert_eq!(outcomes.len(), decided.len());
+    for (o, a) in outcomes.iter().zip(&decided) {
+        assert_eq!(&o.action, a);
+        if matches!(a.kind, ActionKind::Compact { .. }) {
+            assert!(o.done && o.at.is_some(), "{o:?}");
+            assert!(o.result.contains(&format!("({})", a.pids()[0])), "the outcome of this action's squeeze: {o:?}");
+        }
+    }
+
+    // One at a time (the default, or a preset without it): no batch.
+    let (rec, mut exec) = fake(&[]);
+    exec.execute(&decided, snap.memory.used_bytes, &|_| None);
+    assert!(!rec.calls().iter().any(|c| matches!(c, Call::Together { .. })), "{:?}", rec.calls());
+    // A dry run asks nothing of the kernel, together or not.
+    let rec = Recording::default();
+    let mut exec = Executor::new(Box::new(rec.clone()), true, Manage::default());
+    exec.squeezes_at_once = 2;
+    exec.execute(&decided, snap.memory.used_bytes, &|_| None);
+    assert!(rec.calls().is_empty(), "{:?}", rec.calls());
 }

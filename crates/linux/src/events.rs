@@ -174,13 +174,17 @@ pub fn drop_startup_pages() -> u64 {
 /// ever touched stays resident, so a transient buffer (one read of a JVM's `smaps` is a few
 /// hundred KiB) would otherwise keep its high-water mark locked for the daemon's life.
 /// glibc raises its mmap threshold after each such buffer is freed, which is what setting
-/// the thresholds turns off (mallopt(3)). Nothing to do with another C library.
+/// the thresholds turns off (mallopt(3)). One arena for every thread: a helper thread that
+/// allocates (squeezes run together before a launch, `ahead.parallel_squeezes`) would
+/// otherwise get a heap of its own, kept and locked after it ends. Nothing to do with another
+/// C library.
 pub fn bound_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 10);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 10);
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 

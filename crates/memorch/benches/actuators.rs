@@ -1,6 +1,8 @@
 //! Actuator figures on the live kernel: compaction throughput into zram (lz4 and lzo-rle,
-//! a 512 MiB child), a heap read back from zram in 4 kB pages and in 64 kB folios (the
-//! `folios` switch), and kill-to-memory-regained latency (512 MiB), each repeated.
+//! a 512 MiB child), two apps squeezed one after another and together (the daemon's
+//! before-launch squeezes, `ahead.parallel_squeezes`), a heap read back from zram in 4 kB
+//! pages and in 64 kB folios (the `folios` switch), and kill-to-memory-regained latency
+//! (512 MiB), each repeated.
 //!
 //!     sudo cargo bench -p memorch --bench actuators
 //!
@@ -58,6 +60,40 @@ fn read_back_us_a_page() -> f64 {
     us
 }
 
+/// What each of two apps gives in [`two_squeezes_ms`].
+const SQUEEZE_MB: u64 = 128;
+
+/// Two text-heap apps in groups of their own (`memorch spawn --app-group`), each squeezed by
+/// [`SQUEEZE_MB`] through the daemon's actuators, `at_once` at a time: ms for both.
+fn two_squeezes_ms(root: &SysRoot, at_once: usize) -> f64 {
+    use memorch_daemon::executor::{live::Live, Actuators, Squeeze};
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-bench-squeeze"), Some(2 << 30)).unwrap();
+    let mut pids = Vec::new();
+    for _ in 0..2 {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memorch"));
+        cmd.args(["spawn", "--domain", &format!("cgroup:{}", sb.path), "--app-group", "--class", "cached", "--", env!("CARGO_BIN_EXE_memorch"), "app", "--anon-mb", &(2 * SQUEEZE_MB).to_string(), "--content", "text"]);
+        cmd.stdout(Stdio::piped()).stdin(Stdio::null());
+        let child = sb.spawn(&mut cmd).unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert!(line.starts_with("ready"), "{line}");
+        pids.push(child.id());
+    }
+    let domain = Domain::open(root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let dir = testkit::TempDir::new("memorch-bench-squeeze");
+    let mut live = Live::new(root.clone(), domain, dir.join("swap"));
+    let squeezes: Vec<Squeeze> = pids.iter().map(|&pid| Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(SQUEEZE_MB * MIB / 4096) }).collect();
+    let t0 = Instant::now();
+    let done = live.compact_together(&squeezes, at_once);
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    for r in done {
+        let (_, moved) = r.unwrap();
+        assert!(moved >= SQUEEZE_MB * MIB * 8 / 10, "a squeeze moved only {moved} bytes");
+    }
+    sb.destroy().unwrap();
+    ms
+}
+
 fn summary(mut v: Vec<f64>) -> String {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     format!("median {:>7.1}  (min {:.1}, max {:.1}, n={})", v[v.len() / 2], v[0], v[v.len() - 1], v.len())
@@ -92,6 +128,18 @@ fn main() {
         println!("compact --anon into zram ({alg:<7}) MB/s on one core: {}", summary(rates));
         println!("  compression ratio (orig/compr)            : {}", summary(ratio));
         drop(zram);
+    }
+
+    // Two apps' squeezes, as the daemon runs those a launcher waits for.
+    println!();
+    {
+        let _zram = ZramGuard::setup(&root, 2 << 30, Some("lz4"), 100).unwrap();
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for at_once in [1, 2] {
+            let ms = (0..REPEAT).map(|_| two_squeezes_ms(&root, at_once)).collect();
+            let how = if at_once == 1 { "one after another" } else { "together         " };
+            println!("two apps squeezed by {SQUEEZE_MB} MiB each ({how}, {cpus} CPUs), ms: {}", summary(ms));
+        }
     }
 
     // In 64 kB folios a fault brings back 16 pages from zram (Linux 6.12+, folios.rs).

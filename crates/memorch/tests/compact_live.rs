@@ -124,3 +124,43 @@ fn readback_brings_a_heap_in_zram_back_into_the_process() {
     let err = fails(&["readback", &pid.to_string(), "--domain", "cgroup:/nonexistent-memorch-domain"]);
     assert!(err.contains("nonexistent-memorch-domain"), "{err}");
 }
+
+/// The daemon's squeezes before a launch, two at once: each app in its own group gives what
+/// was asked of it into zram, and each result is its own app's, in the order asked.
+#[test]
+fn squeezes_run_together_each_take_what_was_asked_of_its_own_app() {
+    use memorch_core::engine::CompactScope;
+    use memorch_daemon::executor::{live::Live, Actuators, Squeeze};
+    use memorch_linux::{Domain, DomainSpec};
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let _zram = zram_swap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-squeeze-together"), Some(1 << 30)).unwrap();
+    let pids: Vec<u32> = (0..3).map(|_| spawn_app(&mut sb, &["--app-group", "--class", "cached"], &["--anon-mb", "96", "--content", "text"]).id()).collect();
+    let root = SysRoot::live();
+    let domain = Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let dir = testkit::TempDir::new("memorch-squeeze-together");
+    let mut live = Live::new(root, domain, dir.join("swap"));
+    // 48, 32 and 16 MiB of three apps, two at a time.
+    let asked = [48 * MIB, 32 * MIB, 16 * MIB];
+    let names = ["first", "second", "third"];
+    let squeezes: Vec<Squeeze> = pids.iter().zip(asked).zip(names).map(|((&pid, bytes), app)| Squeeze { pid, app, scope: CompactScope::Anon, max_pages: Some(bytes / 4096) }).collect();
+    let swap_before: Vec<u64> = pids.iter().map(|&p| status_kib(p, "VmSwap")).collect();
+    let results = live.compact_together(&squeezes, 2);
+    assert_eq!(results.len(), 3);
+    for (i, r) in results.iter().enumerate() {
+        let (what, moved) = r.as_ref().unwrap_or_else(|e| panic!("squeeze of {} failed: {e}", names[i]));
+        assert!(what.contains(&format!("'{}' ({})", names[i], pids[i])) && what.contains("app-"), "its own app's squeeze, in its own group: {what}");
+        assert!(*moved as f64 >= 0.8 * asked[i] as f64 && *moved <= asked[i] + 4 * MIB, "{}: asked {} bytes, moved {moved}", names[i], asked[i]);
+        let swapped = status_kib(pids[i], "VmSwap") - swap_before[i];
+        assert!(swapped as f64 >= 0.8 * asked[i] as f64 && swapped <= asked[i] + 4 * MIB, "{}: asked {} bytes, {swapped} went to zram", names[i], asked[i]);
+    }
+    // One that cannot be done says why, and the others are done all the same.
+    let gone = Squeeze { pid: 4_000_000, app: "gone", scope: CompactScope::Anon, max_pages: Some(256) };
+    let results = live.compact_together(&[gone, squeezes[2]], 2);
+    assert!(results[0].as_ref().is_err_and(|e| e.contains("4000000")), "{:?}", results[0]);
+    assert!(results[1].is_ok(), "{:?}", results[1]);
+    drop(sb);
+}

@@ -308,6 +308,11 @@ pub struct Ahead {
     /// answer only what available memory lacks.
     #[serde(default)]
     pub launch_from_free: bool,
+    /// The squeezes a launcher waits for run at once, one a CPU (memorch), not one after
+    /// another: the wait is the longest squeeze's, not their sum. Only where the launcher
+    /// waits; a launch answered at once would compete with them for the CPUs.
+    #[serde(default)]
+    pub parallel_squeezes: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -495,6 +500,7 @@ impl Preset {
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
             "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once) shortened p95 and the stall on realapps with swap_full on, not shown without it: true (docs/results.md)",
             "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims (docs/results.md)",
+            "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); off: on realapps its compressions went more to apps back within 10 s and p50 doubled (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
@@ -659,6 +665,7 @@ fn mos() -> Preset {
             compress_bytes_per_ms: 350_000,
             launch_waits: true,
             launch_from_free: false,
+            parallel_squeezes: false,
         }),
         app_groups: false,
         freeze_after_ms: None,
@@ -840,6 +847,10 @@ fn memorch() -> Preset {
             // lower on each seed) but not shown with the preset as shipped (docs/results.md).
             launch_waits: true,
             launch_from_free: false,
+            // Off: on realapps (six runs each) no figure better beyond the spread and the
+            // daemon's RSS 0.8 MiB higher, though a launch that squeezed two apps or more waited
+            // 0.68× the squeezes' sum (docs/results.md).
+            parallel_squeezes: false,
         }),
         app_groups: true,
         // Off: measured on realapps, freezing cached apps made returns slower (docs/results.md).

@@ -2,7 +2,7 @@
 //! to act on (as oomd's mock kill plugin records pids instead of killing). It records every
 //! call, acts on nothing, and refuses what it is told to refuse.
 
-use super::{Actuators, Killed};
+use super::{Actuators, Killed, Squeeze};
 use memorch_core::engine::CompactScope;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -12,6 +12,8 @@ use std::time::Instant;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
     Compact { pid: u32, scope: CompactScope, max_pages: Option<u64> },
+    /// Squeezes asked for together (each is then recorded as a `Compact`).
+    Together { pids: Vec<u32>, at_once: usize },
     Kill { pid: u32 },
     Reclaim { bytes: u64 },
     Ksm { run: bool },
@@ -54,6 +56,11 @@ impl Actuators for Recording {
         self.check(pid)?;
         let bytes = max_pages.unwrap_or(256) * 4096;
         Ok((format!("compacted '{app}' ({pid})"), bytes))
+    }
+
+    fn compact_together(&mut self, squeezes: &[Squeeze], at_once: usize) -> Vec<Result<(String, u64), String>> {
+        self.record(Call::Together { pids: squeezes.iter().map(|s| s.pid).collect(), at_once });
+        squeezes.iter().map(|s| self.compact(s.pid, s.app, s.scope, s.max_pages)).collect()
     }
 
     fn kill(&mut self, pid: u32, _why: &str, _seen_adj: Option<i32>) -> Result<Killed, String> {

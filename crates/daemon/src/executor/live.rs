@@ -2,13 +2,15 @@
 //! through `target::check` first (never outside the domain, never memorch, a namespace's init
 //! or a system process).
 
-use super::{Actuators, Killed};
+use super::{Actuators, Killed, Squeeze};
 use memorch_core::engine::CompactScope;
 use memorch_linux::compact::{self, Advice};
 use memorch_linux::ksm::{KsmGuard, KsmSettings};
 use memorch_linux::swapfile::SwapFileGuard;
 use memorch_linux::{appgroup, ksm, reclaim, snapshot, target, Domain, SysRoot};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// How long a freeze or thaw may take before it is reported failed (the kernel does it in
 /// well under a millisecond for an app's few threads).
@@ -31,21 +33,32 @@ impl Live {
 }
 
 impl Actuators for Live {
-    /// Anonymous pages of an app in a group of its own are taken coldest first, by squeezing
-    /// its group (the kernel's LRU chooses); otherwise, and for file and shared-object pages,
-    /// by process_madvise.
     fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String> {
-        let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
-        if scope == CompactScope::Anon {
-            if let Some(g) = appgroup::of_process(&self.root, pid, &self.domain) {
-                let bytes = max_pages.map_or(u64::MAX, |p| p * self.root.page_size);
-                let t0 = std::time::Instant::now();
-                let moved = appgroup::shrink(&g, bytes).map_err(|e| e.to_string())?;
-                return Ok((format!("squeezed '{app}' ({pid}) in {}: {moved} bytes of its coldest pages out in {} µs", g.path, t0.elapsed().as_micros()), moved));
+        compact_one(&self.root, &self.domain, Squeeze { pid, app, scope, max_pages })
+    }
+
+    /// `at_once` workers, this thread and helpers, each taking the next squeeze as it
+    /// finishes one: a squeeze reclaims, and so compresses into zram, on the CPU that runs it.
+    /// A helper the system cannot start leaves its share to the others.
+    fn compact_together(&mut self, squeezes: &[Squeeze], at_once: usize) -> Vec<Result<(String, u64), String>> {
+        let next = AtomicUsize::new(0);
+        type Done = Result<(String, u64), String>;
+        let results: Vec<Mutex<Option<Done>>> = squeezes.iter().map(|_| Mutex::new(None)).collect();
+        let (root, domain) = (&self.root, &self.domain);
+        let work = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(sq) = squeezes.get(i) else { break };
+            *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(compact_one(root, domain, *sq));
+        };
+        std::thread::scope(|s| {
+            for _ in 1..at_once.min(squeezes.len()) {
+                if let Err(e) = std::thread::Builder::new().name("memorch-squeeze".into()).spawn_scoped(s, work) {
+                    tracing::warn!(error = %e, "no helper thread for a squeeze: fewer run at once");
+                }
             }
-        }
-        let r = compact::compact(&self.root, &t, scope, Advice::Pageout, max_pages, false).map_err(|e| e.to_string())?;
-        Ok((format!("compacted '{app}' ({pid}): {} bytes out in {} µs{}", r.moved_bytes, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.moved_bytes))
+            work();
+        });
+        results.into_iter().map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_else(|| Err("not carried out".into()))).collect()
     }
 
     fn kill(&mut self, pid: u32, why: &str, seen_adj: Option<i32>) -> Result<Killed, String> {
@@ -158,4 +171,22 @@ impl Actuators for Live {
         }
         (done, failed)
     }
+}
+
+/// Anonymous pages of an app in a group of its own are taken coldest first, by squeezing its
+/// group (the kernel's LRU chooses); otherwise, and for file and shared-object pages, by
+/// process_madvise.
+fn compact_one(root: &SysRoot, domain: &Domain, sq: Squeeze) -> Result<(String, u64), String> {
+    let Squeeze { pid, app, scope, max_pages } = sq;
+    let t = target::check(root, pid, domain).map_err(|e| e.to_string())?;
+    if scope == CompactScope::Anon {
+        if let Some(g) = appgroup::of_process(root, pid, domain) {
+            let bytes = max_pages.map_or(u64::MAX, |p| p * root.page_size);
+            let t0 = std::time::Instant::now();
+            let moved = appgroup::shrink(&g, bytes).map_err(|e| e.to_string())?;
+            return Ok((format!("squeezed '{app}' ({pid}) in {}: {moved} bytes of its coldest pages out in {} µs", g.path, t0.elapsed().as_micros()), moved));
+        }
+    }
+    let r = compact::compact(root, &t, scope, Advice::Pageout, max_pages, false).map_err(|e| e.to_string())?;
+    Ok((format!("compacted '{app}' ({pid}): {} bytes out in {} µs{}", r.moved_bytes, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.moved_bytes))
 }

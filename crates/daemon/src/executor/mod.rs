@@ -8,7 +8,7 @@ pub mod fake;
 pub mod live;
 
 use crate::config::Manage;
-use memorch_core::engine::{Action, ActionKind, CompactScope};
+use memorch_core::engine::{Action, ActionKind, CompactScope, Step};
 use memorch_linux::pidfd::Pidfd;
 use memorch_protocol::VictimGone;
 use serde::Serialize;
@@ -28,11 +28,28 @@ pub struct Killed {
     pub why: String,
 }
 
+/// One process's pages to page out: what [`Actuators::compact`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Squeeze<'a> {
+    pub pid: u32,
+    pub app: &'a str,
+    pub scope: CompactScope,
+    pub max_pages: Option<u64>,
+}
+
 /// What the executor asks of the kernel. Each call acts on one thing and says what it did,
 /// or why not, in words.
 pub trait Actuators {
     /// Page out a process's pages; the bytes moved.
     fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String>;
+    /// Page out several processes' pages, up to `at_once` of them at a time (each squeeze
+    /// compresses on the CPU that runs it, so on a device of several CPUs a launcher that
+    /// waits for them all waits for the longest, not for their sum). Results in the order
+    /// given. By default one after another.
+    fn compact_together(&mut self, squeezes: &[Squeeze], at_once: usize) -> Vec<Result<(String, u64), String>> {
+        let _ = at_once;
+        squeezes.iter().map(|s| self.compact(s.pid, s.app, s.scope, s.max_pages)).collect()
+    }
     /// Send SIGKILL (not waiting); `why` goes into the kill's log line. Refused if its
     /// `oom_score_adj` is now below `seen_adj`, what the decision saw: it came back to the
     /// front since (an activity manager lowers it first).
@@ -93,11 +110,14 @@ pub struct Executor {
     pub frozen: BTreeSet<u32>,
     /// Apps this daemon shielded: their groups get the domain's swappiness back when it stops.
     pub shielded: BTreeSet<u32>,
+    /// How many of a decision's before-launch squeezes run at once (1: one after another);
+    /// the daemon sets it from the preset (`ahead.parallel_squeezes`) and the CPUs it has.
+    pub squeezes_at_once: usize,
 }
 
 impl Executor {
     pub fn new(actuators: Box<dyn Actuators>, dry_run: bool, manage: Manage) -> Executor {
-        Executor { dry_run, manage, actuators, reaping: Vec::new(), frozen: BTreeSet::new(), shielded: BTreeSet::new() }
+        Executor { dry_run, manage, actuators, reaping: Vec::new(), frozen: BTreeSet::new(), shielded: BTreeSet::new(), squeezes_at_once: 1 }
     }
 
     /// Thaw `pid` now if this daemon froze it (a launcher brings it back): before the
@@ -152,16 +172,39 @@ impl Executor {
     /// Carry out a decision. Kills go first (the fastest way to memory when it is short);
     /// outcomes come back in the engine's order. `used_before` is the domain's used memory in
     /// the decision's snapshot: reading it again would flush memcg statistics on the way to
-    /// a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot.
+    /// a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot. The squeezes a
+    /// launcher waits for (the before-launch step's) run together, [`Self::squeezes_at_once`]
+    /// at a time, where the first of them stands in the engine's order (after a swap file
+    /// added for them, say).
     pub fn execute(&mut self, actions: &[Action], used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Vec<Outcome> {
         let is_kill = |a: &Action| matches!(a.kind, ActionKind::Kill { .. });
+        let together: Vec<usize> = actions.iter().enumerate().filter(|(_, a)| waited_squeeze(a).is_some()).map(|(i, _)| i).collect();
+        let together = if together.len() > 1 && self.squeezes_at_once > 1 && !self.dry_run { together } else { Vec::new() };
         let mut out: Vec<Option<Outcome>> = vec![None; actions.len()];
         for pass in [true, false] {
             for (i, a) in actions.iter().enumerate().filter(|(_, a)| is_kill(a) == pass) {
+                if out[i].is_some() {
+                    continue;
+                }
+                if together.first() == Some(&i) {
+                    for (j, o) in together.iter().zip(self.squeeze_together(actions, &together)) {
+                        out[*j] = Some(o);
+                    }
+                    continue;
+                }
                 out[i] = Some(self.one(a, used_before, seen_adj));
             }
         }
         out.into_iter().map(|o| o.expect("every action carried out")).collect()
+    }
+
+    /// The before-launch squeezes at `indices`, together.
+    fn squeeze_together(&mut self, actions: &[Action], indices: &[usize]) -> Vec<Outcome> {
+        let squeezes: Vec<Squeeze> = indices.iter().filter_map(|&i| waited_squeeze(&actions[i])).collect();
+        let t0 = Instant::now();
+        let results = self.actuators.compact_together(&squeezes, self.squeezes_at_once);
+        tracing::debug!(squeezes = squeezes.len(), at_once = self.squeezes_at_once, ms = t0.elapsed().as_millis() as u64, "squeezed together before a launch");
+        indices.iter().zip(results).map(|(&i, r)| self.outcome(&actions[i], r)).collect()
     }
 
     fn one(&mut self, a: &Action, used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Outcome {
@@ -213,7 +256,16 @@ impl Executor {
             ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages).map(|(w, _)| (w, 0)),
             ActionKind::Nothing => unreachable!(),
         };
-        out.at.get_or_insert_with(Instant::now);
+        // A kill's time is its first signal's; any other action's, now.
+        let at = out.at;
+        let mut done = self.outcome(a, r);
+        done.at = at.or(done.at);
+        done
+    }
+
+    /// What came of an action carried out: logged, and as the daemon publishes it.
+    fn outcome(&self, a: &Action, r: Result<(String, u64), String>) -> Outcome {
+        let mut out = Outcome { action: a.clone(), done: false, dry_run: self.dry_run, result: String::new(), bytes: 0, at: Some(Instant::now()) };
         match r {
             Ok((what, bytes)) => {
                 out.done = true;
@@ -260,5 +312,28 @@ impl Executor {
         let ms = k.at.elapsed().as_millis() as u64;
         tracing::info!(pid = k.pid, app = %k.name, regained_bytes = regained, ms, "victim gone");
         Some(VictimGone { pid: k.pid, app: k.name, regained_bytes: regained, ms, reason: k.why })
+    }
+}
+
+/// A squeeze a launcher waits for: the before-launch step's compaction of one app.
+fn waited_squeeze(a: &Action) -> Option<Squeeze<'_>> {
+    match &a.kind {
+        ActionKind::Compact { pid, app, scope, max_pages } if a.reason.step == Step::BeforeLaunch => Some(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages }),
+        _ => None,
+    }
+}
+
+/// At most this many squeezes at once, whatever the CPUs: measured with two (the two CPUs of
+/// these machines, docs/performance.md); on a device of many cores the daemon still leaves
+/// most of them to the rest of the system.
+const MAX_SQUEEZES_AT_ONCE: usize = 4;
+
+/// How many before-launch squeezes `preset` runs at once on this machine: one a CPU the
+/// daemon may use (at most [`MAX_SQUEEZES_AT_ONCE`]) where it asks for it and the launcher
+/// waits for them; else one.
+pub fn squeezes_at_once(preset: &memorch_core::engine::Preset) -> usize {
+    match &preset.ahead {
+        Some(a) if a.parallel_squeezes && a.launch_waits => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_SQUEEZES_AT_ONCE)),
+        _ => 1,
     }
 }
