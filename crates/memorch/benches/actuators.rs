@@ -20,16 +20,21 @@ const MIB: u64 = 1 << 20;
 const APP_MB: u64 = 512;
 const REPEAT: usize = 3;
 
-/// A sandbox with one 512 MiB text app in it, ready.
-fn app_in_sandbox(root: &SysRoot) -> (Sandbox, Domain, u32) {
-    let mut sb = Sandbox::create(&testkit::unique_name("memorch-bench-act"), Some(2 << 30)).unwrap();
+/// Start `memorch ARGS…` in the sandbox and wait for the app's `ready` line: its pid.
+fn start_ready(sb: &mut Sandbox, args: &[&str]) -> u32 {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_memorch"));
-    cmd.args(["app", "--anon-mb", &APP_MB.to_string(), "--content", "text"]).stdout(Stdio::piped()).stdin(Stdio::null());
+    cmd.args(args).stdout(Stdio::piped()).stdin(Stdio::null());
     let child = sb.spawn(&mut cmd).unwrap();
-    let pid = child.id();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     assert!(line.starts_with("ready"), "{line}");
+    child.id()
+}
+
+/// A sandbox with one 512 MiB text app in it, ready.
+fn app_in_sandbox(root: &SysRoot) -> (Sandbox, Domain, u32) {
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-bench-act"), Some(2 << 30)).unwrap();
+    let pid = start_ready(&mut sb, &["app", "--anon-mb", &APP_MB.to_string(), "--content", "text"]);
     let domain = Domain::open(root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     (sb, domain, pid)
 }
@@ -68,17 +73,9 @@ const SQUEEZE_MB: u64 = 128;
 fn two_squeezes_ms(root: &SysRoot, at_once: usize) -> f64 {
     use memorch_daemon::executor::{live::Live, Actuators, Squeeze};
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-bench-squeeze"), Some(2 << 30)).unwrap();
-    let mut pids = Vec::new();
-    for _ in 0..2 {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memorch"));
-        cmd.args(["spawn", "--domain", &format!("cgroup:{}", sb.path), "--app-group", "--class", "cached", "--", env!("CARGO_BIN_EXE_memorch"), "app", "--anon-mb", &(2 * SQUEEZE_MB).to_string(), "--content", "text"]);
-        cmd.stdout(Stdio::piped()).stdin(Stdio::null());
-        let child = sb.spawn(&mut cmd).unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        assert!(line.starts_with("ready"), "{line}");
-        pids.push(child.id());
-    }
+    let (domain_arg, heap_mb) = (format!("cgroup:{}", sb.path), (2 * SQUEEZE_MB).to_string());
+    let app = ["spawn", "--domain", &domain_arg, "--app-group", "--class", "cached", "--", env!("CARGO_BIN_EXE_memorch"), "app", "--anon-mb", &heap_mb, "--content", "text"];
+    let pids: Vec<u32> = (0..2).map(|_| start_ready(&mut sb, &app)).collect();
     let domain = Domain::open(root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     let dir = testkit::TempDir::new("memorch-bench-squeeze");
     let mut live = Live::new(root.clone(), domain, dir.join("swap"));
