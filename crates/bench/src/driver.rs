@@ -250,12 +250,13 @@ impl<'a> Run<'a> {
             let class_before = self.running.get(app).map_or(Class::Cached, |r| r.class);
             let tap = Instant::now();
             self.set_class(app, Class::Foreground);
-            let to_front_ms = tap.elapsed().as_secs_f64() * 1000.0;
+            let to_front = tap.elapsed();
             let (peer, device) = (&mut self.peer, &self.device);
             let r = self.running.get_mut(app).expect("alive");
             let before = ReturnCounters::read(&self.root, &self.domain, device);
             let mut resumed = r.resume(&def, number, &mut || supervise(peer, device));
-            resumed.latency_ms += to_front_ms;
+            resumed.latency_ms += to_front.as_secs_f64() * 1000.0;
+            resumed.to_front_us = to_front.as_micros() as u64;
             let after = ReturnCounters::read(&self.root, &self.domain, device);
             // A side that could not be read leaves the return's counters at 0 rather than
             // giving it the device's whole count.

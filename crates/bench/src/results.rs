@@ -52,6 +52,11 @@ pub struct Visit {
     /// The device's free memory (below its limit) when the return began, KiB.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub free_kib_at_return: u64,
+    /// Of a return's latency, what bringing the app to the front took, µs: the answer of
+    /// memorch's daemon to the class change (it writes `oom_score_adj` and thaws), or the
+    /// bench's own write of it for a peer. Part of the user's wait, and the manager's doing.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub to_front_us: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -60,7 +65,7 @@ fn is_zero(n: &u64) -> bool {
 
 impl Visit {
     pub fn new(app: &str, kind: &str, latency_ms: f64) -> Visit {
-        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None, after_compaction: false, refaults_anon: 0, refaults_file: 0, zram_reads: 0, swapouts: 0, direct_reclaims: 0, free_kib_at_return: 0 }
+        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None, after_compaction: false, refaults_anon: 0, refaults_file: 0, zram_reads: 0, swapouts: 0, direct_reclaims: 0, free_kib_at_return: 0, to_front_us: 0 }
     }
 
     pub fn failed(app: &str, latency_ms: f64, error: String) -> Visit {

@@ -136,6 +136,12 @@ fn quick_bench_runs_reports_and_cleans_up() {
         assert!(r["visits"].as_array().unwrap().iter().any(|x| x["kind"] == "cold"));
         assert_eq!(r["interrupted"], false);
         assert!(r["swap_out_pages"].as_u64().is_some(), "both managers' devices have zram: its traffic is measured");
+        // Bringing an app back to the front (the daemon's answer, or the bench's own write of
+        // oom_score_adj for a peer) is timed, as part of the return's latency.
+        for x in r["visits"].as_array().unwrap().iter().filter(|x| x["kind"] == "hot" || x["kind"] == "warm") {
+            let front_us = x["to_front_us"].as_u64().unwrap_or(0);
+            assert!(front_us > 0 && front_us as f64 <= x["latency_ms"].as_f64().unwrap() * 1000.0, "{}: {x}", r["manager"]);
+        }
     }
     assert!(runs.iter().any(|r| r["swap_out_pages"].as_u64().unwrap() > 0 && r["swap_in_pages"].as_u64().unwrap() > 0), "an overfilled device swaps out and back in");
     assert_eq!(runs[1]["manager"], "memorch");

@@ -178,8 +178,9 @@ impl Executor {
     /// added for them, say).
     pub fn execute(&mut self, actions: &[Action], used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Vec<Outcome> {
         let is_kill = |a: &Action| matches!(a.kind, ActionKind::Kill { .. });
-        let together: Vec<usize> = actions.iter().enumerate().filter(|(_, a)| waited_squeeze(a).is_some()).map(|(i, _)| i).collect();
-        let together = if together.len() > 1 && self.squeezes_at_once > 1 && !self.dry_run { together } else { Vec::new() };
+        let batching = self.squeezes_at_once > 1 && !self.dry_run;
+        let together: Vec<usize> = if batching { actions.iter().enumerate().filter(|(_, a)| waited_squeeze(a).is_some()).map(|(i, _)| i).collect() } else { Vec::new() };
+        let together = if together.len() > 1 { together } else { Vec::new() };
         let mut out: Vec<Option<Outcome>> = vec![None; actions.len()];
         for pass in [true, false] {
             for (i, a) in actions.iter().enumerate().filter(|(_, a)| is_kill(a) == pass) {
