@@ -92,6 +92,7 @@ struct Run<'a> {
     zram_io_before: Option<(u64, u64)>,
     cpu_us_before: Option<u64>,
     ksmd_us_before: Option<u64>,
+    machine_cpu_before: Option<memorch_linux::cpustat::MachineCpu>,
     running: BTreeMap<String, Running>,
     visits: Vec<Visit>,
     kills: Vec<Kill>,
@@ -144,6 +145,7 @@ impl<'a> Run<'a> {
         let zram_io_before = device.zram_io();
         let cpu_us_before = device.cpu_us();
         let ksmd_us_before = memorch_linux::ksm::ksmd_cpu_us(&root);
+        let machine_cpu_before = memorch_linux::cpustat::read(&root).ok();
         Ok(Run {
             cfg,
             root,
@@ -157,6 +159,7 @@ impl<'a> Run<'a> {
             zram_io_before,
             cpu_us_before,
             ksmd_us_before,
+            machine_cpu_before,
             running: BTreeMap::new(),
             visits: Vec::new(),
             kills: Vec::new(),
@@ -402,6 +405,12 @@ impl<'a> Run<'a> {
             _ => Default::default(),
         };
         let restarts = self.peer.as_ref().map_or(0, |p| p.restarts);
+        // The machine is shared: what else ran on it, and what the host took from its CPUs.
+        // A peer runs inside the device (its CPU is in the device's); memorch's daemon outside.
+        let machine = memorch_linux::cpustat::read(&self.root).ok().zip(self.machine_cpu_before);
+        let steal_s = machine.map(|(m1, m0)| m1.steal_us.saturating_sub(m0.steal_us) as f64 / 1e6);
+        let daemon_cpu_s = if self.daemon.is_some() { usage.cpu_us as f64 / 1e6 } else { 0.0 };
+        let other_cpu_s = machine.zip(device_cpu_s).map(|((m1, m0), dev)| (m1.busy_us.saturating_sub(m0.busy_us) as f64 / 1e6 - dev - daemon_cpu_s).max(0.0));
         // What KSM merged of the device's own apps, read from each process: the machine's
         // `pages_sharing` keeps counting pages of exited processes until ksmd runs again (a
         // run after a KSM run once read 115 MiB less than it had merged).
@@ -458,6 +467,8 @@ impl<'a> Run<'a> {
             manager_reclaims,
             trim_freed_bytes,
             device_cpu_s,
+            other_cpu_s,
+            steal_s,
             zram_ratio: zram_ratio.filter(|_| swap_io.is_some_and(|io| io.1 >= RATIO_MIN_PAGES)),
             ksmd_cpu_s: memorch_linux::ksm::ksmd_cpu_us(&self.root).zip(self.ksmd_us_before).map(|(a, b)| a.saturating_sub(b) as f64 / 1e6),
             ksm_saved_bytes,

@@ -53,7 +53,7 @@ fn kills_table(o: &mut String, managers: &[String], runs: &[RunResult], color: &
 type Row = (&'static str, Option<bool>, fn(&Summary) -> Option<Figure>);
 
 /// The summary's rows, in groups.
-const ROWS: [(&str, &[Row]); 5] = [
+const ROWS: [(&str, &[Row]); 6] = [
     ("Visits", &[
         ("hot (alive, nothing read back)", Some(false), |s| Some(s.hot)),
         ("warm (alive, pages read back)", None, |s| Some(s.warm)),
@@ -92,6 +92,10 @@ const ROWS: [(&str, &[Row]); 5] = [
         ("zram compression ratio", Some(false), |s| s.zram_ratio),
         ("KSM saved (MiB)", Some(false), |s| Some(s.ksm_saved_mib)),
         ("ksmd CPU (s)", Some(true), |s| s.ksmd_cpu_s),
+    ]),
+    ("The machine, shared with other work", &[
+        ("CPU used outside the device and memorch's daemon (s)", None, |s| s.other_cpu_s),
+        ("CPU the host ran others on (steal, s)", None, |s| s.steal_s),
     ]),
     ("The manager's own cost", &[
         ("CPU (s)", Some(true), |s| s.has_manager.then_some(s.manager_cpu_s)),

@@ -93,6 +93,10 @@ pub struct Summary {
     pub zram_ratio: Option<Figure>,
     pub ksm_saved_mib: Figure,
     pub ksmd_cpu_s: Option<Figure>,
+    /// The machine's CPU outside the device and the daemon, and the host's steal
+    /// (`RunResult::other_cpu_s`, `steal_s`): how disturbed the runs were.
+    pub other_cpu_s: Option<Figure>,
+    pub steal_s: Option<Figure>,
     pub manager_cpu_s: Figure,
     pub manager_rss_mib: Figure,
     pub manager_pss_mib: Figure,
@@ -189,6 +193,8 @@ fn summary(manager: &str, rs: &[&RunResult]) -> Summary {
         zram_ratio: some(&|r| r.zram_ratio),
         ksm_saved_mib: all(&|r| r.ksm_saved_bytes as f64 / mib),
         ksmd_cpu_s: some(&|r| r.ksmd_cpu_s),
+        other_cpu_s: some(&|r| r.other_cpu_s),
+        steal_s: some(&|r| r.steal_s),
         manager_cpu_s: all(&|r| r.manager_cpu_s),
         manager_rss_mib: all(&|r| r.manager_rss_bytes as f64 / mib),
         manager_pss_mib: all(&|r| r.manager_pss_bytes as f64 / mib),
@@ -319,6 +325,8 @@ mod tests {
             manager_reclaims: 0,
             trim_freed_bytes: 0,
             device_cpu_s: None,
+            other_cpu_s: None,
+            steal_s: None,
             zram_ratio: Some(2.0),
             ksm_saved_bytes: 0,
             ksmd_cpu_s: None,

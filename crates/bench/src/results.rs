@@ -170,6 +170,15 @@ pub struct RunResult {
     /// inside it). None where the device has no v2 group to read it from.
     #[serde(default)]
     pub device_cpu_s: Option<f64>,
+    /// CPU seconds the rest of the machine used over the run (all its CPU time but the
+    /// device's and memorch's daemon's: the bench itself, and work that shares the machine),
+    /// and the seconds the hypervisor ran something else when the machine's CPUs wanted to run
+    /// (`/proc/stat` steal). A run with much of either was slowed by what is not the
+    /// manager's. None where they could not be read.
+    #[serde(default)]
+    pub other_cpu_s: Option<f64>,
+    #[serde(default)]
+    pub steal_s: Option<f64>,
     /// zram's compression ratio at the end; None when too little went through it to say.
     pub zram_ratio: Option<f64>,
     /// Pages of the device's apps that KSM has merged at the end (`ksm_merging_pages` of each):

@@ -5,6 +5,7 @@
 pub mod appgroup;
 pub mod cgroup;
 pub mod compact;
+pub mod cpustat;
 pub mod domain;
 pub mod error;
 pub mod events;

@@ -136,6 +136,8 @@ fn quick_bench_runs_reports_and_cleans_up() {
         assert!(r["visits"].as_array().unwrap().iter().any(|x| x["kind"] == "cold"));
         assert_eq!(r["interrupted"], false);
         assert!(r["swap_out_pages"].as_u64().is_some(), "both managers' devices have zram: its traffic is measured");
+        // The machine is shared: what else ran on it during the run is measured beside it.
+        assert!(r["steal_s"].as_f64().is_some_and(|s| s >= 0.0) && r["other_cpu_s"].as_f64().is_some_and(|s| s >= 0.0), "{}", r["manager"]);
         // Bringing an app back to the front (the daemon's answer, or the bench's own write of
         // oom_score_adj for a peer) is timed, as part of the return's latency.
         for x in r["visits"].as_array().unwrap().iter().filter(|x| x["kind"] == "hot" || x["kind"] == "warm") {
