@@ -63,7 +63,8 @@ pub fn cached_bytes(file: &File) -> io::Result<u64> {
     if addr == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());
     }
-    let page = 4096;
+    // mincore gives one byte a page of the machine's own size (16 KiB on some arm64 phones).
+    let page = memorch_linux::SysRoot::live().page_size as usize;
     let mut vec = vec![0u8; len.div_ceil(page)];
     // SAFETY: `vec` has one byte for each page of the `len` bytes mapped at `addr`.
     let r = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
