@@ -123,3 +123,45 @@ fn at_idle_the_likely_app_is_read_back_and_room_made_from_the_unlikely_one() {
     history(&mut e);
     assert_eq!(prefetches(&decide(&mut e, 7_000, &s, &apps, &off)), vec![]);
 }
+
+/// `memorch:whole=on`: the app in front is read back once its return is served (not in the
+/// decision that brings it to the front), a piece a decision, down to the critical band and
+/// its margin rather than the low band, at most half the domain a stint; a new stint starts
+/// the count again.
+#[test]
+fn whole_reads_the_app_in_front_back_a_piece_a_decision_after_its_return() {
+    let apps = [swapped(10, "maps", Class::Foreground, 60, 300), swapped(11, "mail", Class::Cached, 20, 80)];
+    // 1 GiB, 100 MiB available: below the low band (123 MiB), above the critical band and its
+    // margin (5 % + 2 %: 71 MiB).
+    let s = snap(1024, 100, 0);
+    let mut e = engine("memorch:whole=on");
+    assert_eq!(prefetches(&decide(&mut e, 1_000, &s, &apps, &[to_front(10)])), vec![], "not while its return is served");
+    let a = decide(&mut e, 1_250, &s, &apps, &[Event::Timer]);
+    let [(10, pages)] = prefetches(&a)[..] else { panic!("one read-back of maps once served: {a:#?}") };
+    assert_eq!(pages * PAGE, 16 * MIB, "a piece: a 64th of the domain");
+    // Down to the floor and no further (maps alone: no squeeze of another app's to count).
+    let alone = [swapped(10, "maps", Class::Foreground, 60, 300)];
+    let near = snap(1024, 80, 0);
+    let a = decide(&mut e, 1_500, &near, &alone, &[Event::Timer]);
+    let [(10, pages)] = prefetches(&a)[..] else { panic!("what is above the floor: {a:#?}") };
+    let floor = (1024.0 * 0.07) as u64;
+    assert!((pages * PAGE / MIB).abs_diff(80 - floor) <= 1, "80 MiB available, floor {floor} MiB: {} MiB", pages * PAGE / MIB);
+    assert_eq!(prefetches(&decide(&mut e, 1_750, &snap(1024, floor + 2, 0), &alone, &[Event::Timer])), vec![], "at the floor");
+    // Half the domain a stint: with plenty of room, 512 MiB in 16 MiB pieces, then nothing.
+    let mut e = engine("memorch:whole=on");
+    let big = [swapped(10, "maps", Class::Foreground, 60, 900)];
+    let plenty = snap(1024, 600, 0);
+    decide(&mut e, 1_000, &plenty, &big, &[to_front(10)]);
+    let mut read = 0;
+    for i in 1..=40 {
+        read += prefetches(&decide(&mut e, 1_000 + 250 * i, &plenty, &big, &[Event::Timer])).iter().map(|p| p.1 * PAGE).sum::<u64>();
+    }
+    assert_eq!(read, 512 * MIB, "half the domain in a stint");
+    // Back in front: a new stint.
+    decide(&mut e, 20_000, &plenty, &big, &[to_front(10)]);
+    assert_eq!(prefetches(&decide(&mut e, 20_250, &plenty, &big, &[Event::Timer])).len(), 1, "a new stint reads again");
+    // Off as shipped.
+    let mut e = engine("memorch");
+    decide(&mut e, 1_000, &s, &apps, &[to_front(10)]);
+    assert_eq!(prefetches(&decide(&mut e, 1_250, &s, &apps, &[Event::Timer])), vec![]);
+}

@@ -147,6 +147,10 @@ pub struct State {
     /// `last_front_switch` then: once a stint in front.
     #[serde(default)]
     pub prefetched: BTreeMap<u32, u64>,
+    /// Apps read back whole in front (`prefetch_whole`), by pid: the app's
+    /// `last_front_switch` then, and the bytes read back in that stint.
+    #[serde(default)]
+    pub read_back_whole: BTreeMap<u32, (u64, u64)>,
     /// Bytes read back at idle since the screen last went off (ladder/prefetch.rs).
     #[serde(default)]
     pub refilled_bytes: u64,
@@ -189,6 +193,7 @@ impl Default for State {
             trim_sent: None,
             on_screen: BTreeSet::new(),
             prefetched: BTreeMap::new(),
+            read_back_whole: BTreeMap::new(),
             refilled_bytes: 0,
             share_window: BTreeMap::new(),
         }

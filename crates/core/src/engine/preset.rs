@@ -354,6 +354,12 @@ pub struct Preset {
     /// (ladder/prefetch.rs), so its next returns in the session find them in RAM.
     #[serde(default)]
     pub prefetch_front: bool,
+    /// Read the app in front back whole once its return is served, a piece a decision, down
+    /// to the critical band (ladder/prefetch.rs): the device's reclaim and the pressure step
+    /// then make the room from the apps in the background, so the session's apps are the
+    /// ones in RAM.
+    #[serde(default)]
+    pub prefetch_whole: bool,
     /// While the device is idle (screen off), read the likely apps' swapped-out pages back,
     /// making room from the apps unlikely to be wanted (ladder/prefetch.rs), so their next
     /// returns find them in RAM.
@@ -492,6 +498,8 @@ impl Preset {
             _ if k.starts_with("shield_frac") => "no shield (the paper's system has none)",
             "memorch" if k.starts_with("prefetch_front") => "issue 11: a return to an app kept alive in swap reads back what it touches; the rest of its session's returns need not (process_madvise MADV_WILLNEED, swap-in readahead); measured on realapps (docs/results.md)",
             _ if k.starts_with("prefetch_front") => "no prefetch (the paper's system has none)",
+            "memorch" if k.starts_with("prefetch_whole") => "issue 11: returns come in runs within a session (60-78 % within 20 s of the app's previous visit) and each reads a new window of its data back; the app made whole after its first return keeps the rest hot (ASAP prepaging, anchors.md); on: on realapps p50 shorter on two seeds of three, warm returns 17 against 31 (docs/results.md); memorch:whole=off turns it off",
+            _ if k.starts_with("prefetch_whole") => "no read-back (the paper's system has none)",
             "memorch" if k.starts_with("refill_idle") => "issue 11: the apps kept alive in swap come back warm; idle time (screen off) is free to swap the likely ones in and the unlikely ones out (ASAP prepaging, anchors.md); measured on realapps (docs/results.md)",
             _ if k.starts_with("refill_idle") => "no read-back at idle (the paper's system has none)",
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
@@ -537,6 +545,7 @@ fn kernel() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        prefetch_whole: false,
         refill_idle: false,
     }
 }
@@ -558,6 +567,7 @@ fn lmk_classic() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        prefetch_whole: false,
         refill_idle: false,
     }
 }
@@ -579,6 +589,7 @@ fn compcache() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        prefetch_whole: false,
         refill_idle: false,
     }
 }
@@ -600,6 +611,7 @@ fn thesis() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        prefetch_whole: false,
         refill_idle: false,
     }
 }
@@ -640,6 +652,7 @@ fn lmkd() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        prefetch_whole: false,
         refill_idle: false,
     }
 }
@@ -673,6 +686,7 @@ fn mos() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        prefetch_whole: false,
         refill_idle: false,
     }
 }
@@ -730,6 +744,7 @@ fn swam() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        prefetch_whole: false,
         refill_idle: false,
     }
 }
@@ -743,6 +758,7 @@ fn android_4_4() -> Preset {
         max_cached_apps: Some(24),
         shield_frac: None,
         prefetch_front: false,
+        prefetch_whole: false,
         refill_idle: false,
         ..lmk_classic()
     }
@@ -861,6 +877,10 @@ fn memorch() -> Preset {
         max_cached_apps: None,
         shield_frac: None,
         prefetch_front: false,
+        // On: returns come in runs within a session; the app made whole after its return keeps
+        // the rest of the session's returns hot (realapps p50 8.0 against 20.2 ms on seed 3,
+        // 23.9 against 34.4 on seed 5, 11.8 against 10.5 on seed 4: docs/results.md).
+        prefetch_whole: true,
         refill_idle: false,
     }
 }

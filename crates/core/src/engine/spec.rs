@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 23] = [
+pub const SWITCHES: [Switch; 24] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -92,6 +92,13 @@ pub const SWITCHES: [Switch; 23] = [
         // It sizes what it reads back by the low band of the bands (ladder/prefetch.rs).
         get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.prefetch_front),
         set: |p, on| p.prefetch_front = on,
+    },
+    Switch {
+        key: "whole",
+        what: "read the app in front back whole once its return is served, a piece a decision, down to the critical band",
+        // It reads down to the critical band of the bands (ladder/prefetch.rs).
+        get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.prefetch_whole),
+        set: |p, on| p.prefetch_whole = on,
     },
     Switch {
         key: "refill",

@@ -11,6 +11,17 @@
 //! visit), never below the low band (reading back is what compression undoes: it must not
 //! make the shortage the pressure step answers).
 //!
+//! Whole (`prefetch_whole`, [`whole_front`]): returns come in runs within a session, and
+//! each return of an app with a large heap reads a new window of it, so an app kept partly
+//! in swap comes back warm at every return of the session. Once its return is served (it
+//! has been in front [`SERVED_MS`]), it is read back a piece a decision, as long as it is in
+//! front, down to the critical band and its margin rather than the low band: what the
+//! read-back takes, the device's own reclaim and the pressure step give back from the apps
+//! in the background (the pressure step from the least likely first). A piece is small
+//! ([`WHOLE_PIECE_FRAC`]) because the daemon answers nothing while it reads; a stint reads
+//! at most [`WHOLE_STINT_FRAC`] of the domain, so pages the device takes again as they are
+//! read are not read forever.
+//!
 //! At idle ([`likely_at_idle`], `refill_idle`): with the screen off nobody waits, so the
 //! likely apps' swapped-out pages are read back, a step a decision, and the room for them is
 //! made from the apps unlikely to be wanted (their coldest pages into swap), never below
@@ -35,9 +46,27 @@ const IDLE_STEP_FRAC: f64 = 1.0 / 16.0;
 /// idle period moves a bounded amount, and the next one carries on.
 const IDLE_PERIOD_FRAC: f64 = 1.0 / 8.0;
 
+/// How long an app is in front before [`whole_front`] reads it back: its return is served
+/// by then (returns take 2-120 ms on `realapps`), so the read-back does not compete with it.
+pub const SERVED_MS: u64 = 200;
+
+/// What [`whole_front`] reads back in one decision, as a share of the domain (16 MiB on
+/// 1 GiB: ~40-60 ms of the daemon's time at 10-15 µs a page).
+const WHOLE_PIECE_FRAC: f64 = 1.0 / 64.0;
+
+/// The most [`whole_front`] reads back of one app in one stint in front, as a share of the
+/// domain.
+const WHOLE_STINT_FRAC: f64 = 0.5;
+
 pub fn run(ctx: &mut Ctx) {
     let Detection::Bands(b) = &ctx.preset.detection else { return };
-    if !ctx.preset.prefetch_front || !ctx.state.screen_on {
+    if !ctx.state.screen_on {
+        return;
+    }
+    if ctx.preset.prefetch_whole {
+        return whole_front(ctx, b.critical_available_frac);
+    }
+    if !ctx.preset.prefetch_front {
         return;
     }
     let low = ctx.frac(b.low_available_frac);
@@ -61,6 +90,39 @@ pub fn run(ctx: &mut Ctx) {
         let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", a.swap_bytes as f64).with("prefetch_bytes", bytes as f64);
         ctx.push(ActionKind::Prefetch { pid: a.pid, app: a.name.clone(), max_pages: bytes / PAGE }, reason, 0);
         taken += bytes;
+    }
+}
+
+/// The app in front read back whole, a piece a decision, once its return is served: down to
+/// the critical band (`critical_frac` of the domain) and its margin; the room comes back from
+/// the apps in the background (the module's doc).
+fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
+    let floor = ctx.frac(critical_frac + super::under_pressure::PRESSURE_MARGIN_FRAC);
+    let front: Vec<_> = ctx.free_apps().filter(|a| a.class == Class::Foreground && a.swap_bytes >= MIN_BYTES).collect();
+    for a in front {
+        let stint = ctx.state.last_front_switch.get(&a.pid).copied().unwrap_or(0);
+        let in_front_ms = ctx.input.now_ms.saturating_sub(ctx.state.last_front_ms.get(&a.pid).copied().unwrap_or(0));
+        if in_front_ms < SERVED_MS {
+            let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: its return is being served ({in_front_ms} ms in front)", a.name, mib(a.swap_bytes)));
+            ctx.quiet(r);
+            continue;
+        }
+        let done = match ctx.state.read_back_whole.get(&a.pid) {
+            Some(&(s, bytes)) if s == stint => bytes,
+            _ => 0,
+        };
+        let left = ctx.frac(WHOLE_STINT_FRAC).saturating_sub(done);
+        let bytes = a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor));
+        if bytes < MIN_BYTES {
+            let why = if left < MIN_BYTES { format!("read back {} this stint already", mib(done)) } else { format!("available {} is at the critical band and its margin {}", mib(ctx.available()), mib(floor)) };
+            let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: not read back, {why}", a.name, mib(a.swap_bytes)));
+            ctx.quiet(r);
+            continue;
+        }
+        ctx.state.read_back_whole.insert(a.pid, (stint, done + bytes));
+        let text = format!("'{}' in front, its return served: read back {} of its {} in swap (available {}, down to {})", a.name, mib(bytes), mib(a.swap_bytes), mib(ctx.available()), mib(floor));
+        let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", a.swap_bytes as f64).with("prefetch_bytes", bytes as f64);
+        ctx.push(ActionKind::Prefetch { pid: a.pid, app: a.name.clone(), max_pages: bytes / PAGE }, reason, 0);
     }
 }
 
