@@ -35,7 +35,9 @@ fn the_app_in_front_is_read_back_once_a_stint_and_again_when_it_comes_back() {
     // 1 GiB, 600 MiB available: far above the low band (12 %).
     let s = snap(1024, 600, 0);
     let apps = [swapped(10, "maps", Class::Foreground, 60, 200), swapped(11, "mail", Class::Cached, 20, 80)];
-    let mut e = engine("memorch:prefetch=on");
+    // The once-a-stint step alone (the `whole` step, on as shipped, would read on at later
+    // decisions of the stint).
+    let mut e = engine("memorch:prefetch=on,whole=off");
     let a = decide(&mut e, 1_000, &s, &apps, &[to_front(10)]);
     assert_eq!(prefetches(&a), vec![(10, 200 * MIB / PAGE)], "all of what is in swap, and only the app in front's: {a:#?}");
     // Its swap does not fall until it touches the pages: the same stint asks nothing more.
@@ -62,7 +64,7 @@ fn it_reads_back_no_more_than_memory_above_the_low_band_and_nothing_at_the_band(
 }
 
 #[test]
-fn off_by_default_and_never_for_an_app_that_is_not_in_front() {
+fn once_a_stint_is_off_by_default_whole_waits_for_the_return_and_neither_reads_an_app_not_in_front() {
     let s = snap(1024, 600, 0);
     let apps = [swapped(10, "maps", Class::Foreground, 60, 200), swapped(11, "mail", Class::Cached, 20, 80)];
     assert_eq!(prefetches(&decide(&mut engine("memorch"), 1_000, &s, &apps, &[to_front(10)])), vec![]);
@@ -124,7 +126,7 @@ fn at_idle_the_likely_app_is_read_back_and_room_made_from_the_unlikely_one() {
     assert_eq!(prefetches(&decide(&mut e, 7_000, &s, &apps, &off)), vec![]);
 }
 
-/// `memorch:whole=on`: the app in front is read back once its return is served (not in the
+/// `memorch:whole=on` (on as shipped): the app in front is read back once its return is served (not in the
 /// decision that brings it to the front), a piece a decision, down to the critical band and
 /// its margin rather than the low band, at most half the domain a stint; a new stint starts
 /// the count again.
@@ -160,8 +162,11 @@ fn whole_reads_the_app_in_front_back_a_piece_a_decision_after_its_return() {
     // Back in front: a new stint.
     decide(&mut e, 20_000, &plenty, &big, &[to_front(10)]);
     assert_eq!(prefetches(&decide(&mut e, 20_250, &plenty, &big, &[Event::Timer])).len(), 1, "a new stint reads again");
-    // Off as shipped.
+    // On as shipped; off when switched off.
     let mut e = engine("memorch");
+    decide(&mut e, 1_000, &s, &apps, &[to_front(10)]);
+    assert_eq!(prefetches(&decide(&mut e, 1_250, &s, &apps, &[Event::Timer])).len(), 1);
+    let mut e = engine("memorch:whole=off");
     decide(&mut e, 1_000, &s, &apps, &[to_front(10)]);
     assert_eq!(prefetches(&decide(&mut e, 1_250, &s, &apps, &[Event::Timer])), vec![]);
 }

@@ -545,10 +545,25 @@ impl Talking {
     }
 }
 
-/// `memorch:prefetch=on`: the app in front, compressed into zram while away, is read back
-/// into the swap cache by the daemon, so touching its heap then reads nothing from zram.
+/// `memorch:prefetch=on` (the once-a-stint step alone): the app in front, compressed into
+/// zram while away, is read back by the daemon, so touching its heap then reads nothing from
+/// zram.
 #[test]
 fn the_app_in_front_is_read_back_from_zram_so_its_next_touch_reads_nothing() {
+    read_back_in_front("memorch:prefetch=on,whole=off");
+}
+
+/// `memorch` as shipped (`whole` on): the app in front is read back whole, a piece a decision
+/// once it has been in front a moment, so touching its heap then reads nothing from zram.
+#[test]
+fn the_app_in_front_is_read_back_whole_a_piece_a_decision() {
+    read_back_in_front("memorch");
+}
+
+/// Compress a talking app's 64 MiB heap into zram, measure the major faults a touch of it
+/// takes, compress it again, start the daemon with `preset` (which sees the app in front),
+/// wait until the app's swap is nearly all back, and require a touch to take a tenth of them.
+fn read_back_in_front(preset: &str) {
     if !testkit::zram_facility() {
         return;
     }
@@ -571,10 +586,10 @@ fn the_app_in_front_is_read_back_from_zram_so_its_next_touch_reads_nothing() {
     assert!(unaided >= 100, "touching a heap in zram takes major faults: {unaided}");
     to_zram("before the daemon");
     let cfg = fast_config("[manage]\nzram = false\nswap_files = false\nksm = false\n");
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:prefetch=on"]);
-    assert!(testkit::wait_for(Duration::from_secs(15), || d.log().contains("read back")), "the daemon read the app in front back: {}", d.log());
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain, "--preset", preset]);
+    assert!(testkit::wait_for(Duration::from_secs(15), || status_kib(pid, "VmSwap") < 4 * MIB), "{preset}: the daemon read the app in front back ({} bytes still in swap): {}", status_kib(pid, "VmSwap"), d.log());
     let aided = app.resume();
-    assert!(aided * 10 <= unaided, "after the read-back {aided} major faults, against {unaided} without it: {}", d.log());
+    assert!(aided * 10 <= unaided, "{preset}: after the read-back {aided} major faults, against {unaided} without it: {}", d.log());
     drop(d);
     drop(cfg);
     sb.destroy().unwrap();

@@ -63,13 +63,18 @@ pub fn run(ctx: &mut Ctx) {
     if !ctx.state.screen_on {
         return;
     }
+    if ctx.preset.prefetch_front {
+        once_a_stint(ctx, b.low_available_frac);
+    }
     if ctx.preset.prefetch_whole {
-        return whole_front(ctx, b.critical_available_frac);
+        whole_front(ctx, b.critical_available_frac);
     }
-    if !ctx.preset.prefetch_front {
-        return;
-    }
-    let low = ctx.frac(b.low_available_frac);
+}
+
+/// The app in front read back once a stint, as much as memory above the low band (`low_frac`
+/// of the domain) holds (`prefetch_front`).
+fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
+    let low = ctx.frac(low_frac);
     let front: Vec<_> = ctx.free_apps().filter(|a| a.class == Class::Foreground && a.swap_bytes >= MIN_BYTES).collect();
     // What this decision reads back is no longer available to the next app in front.
     let mut taken = 0;
@@ -99,7 +104,12 @@ pub fn run(ctx: &mut Ctx) {
 fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
     let floor = ctx.frac(critical_frac + super::under_pressure::PRESSURE_MARGIN_FRAC);
     let front: Vec<_> = ctx.free_apps().filter(|a| a.class == Class::Foreground && a.swap_bytes >= MIN_BYTES).collect();
+    // An app the once-a-stint step reads back in this decision (both switched on) is left
+    // to it.
     for a in front {
+        if ctx.is_touched(a.pid) {
+            continue;
+        }
         let stint = ctx.state.last_front_switch.get(&a.pid).copied().unwrap_or(0);
         let in_front_ms = ctx.input.now_ms.saturating_sub(ctx.state.last_front_ms.get(&a.pid).copied().unwrap_or(0));
         if in_front_ms < SERVED_MS {
