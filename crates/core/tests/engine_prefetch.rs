@@ -149,6 +149,12 @@ fn whole_reads_the_app_in_front_back_a_piece_a_decision_after_its_return() {
     let floor = (1024.0 * 0.07) as u64;
     assert!((pages * PAGE / MIB).abs_diff(80 - floor) <= 1, "80 MiB available, floor {floor} MiB: {} MiB", pages * PAGE / MIB);
     assert_eq!(prefetches(&decide(&mut e, 1_750, &snap(1024, floor + 2, 0), &alone, &[Event::Timer])), vec![], "at the floor");
+    // Two apps in front (a split screen): together, no further than the floor.
+    let two = [swapped(10, "maps", Class::Foreground, 60, 300), swapped(12, "docs", Class::Foreground, 60, 300)];
+    let mut e = engine("memorch:whole=on");
+    decide(&mut e, 1_000, &near, &two, &[to_front(10), to_front(12)]);
+    let read: u64 = prefetches(&decide(&mut e, 1_250, &near, &two, &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum();
+    assert!(read.abs_diff(80 - floor) <= 1, "both read back {read} MiB of the {} MiB above the floor", 80 - floor);
     // Half the domain a stint: with plenty of room, 512 MiB in 16 MiB pieces, then nothing.
     let mut e = engine("memorch:whole=on");
     let big = [swapped(10, "maps", Class::Foreground, 60, 900)];

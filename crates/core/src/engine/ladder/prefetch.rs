@@ -31,6 +31,7 @@
 //! nothing was known of the user yet, and read ~20 MiB of it back at each return after).
 
 use super::{mib, shrink, ActionKind, Ctx, Step, PAGE};
+use crate::engine::model::App;
 use crate::engine::preset::Detection;
 use crate::Class;
 
@@ -75,7 +76,7 @@ pub fn run(ctx: &mut Ctx) {
 /// of the domain) holds (`prefetch_front`).
 fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
     let low = ctx.frac(low_frac);
-    let front: Vec<_> = ctx.free_apps().filter(|a| a.class == Class::Foreground && a.swap_bytes >= MIN_BYTES).collect();
+    let front = front_in_swap(ctx);
     // What this decision reads back is no longer available to the next app in front.
     let mut taken = 0;
     for a in front {
@@ -103,10 +104,11 @@ fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
 /// the apps in the background (the module's doc).
 fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
     let floor = ctx.frac(critical_frac + super::under_pressure::PRESSURE_MARGIN_FRAC);
-    let front: Vec<_> = ctx.free_apps().filter(|a| a.class == Class::Foreground && a.swap_bytes >= MIN_BYTES).collect();
+    // What this decision reads back is no longer available to the next app in front.
+    let mut taken = 0;
     // An app the once-a-stint step reads back in this decision (both switched on) is left
     // to it.
-    for a in front {
+    for a in front_in_swap(ctx) {
         if ctx.is_touched(a.pid) {
             continue;
         }
@@ -122,7 +124,7 @@ fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
             _ => 0,
         };
         let left = ctx.frac(WHOLE_STINT_FRAC).saturating_sub(done);
-        let bytes = a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor));
+        let bytes = a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor + taken));
         if bytes < MIN_BYTES {
             let why = if left < MIN_BYTES { format!("read back {} this stint already", mib(done)) } else { format!("available {} is at the critical band and its margin {}", mib(ctx.available()), mib(floor)) };
             let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: not read back, {why}", a.name, mib(a.swap_bytes)));
@@ -133,7 +135,13 @@ fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
         let text = format!("'{}' in front, its return served: read back {} of its {} in swap (available {}, down to {})", a.name, mib(bytes), mib(a.swap_bytes), mib(ctx.available()), mib(floor));
         let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", a.swap_bytes as f64).with("prefetch_bytes", bytes as f64);
         ctx.push(ActionKind::Prefetch { pid: a.pid, app: a.name.clone(), max_pages: bytes / PAGE }, reason, 0);
+        taken += bytes;
     }
+}
+
+/// The apps in front with enough in swap to read back.
+fn front_in_swap<'a>(ctx: &Ctx<'a>) -> Vec<&'a App> {
+    ctx.free_apps().filter(|a| a.class == Class::Foreground && a.swap_bytes >= MIN_BYTES).collect()
 }
 
 /// At idle, read back the swapped-out pages of the background app likeliest to be wanted
