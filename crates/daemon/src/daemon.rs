@@ -52,6 +52,8 @@ pub struct Daemon {
     pub(crate) snap: Option<Snapshot>,
     pub(crate) apps: Vec<App>,
     last_full: Instant,
+    /// When empty app groups were last looked for (`remove_empty`).
+    last_cleanup: Instant,
     pub(crate) counters: Counters,
     /// The last reason memorch acted on each pid for (`explain`).
     pub(crate) last_reasons: BTreeMap<u32, Reason>,
@@ -126,6 +128,7 @@ impl Daemon {
             snap: None,
             apps: Vec::with_capacity(256),
             last_full: Instant::now() - Duration::from_secs(3600),
+            last_cleanup: Instant::now(),
             counters: Counters::default(),
             last_reasons: BTreeMap::new(),
             zram,
@@ -366,9 +369,12 @@ impl Daemon {
         self.exec.forget_gone(&live);
         // Memory groups of apps that exited, once empty (a killed app may still be a zombie
         // in its group for a moment: a later decision finds it empty). Housekeeping: not
-        // while memory is short, when every millisecond goes to the decision.
-        if !short {
+        // while memory is short, when every millisecond goes to the decision, and once a full
+        // snapshot's period (it reads every group's `cgroup.procs` in both hierarchies: done
+        // on every decision, it was half the daemon's reads in a light run).
+        if !short && self.last_cleanup.elapsed() >= Duration::from_millis(self.cfg.loop_.full_snapshot_ms) {
             memorch_linux::appgroup::remove_empty(&self.domain);
+            self.last_cleanup = Instant::now();
         }
         self.after_decision(under_pressure || raised_for_next, killed, &snap);
         self.snap = Some(snap);
