@@ -115,7 +115,7 @@ impl PssCache {
 }
 
 /// A PSS read when RSS was `rss_then`, for RSS `rss_now`: scaled in proportion (never above
-/// RSS). The figure a process with nothing resident leaves is 0.
+/// RSS). Read with nothing resident: the figure read, at most RSS now.
 fn scaled_pss(pss: u64, rss_then: u64, rss_now: u64) -> u64 {
     if rss_then == 0 {
         return pss.min(rss_now);
