@@ -174,6 +174,12 @@ pub fn shutdown(mut d: Daemon) {
     let (more_done, more_failed) = d.exec.actuators.put_back();
     done.extend(more_done);
     failed.extend(more_failed);
+    // The loop looks for empty app groups once a full snapshot's period: those emptied since
+    // the last look go now.
+    let emptied = memorch_linux::appgroup::remove_empty(&d.domain);
+    if emptied > 0 {
+        tracing::info!(emptied, "removed the domain's empty app groups");
+    }
     if let Some(mut g) = d.swap_extras.storage.take() {
         match g.remove_now() {
             Ok(()) => done.push(format!("removed its storage swap {}", g.path.display())),
