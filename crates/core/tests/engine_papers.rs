@@ -727,6 +727,28 @@ fn spread_bounds_what_one_app_gives_within_its_window() {
     assert!(*later.last().unwrap() > 0, "a new window: {:?}", later.iter().map(|b| b / MIB).collect::<Vec<_>>());
 }
 
+/// `compaction.max_share`: one decision takes at most that share of an app's anonymous
+/// memory (0.8 as shipped), whatever is short; the rest of the shortfall falls on the next app.
+#[test]
+fn one_decision_takes_at_most_the_share_of_an_app() {
+    // 1024 MiB: low band 123 MiB; 70 MiB available and a storage file with room: the
+    // shortfall is larger than the share of either 60 MiB app.
+    let short = zram_full_with_file(snap(1024, 60, 10), 2048);
+    let apps = vec![app(11, "one", Class::Cached, 60), app(12, "two", Class::Cached, 60), app(2, "fg", Class::Foreground, 300)];
+    let taken = |spec: &str| -> Vec<u64> {
+        let acts = decide(&mut engine(spec), 0, &short, &apps, &[]);
+        [11, 12].iter().map(|pid| compactions(&acts).iter().filter(|c| c.0 == *pid && c.1 == CompactScope::Anon).map(|c| c.2.unwrap_or(0) * 4096).sum()).collect()
+    };
+    let kib = |v: &[u64]| v.iter().map(|b| b / 1024).collect::<Vec<_>>();
+    for (spec, share) in [("memorch", 0.8), ("memorch:compaction.max_share=0.5", 0.5)] {
+        let t = taken(spec);
+        let most = (60.0 * share * MIB as f64) as u64;
+        assert!(t.iter().all(|b| *b <= most), "{spec}: at most {share} of each app: {:?} KiB", kib(&t));
+        assert!(t.iter().all(|b| *b > 0) && t.iter().sum::<u64>() > most, "{spec}: the rest falls on the other app: {:?} KiB", kib(&t));
+        assert!(t.iter().any(|b| *b > most - 4 * MIB), "{spec}: the first app gives its share: {:?} KiB", kib(&t));
+    }
+}
+
 /// memorch's home step brings free memory to the launch threshold, but a need of less than
 /// one compaction step is the wobble of a v1 group's usage (the charges each CPU keeps in
 /// stock), not memory taken: chasing it reclaimed ~1 MiB at every tick of an idle screen and

@@ -187,6 +187,17 @@ pub struct Compaction {
     /// [`MAX_SHARE`]: super::ladder::shrink::MAX_SHARE
     #[serde(default)]
     pub share_window_ms: Option<u64>,
+    /// The most of an app's resident anonymous memory one decision takes (the rest is what
+    /// its next return most likely needs): memorch's squeezes in proportion
+    /// ([`MAX_SHARE`] unless a variant says otherwise, `memorch:compaction.max_share=0.5`).
+    ///
+    /// [`MAX_SHARE`]: super::ladder::shrink::MAX_SHARE
+    #[serde(default = "default_max_share")]
+    pub max_share: f64,
+}
+
+fn default_max_share() -> f64 {
+    super::ladder::shrink::MAX_SHARE
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -417,6 +428,7 @@ fn thesis_compaction() -> Compaction {
         max_apps_per_decision: 1,
         kernel_chooses: false,
         share_window_ms: None,
+        max_share: super::ladder::shrink::MAX_SHARE,
     }
 }
 
@@ -488,6 +500,7 @@ impl Preset {
             "mos" | "memorch" if k.starts_with("ahead.threshold_frac") => "MOS §IV: LMK threshold 120 MB on a 2 GB Nexus 5",
             "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
             "memorch" if k == "compaction.shared_objects_first" => "SWAM's OOM cleaner (SWAM §4): the code pages only one app maps go first; off: on realapps the same kills and p95, less stall and fewer file refaults without it, on swam40 fewer kills (docs/results.md); memorch:so_first=on turns it on",
+            "memorch" if k == "compaction.max_share" => "issue 11: most of one app before the next, so few returns are warm; 0.5 and 0.35 made warm returns no cheaper on realapps (docs/results.md)",
             "memorch" if k == "compaction.share_window_ms" => "issue 11: a launch's shortage took 236 MiB of one app in five squeezes within five seconds; off: on realapps no better (p95 longer, docs/results.md); memorch:spread=on turns it on",
             "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
             "memorch" if k.starts_with("freeze_after_ms") => "Android's cached-app freezer (CachedAppOptimizer, 10 s debounce; anchors.md \"Newer\"); off: on realapps it made returns slower (p50 13.8 against 8.6 ms, docs/results.md); memorch:freeze=on turns it on",
@@ -506,7 +519,7 @@ impl Preset {
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
-            "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once) shortened p95 and the stall on realapps with swap_full on, not shown without it: true (docs/results.md)",
+            "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once) shortened p95 and the stall on realapps with swap_full on, not shown without it (measured again alone beside lmkd: p95 735 against 695 ms): true (docs/results.md)",
             "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims (docs/results.md)",
             "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); off: on realapps its compressions went more to apps back within 10 s and p50 doubled (docs/results.md)",
@@ -718,6 +731,7 @@ fn swam() -> Preset {
             max_apps_per_decision: 2,
             kernel_chooses: false,
             share_window_ms: None,
+            max_share: super::ladder::shrink::MAX_SHARE,
         }),
         ksm: None,
         swap: SwapPolicy {
@@ -829,6 +843,7 @@ fn memorch() -> Preset {
             max_apps_per_decision: 4,
             kernel_chooses: false,
             share_window_ms: None,
+            max_share: super::ladder::shrink::MAX_SHARE,
         }),
         ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20 }),
         swap: SwapPolicy {

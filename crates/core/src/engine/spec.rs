@@ -235,7 +235,19 @@ fn apply_parameter(p: &mut Preset, key: &str, value: &str) -> Result<(), String>
     let mut v = serde_json::to_value(&*p).map_err(|e| e.to_string())?;
     let slot = key.split('.').try_fold(&mut v, |node, part| node.get_mut(part)).ok_or_else(|| format!("'{key}' not found"))?;
     *slot = new;
-    *p = serde_json::from_value(v).map_err(|e| format!("{key}={value}: {e}"))?;
+    let changed: Preset = serde_json::from_value(v).map_err(|e| format!("{key}={value}: {e}"))?;
+    check_ranges(&changed).map_err(|e| format!("{key}={value}: {e}"))?;
+    *p = changed;
+    Ok(())
+}
+
+/// Values a type allows but the engine cannot use (the type alone is checked by serde).
+fn check_ranges(p: &Preset) -> Result<(), String> {
+    if let Some(c) = &p.compaction {
+        if !(c.max_share > 0.0 && c.max_share <= 1.0) {
+            return Err(format!("compaction.max_share is the share of an app's anonymous memory one decision may take: give a number above 0 and at most 1 ({} as shipped)", super::ladder::shrink::MAX_SHARE));
+        }
+    }
     Ok(())
 }
 
@@ -299,6 +311,17 @@ mod tests {
         assert!(e.contains("neither a step") && e.contains("presets show memorch"), "{e}");
         assert!(Preset::from_spec("memorch:").unwrap_err().contains("nothing after"));
         assert!(Preset::from_spec("memorch:home").unwrap_err().contains("key=value"));
+    }
+
+    #[test]
+    fn a_share_must_be_a_share() {
+        let p = Preset::from_spec("memorch:compaction.max_share=0.5").unwrap();
+        assert_eq!(p.compaction.unwrap().max_share, 0.5);
+        for bad in ["0", "1.5", "-0.2"] {
+            let e = Preset::from_spec(&format!("memorch:compaction.max_share={bad}")).unwrap_err();
+            assert!(e.contains(&format!("compaction.max_share={bad}")) && e.contains("at most 1"), "{e}");
+        }
+        assert_eq!(Preset::by_name("memorch").unwrap().compaction.unwrap().max_share, super::super::ladder::shrink::MAX_SHARE);
     }
 
     #[test]

@@ -22,26 +22,33 @@ use crate::Class;
 /// taken from it is read back on a return that is probably near.
 pub const LIKELY_RETURN: f64 = 0.5;
 
-/// The most of an app's anonymous memory one decision takes: the rest is what its next
-/// return most likely needs. High, so that what is short warms few apps' returns rather than
-/// a little of many.
+/// The most of an app's anonymous memory one decision takes, as presets ship
+/// (`Compaction::max_share`): the rest is what its next return most likely needs. High, so
+/// that what is short warms few apps' returns rather than a little of many.
 pub const MAX_SHARE: f64 = 0.8;
+
+/// The preset's [`MAX_SHARE`] (`Compaction::max_share`).
+fn max_share(ctx: &Ctx) -> f64 {
+    ctx.preset.compaction.as_ref().map_or(MAX_SHARE, |c| c.max_share)
+}
 
 /// The share window of `memorch:spread=on` (`Compaction::share_window_ms`): long enough to
 /// hold the few decisions of one launch's shortage (realapps: five within five seconds).
 pub const SHARE_WINDOW_MS: u64 = 10_000;
 
 /// What [`free`] could get back from apps of at least `min_class` within `budget` bytes moved
-/// (and the swap room left): the most it would ask of each, saving what compression saves
+/// (and the swap room left): the most it would ask of each (the preset's share of it), saving what compression saves
 /// while zram has room and all of it on storage swap.
 pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
-    let movable: u64 = ctx.free_apps().filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid)).map(|a| (a.anon_bytes as f64 * MAX_SHARE) as u64).sum();
+    let share = max_share(ctx);
+    let movable: u64 = ctx.free_apps().filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid)).map(|a| (a.anon_bytes as f64 * share) as u64).sum();
     ctx.saved_by_moving(movable.min(budget.unwrap_or(u64::MAX)))
 }
 
 /// Free about `bytes` from apps of at least `min_class`, the least likely to be wanted soon
-/// first (with feedback, those whose pages came back soon last), at most [`MAX_SHARE`] of each
+/// first (with feedback, those whose pages came back soon last), at most the preset's share
+/// ([`MAX_SHARE`] as shipped) of each
 /// and at most `budget` bytes moved in all; apps whose last compaction gave little are passed
 /// over (`State::dry`). Returns the bytes expected back.
 pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str) -> u64 {
@@ -96,7 +103,7 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
         }
         // An app whose pages came back soon gives less: those were not cold.
         let allowed = allowance(ctx, a);
-        if allowed < min_step && allowed < (a.anon_bytes as f64 * MAX_SHARE) as u64 {
+        if allowed < min_step && allowed < (a.anon_bytes as f64 * max_share(ctx)) as u64 {
             // Its share window is spent (without one, the smallest step is taken as before).
             continue;
         }
@@ -114,11 +121,11 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
     got
 }
 
-/// What `a` may give in this decision: [`MAX_SHARE`] of the anonymous memory it holds, and
+/// What `a` may give in this decision: the preset's share of the anonymous memory it holds, and
 /// with a share window (`Compaction::share_window_ms`) no more than that share of what it
 /// held at its first squeeze of the window, less what it gave since.
 fn allowance(ctx: &Ctx, a: &App) -> u64 {
-    let share = |bytes: u64| (bytes as f64 * MAX_SHARE) as u64;
+    let share = |bytes: u64| (bytes as f64 * max_share(ctx)) as u64;
     let window = ctx.preset.compaction.as_ref().and_then(|c| c.share_window_ms);
     match (window, ctx.state.share_window.get(&a.pid)) {
         (Some(ms), Some(w)) if ctx.input.now_ms.saturating_sub(w.since_ms) < ms => share(w.held_bytes).saturating_sub(w.given_bytes).min(share(a.anon_bytes)),
