@@ -428,7 +428,7 @@ fn thesis_compaction() -> Compaction {
         max_apps_per_decision: 1,
         kernel_chooses: false,
         share_window_ms: None,
-        max_share: super::ladder::shrink::MAX_SHARE,
+        max_share: default_max_share(),
     }
 }
 
@@ -731,7 +731,7 @@ fn swam() -> Preset {
             max_apps_per_decision: 2,
             kernel_chooses: false,
             share_window_ms: None,
-            max_share: super::ladder::shrink::MAX_SHARE,
+            max_share: default_max_share(),
         }),
         ksm: None,
         swap: SwapPolicy {
@@ -843,7 +843,7 @@ fn memorch() -> Preset {
             max_apps_per_decision: 4,
             kernel_chooses: false,
             share_window_ms: None,
-            max_share: super::ladder::shrink::MAX_SHARE,
+            max_share: default_max_share(),
         }),
         ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20 }),
         swap: SwapPolicy {

@@ -37,8 +37,8 @@ fn max_share(ctx: &Ctx) -> f64 {
 pub const SHARE_WINDOW_MS: u64 = 10_000;
 
 /// What [`free`] could get back from apps of at least `min_class` within `budget` bytes moved
-/// (and the swap room left): the most it would ask of each (the preset's share of it), saving what compression saves
-/// while zram has room and all of it on storage swap.
+/// (and the swap room left): the most it would ask of each (the preset's share of it),
+/// saving what compression saves while zram has room and all of it on storage swap.
 pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let share = max_share(ctx);
@@ -48,9 +48,8 @@ pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
 
 /// Free about `bytes` from apps of at least `min_class`, the least likely to be wanted soon
 /// first (with feedback, those whose pages came back soon last), at most the preset's share
-/// ([`MAX_SHARE`] as shipped) of each
-/// and at most `budget` bytes moved in all; apps whose last compaction gave little are passed
-/// over (`State::dry`). Returns the bytes expected back.
+/// ([`MAX_SHARE`] as shipped) of each and at most `budget` bytes moved in all; apps whose last
+/// compaction gave little are passed over (`State::dry`). Returns the bytes expected back.
 pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str) -> u64 {
     free_below(ctx, step, min_class, bytes, budget, why, None)
 }
