@@ -74,3 +74,55 @@ fn only_the_likely_apps_left_means_nothing_is_taken() {
     let a = decide(&mut e, 7_000, &snap(1024, 100, 400), &apps, &launch(200));
     assert_eq!(before_launch_squeezes(&a), vec![], "the likely app keeps its pages: {a:#?}");
 }
+
+/// Idle (ladder/prepare_idle.rs) makes room for the next likely launch. With every app seen
+/// running, that is an app not seen yet, if the preset expects one
+/// (`ahead.unseen_launch_chance`) and the history says new apps are still likely.
+///
+/// What the idle step found short, in the reasons of its squeezes (none: 0), and the pids it
+/// squeezed. `old` has been cached for an hour and never in front: unlikely to be wanted; it
+/// holds less than the need.
+fn idle_need_bytes(spec: &str, sessions_of_the_same_apps: u64) -> (u64, Vec<u32>) {
+    let mut e = engine(spec);
+    let old = App { age_ms: 3_600_000, ..app(10, "old", Class::Cached, 40) };
+    let apps = vec![old, app(11, "mail", Class::Cached, 100), app(12, "maps", Class::Cached, 150)];
+    // 160 MiB available on 1 GiB: above the low band (12 %), under the threshold (60 MiB)
+    // plus the median peak of the apps seen (150 MiB).
+    let s = snap(1024, 150, 10);
+    let mut now = 0;
+    for session in 0..sessions_of_the_same_apps {
+        for (pid, name) in [(11, "mail"), (12, "maps")] {
+            now += 1_000;
+            let launched = Event::Launched { app: name.into(), pid, ms: 300, cold: session == 0 };
+            decide(&mut e, now, &s, &apps, &[launched, Event::AppState { pid, class: Class::Foreground }]);
+        }
+        now += 1_000;
+        decide(&mut e, now, &s, &apps, &[Event::AppState { pid: 12, class: Class::Cached }, Event::Home, Event::Screen { on: false }]);
+        now += 1_000;
+        decide(&mut e, now, &s, &apps, &[Event::Screen { on: true }]);
+    }
+    let a = decide(&mut e, now + 1_000, &s, &apps, &[Event::Screen { on: false }]);
+    let squeezes: Vec<(f64, u32)> = a
+        .iter()
+        .filter(|a| a.reason.step == Step::PrepareIdle)
+        .filter_map(|a| match a.kind {
+            ActionKind::Compact { pid, .. } => Some((a.reason.fields["need_bytes"], pid)),
+            _ => None,
+        })
+        .collect();
+    assert!(squeezes.windows(2).all(|w| w[0].0 == w[1].0), "one need, shared by its squeezes: {a:#?}");
+    (squeezes.first().map_or(0, |s| s.0 as u64), squeezes.iter().map(|s| s.1).collect())
+}
+
+#[test]
+fn at_idle_room_is_made_for_an_app_not_seen_yet_while_new_apps_are_likely() {
+    // Two apps, one session: each seen once, so a new app is as likely as not (chance 1).
+    let (need, squeezed) = idle_need_bytes("memorch:ahead.unseen_launch_chance=0.1", 1);
+    // The threshold (60 MiB) plus the median peak of the apps in front (150 MiB) less the
+    // 160 MiB available.
+    assert!((49 * MIB..=51 * MIB).contains(&need), "{} MiB short", need / MIB);
+    assert_eq!(squeezed, vec![10], "for a launch that may not come, only the unlikely app gives");
+    assert_eq!(idle_need_bytes("memorch", 1), (0, vec![]), "off as shipped: only apps seen are prepared for");
+    // The same two apps in ten sessions: no app seen in one session only, chance 0.
+    assert_eq!(idle_need_bytes("memorch:ahead.unseen_launch_chance=0.1", 10), (0, vec![]), "new apps have become rare");
+}

@@ -594,3 +594,56 @@ fn read_back_in_front(preset: &str) {
     drop(cfg);
     sb.destroy().unwrap();
 }
+
+/// Set a directory's times `secs` in the past.
+fn age_dir(dir: &std::path::Path, secs: i64) {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let t = libc::timespec { tv_sec: now - secs, tv_nsec: 0 };
+    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), [t, t].as_ptr(), 0) }, 0, "aging {}", dir.display());
+}
+
+/// The loop removes the domain's empty app groups once a full snapshot's period; those
+/// emptied since its last look go when the daemon stops. A group an app is still in stays,
+/// and so does one made too recently for its process to have moved in (appgroup.rs `SETTLE`).
+#[test]
+fn stopping_removes_the_empty_app_groups_and_keeps_the_others() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-groups"), Some(256 * MIB)).unwrap();
+    let cfg = fast_config("[manage]\nzram = false\nswap_files = false\nksm = false\n");
+    // The loop looks once a minute here: what goes during this test goes by the stop's look.
+    let text = std::fs::read_to_string(&*cfg).unwrap().replace("full_snapshot_ms = 1000", "full_snapshot_ms = 60000");
+    std::fs::write(&*cfg, text).unwrap();
+    let domain_spec = format!("cgroup:{}", sb.path);
+    let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain_spec, "--preset", "memorch"]);
+    let root = memorch_linux::SysRoot::live();
+    let domain = memorch_linux::Domain::open(&root, &memorch_linux::DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    // Three apps in groups of their own. The first two exit (reaped: no zombie stays listed
+    // in a v1 group); the first's group is old enough to go; the second's counts as just made
+    // (its clock set ahead, however slow this machine is); the third app lives on in an old
+    // group.
+    let mut groups = Vec::new();
+    for (i, exits, age_s) in [(0, true, 60), (1, true, -60), (2, false, 60)] {
+        let app = spawn_app(&mut sb, &["--app-group", "--class", "cached"], &["--anon-mb", "4"]);
+        let g = memorch_linux::appgroup::of_process(&root, app.id(), &domain).expect("the app is in its own group");
+        if exits {
+            app.kill().unwrap();
+            app.wait().unwrap();
+            let procs = g.memory.join("cgroup.procs");
+            assert!(testkit::wait_for(Duration::from_secs(5), || std::fs::read_to_string(&procs).is_ok_and(|t| t.trim().is_empty())), "app {i} left its group");
+        }
+        let dirs: Vec<std::path::PathBuf> = std::iter::once(g.memory).chain(g.v2).collect();
+        dirs.iter().for_each(|dir| age_dir(dir, age_s));
+        groups.push(dirs);
+    }
+    let dirs = |i: usize| &groups[i];
+    assert!(dirs(0).iter().all(|dir| dir.is_dir()), "the loop has not looked yet: {}", d.log());
+    d.stop();
+    assert!(dirs(0).iter().all(|dir| !dir.exists()), "the emptied group is removed at the stop: {}", d.log());
+    assert!(d.log().contains("removed the domain's empty app groups"), "and the log says so: {}", d.log());
+    assert!(dirs(1).iter().all(|dir| dir.is_dir()), "a group made a moment ago stays");
+    assert!(dirs(2).iter().all(|dir| dir.is_dir()), "the group an app is still in stays");
+    sb.destroy().unwrap();
+}

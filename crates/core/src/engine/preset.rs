@@ -324,6 +324,12 @@ pub struct Ahead {
     /// waits; a launch answered at once would compete with them for the CPUs.
     #[serde(default)]
     pub parallel_squeezes: bool,
+    /// At idle, when every app seen is running, prepare for an app not seen yet, of the
+    /// median learned peak, while the chance that the next session brings one is at least
+    /// this (memorch). The chance is Good-Turing's estimate over sessions: the apps seen in
+    /// one session only, over all the apps' session counts. None: prepare only for apps seen.
+    #[serde(default)]
+    pub unseen_launch_chance: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -521,6 +527,7 @@ impl Preset {
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
             "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once) shortened p95 and the stall on realapps with swap_full on, not shown without it (measured again alone beside lmkd: p95 735 against 695 ms): true (docs/results.md)",
             "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims (docs/results.md)",
+            "memorch" if k == "ahead.unseen_launch_chance" => "issue 11: with every app seen running, the idle step kept only the threshold, and a new app's first launch after the screen came on waited for its room (realapps: 'chat' 275 ms); Good-Turing's chance of an unseen app over sessions; null: on realapps, with every app giving, p50 longer on every seed; with only the unlikely ones, nothing taken (docs/results.md)",
             "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); off: on realapps its compressions went more to apps back within 10 s and p50 doubled (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
@@ -692,6 +699,7 @@ fn mos() -> Preset {
             launch_waits: true,
             launch_from_free: false,
             parallel_squeezes: false,
+            unseen_launch_chance: None,
         }),
         app_groups: false,
         freeze_after_ms: None,
@@ -882,6 +890,10 @@ fn memorch() -> Preset {
             // daemon's RSS 0.8 MiB higher, though a launch that squeezed two apps or more waited
             // 0.68× the squeezes' sum (docs/results.md).
             parallel_squeezes: false,
+            // Null: on realapps the room made at idle for an app not seen yet came from apps
+            // the next session went back to (p50 longer on every seed); taken from the unlikely
+            // apps only, there were none to take from (docs/results.md).
+            unseen_launch_chance: None,
         }),
         app_groups: true,
         // Off: measured on realapps, freezing cached apps made returns slower (docs/results.md).

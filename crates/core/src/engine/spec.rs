@@ -248,6 +248,11 @@ fn check_ranges(p: &Preset) -> Result<(), String> {
             return Err(format!("compaction.max_share is the share of an app's anonymous memory one decision may take: give a number above 0 and at most 1 ({} as shipped)", super::ladder::shrink::MAX_SHARE));
         }
     }
+    if let Some(chance) = p.ahead.as_ref().and_then(|a| a.unseen_launch_chance) {
+        if !(0.0..=1.0).contains(&chance) {
+            return Err(format!("ahead.unseen_launch_chance is the least chance of an app not seen yet at which the idle step prepares for one: give a number from 0 to 1, or null to prepare only for apps seen ({chance} given)"));
+        }
+    }
     Ok(())
 }
 
@@ -322,6 +327,16 @@ mod tests {
             assert!(e.contains(&format!("compaction.max_share={bad}")) && e.contains("at most 1"), "{e}");
         }
         assert_eq!(Preset::by_name("memorch").unwrap().compaction.unwrap().max_share, super::super::ladder::shrink::MAX_SHARE);
+    }
+
+    #[test]
+    fn a_chance_must_be_a_chance() {
+        let p = Preset::from_spec("memorch:ahead.unseen_launch_chance=0.1").unwrap();
+        assert_eq!(p.ahead.unwrap().unseen_launch_chance, Some(0.1));
+        for bad in ["1.5", "-0.2"] {
+            let e = Preset::from_spec(&format!("memorch:ahead.unseen_launch_chance={bad}")).unwrap_err();
+            assert!(e.contains("ahead.unseen_launch_chance") && e.contains("from 0 to 1"), "{e}");
+        }
     }
 
     #[test]

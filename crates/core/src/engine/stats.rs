@@ -108,6 +108,24 @@ impl Stats {
         }
     }
 
+    /// The chance that the next usage session brings an app not seen yet: Good-Turing's
+    /// estimate over sessions, the apps seen in one session only over all the apps' session
+    /// counts (a history of apps each used once says new ones are common; one of apps used
+    /// again and again says they are rare). None before any app has been in front.
+    pub fn unseen_chance(&self) -> Option<f64> {
+        let total: u64 = self.apps.values().map(|s| s.sessions).sum();
+        let once = self.apps.values().filter(|s| s.sessions == 1).count();
+        (total > 0).then(|| once as f64 / total as f64)
+    }
+
+    /// The median learned peak of the apps that have been in front: the size to expect of an
+    /// app not seen yet. None before any has a peak.
+    pub fn median_front_peak(&self) -> Option<u64> {
+        let mut peaks: Vec<u64> = self.apps.values().filter(|s| s.fronts > 0 && s.peak_bytes > 0).map(|s| s.peak_bytes).collect();
+        peaks.sort_unstable();
+        peaks.get(peaks.len() / 2).copied()
+    }
+
     /// An app's statistics to learn into, made if new; at most [`MAX_APPS`] are kept.
     pub fn entry(&mut self, app: &str) -> &mut AppStats {
         self.seq += 1;
@@ -142,6 +160,30 @@ mod tests {
         s.observe_launch(100, false);
         assert_eq!(s.warm_launch_ms, Some(100.0));
         assert_eq!(s.launches, 3);
+    }
+
+    #[test]
+    fn new_apps_are_expected_while_the_history_is_of_apps_used_once() {
+        let mut s = Stats::default();
+        assert_eq!(s.unseen_chance(), None);
+        assert_eq!(s.median_front_peak(), None);
+        s.came_to_front("mail");
+        s.came_to_front("maps");
+        assert_eq!(s.unseen_chance(), Some(1.0), "two apps, each in one session");
+        for _ in 0..3 {
+            s.session_begins();
+            s.came_to_front("mail");
+            s.came_to_front("maps");
+        }
+        assert_eq!(s.unseen_chance(), Some(0.0), "the same two apps every session");
+        s.session_begins();
+        s.came_to_front("chat");
+        assert_eq!(s.unseen_chance(), Some(1.0 / 9.0));
+        s.entry("mail").observe_size(300);
+        s.entry("maps").observe_size(100);
+        s.entry("chat").observe_size(200);
+        s.entry("service").observe_size(900);
+        assert_eq!(s.median_front_peak(), Some(200), "the apps in front only, not the service");
     }
 
     #[test]

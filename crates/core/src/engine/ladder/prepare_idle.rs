@@ -58,7 +58,7 @@ fn idle_work(ctx: &mut Ctx) {
         home::phase1(ctx, Step::PrepareIdle);
     }
     if ctx.preset.refill_idle {
-        let floor = likely_launch_headroom(ctx).0;
+        let floor = likely_launch(ctx).headroom;
         super::prefetch::likely_at_idle(ctx, floor);
     }
     if super::adaptive_swap::idle_file_removable(ctx) {
@@ -69,28 +69,53 @@ fn idle_work(ctx: &mut Ctx) {
 
 /// memorch: prepare only what the next likely launches need, not everything that is idle:
 /// the launch threshold plus the learned peak of the most popular app not running. With
-/// memory to spare, nothing is done (a compressed app would only come back warm).
+/// memory to spare, nothing is done (a compressed app would only come back warm). For an app
+/// not seen yet, a launch that may not come, only the apps unlikely to be wanted soon give.
 fn headroom_for_likely_launches(ctx: &mut Ctx) {
     let Some(c) = ctx.preset.compaction.as_ref() else { return };
     let Some(min_class) = c.idle_min_class else { return };
-    let (headroom, next_name, peak) = likely_launch_headroom(ctx);
-    let need = headroom.saturating_sub(ctx.available());
+    let next = likely_launch(ctx);
+    let need = next.headroom.saturating_sub(ctx.available());
     if need == 0 {
-        ctx.quiet(ctx.reason(Step::PrepareIdle, format!("idle: {} available covers the next likely launch ('{next_name}', {}) and the threshold: nothing to prepare", mib(ctx.available()), mib(peak))));
+        ctx.quiet(ctx.reason(Step::PrepareIdle, format!("idle: {} available covers the next likely launch ({}, {}) and the threshold: nothing to prepare", mib(ctx.available()), next.what, mib(next.peak))));
         return;
     }
-    let why = format!("idle: make room for the next likely launch ('{next_name}', {})", mib(peak));
-    super::shrink::free(ctx, Step::PrepareIdle, min_class, need, None, &why);
+    let why = format!("idle: make room for the next likely launch ({}, {})", next.what, mib(next.peak));
+    let spare_likely = next.unseen.then_some(super::shrink::LIKELY_RETURN);
+    super::shrink::free_below(ctx, Step::PrepareIdle, min_class, need, None, &why, spare_likely);
 }
 
-/// What the idle step keeps available: the launch threshold plus the learned peak of the most
-/// popular app not running (its name and peak too).
-pub fn likely_launch_headroom(ctx: &Ctx) -> (u64, String, u64) {
-    let threshold = ctx.preset.ahead.as_ref().map_or(0, |a| ctx.frac(a.threshold_frac));
+/// The launch the idle step prepares for.
+pub struct LikelyLaunch {
+    /// What it keeps available: the launch threshold plus the launch's peak.
+    pub headroom: u64,
+    /// The app, or why there is none, for the log.
+    pub what: String,
+    pub peak: u64,
+    /// An app not seen yet (`ahead.unseen_launch_chance`), sized by the apps seen.
+    pub unseen: bool,
+}
+
+/// The most popular app not running. When every app seen is running, and the preset expects
+/// new apps (`ahead.unseen_launch_chance`) while the history says they are still likely, an
+/// app not seen yet, of the median peak of the apps seen.
+pub fn likely_launch(ctx: &Ctx) -> LikelyLaunch {
+    let ahead = ctx.preset.ahead.as_ref();
+    let threshold = ahead.map_or(0, |a| ctx.frac(a.threshold_frac));
+    let stats = &ctx.state.stats;
     let running: Vec<&str> = ctx.input.apps.iter().map(|a| a.name.as_str()).collect();
-    let next = ctx.state.stats.apps.iter().filter(|(n, s)| !running.contains(&n.as_str()) && s.fronts > 0).max_by_key(|(_, s)| (s.fronts, s.touched));
-    let (next_name, peak) = next.map_or(("no app seen yet".to_string(), 0), |(n, s)| (n.clone(), s.peak_bytes));
-    (threshold + peak, next_name, peak)
+    let next = stats.apps.iter().filter(|(n, s)| !running.contains(&n.as_str()) && s.fronts > 0).max_by_key(|(_, s)| (s.fronts, s.touched));
+    if let Some((name, s)) = next {
+        return LikelyLaunch { headroom: threshold + s.peak_bytes, what: format!("'{name}'"), peak: s.peak_bytes, unseen: false };
+    }
+    let unseen = ahead.and_then(|a| a.unseen_launch_chance).zip(stats.unseen_chance()).filter(|&(floor, chance)| chance >= floor);
+    match (unseen, stats.median_front_peak()) {
+        (Some((_, chance)), Some(peak)) => LikelyLaunch { headroom: threshold + peak, what: format!("an app not seen yet, {:.0} % likely, of the median peak", chance * 100.0), peak, unseen: true },
+        _ => {
+            let what = if stats.apps.values().any(|s| s.fronts > 0) { "every app seen is running" } else { "no app seen yet" };
+            LikelyLaunch { headroom: threshold, what: what.to_string(), peak: 0, unseen: false }
+        }
+    }
 }
 
 /// Whole cached apps into zram, emptiest/oldest first, as far as swap room allows.
