@@ -614,8 +614,9 @@ fn stopping_removes_the_empty_app_groups_and_keeps_the_others() {
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-groups"), Some(256 * MIB)).unwrap();
     let cfg = fast_config("[manage]\nzram = false\nswap_files = false\nksm = false\n");
     // The loop looks once a minute here: what goes during this test goes by the stop's look.
-    let text = std::fs::read_to_string(&*cfg).unwrap().replace("full_snapshot_ms = 1000", "full_snapshot_ms = 60000");
-    std::fs::write(&*cfg, text).unwrap();
+    let text = std::fs::read_to_string(&*cfg).unwrap();
+    assert!(text.contains("full_snapshot_ms = 1000"), "fast_config's period, to lengthen: {text}");
+    std::fs::write(&*cfg, text.replace("full_snapshot_ms = 1000", "full_snapshot_ms = 60000")).unwrap();
     let domain_spec = format!("cgroup:{}", sb.path);
     let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain_spec, "--preset", "memorch"]);
     let root = memorch_linux::SysRoot::live();
@@ -638,12 +639,11 @@ fn stopping_removes_the_empty_app_groups_and_keeps_the_others() {
         dirs.iter().for_each(|dir| age_dir(dir, age_s));
         groups.push(dirs);
     }
-    let dirs = |i: usize| &groups[i];
-    assert!(dirs(0).iter().all(|dir| dir.is_dir()), "the loop has not looked yet: {}", d.log());
+    assert!(groups[0].iter().all(|dir| dir.is_dir()), "the loop has not looked yet: {}", d.log());
     d.stop();
-    assert!(dirs(0).iter().all(|dir| !dir.exists()), "the emptied group is removed at the stop: {}", d.log());
+    assert!(groups[0].iter().all(|dir| !dir.exists()), "the emptied group is removed at the stop: {}", d.log());
     assert!(d.log().contains("removed the domain's empty app groups"), "and the log says so: {}", d.log());
-    assert!(dirs(1).iter().all(|dir| dir.is_dir()), "a group made a moment ago stays");
-    assert!(dirs(2).iter().all(|dir| dir.is_dir()), "the group an app is still in stays");
+    assert!(groups[1].iter().all(|dir| dir.is_dir()), "a group made a moment ago stays");
+    assert!(groups[2].iter().all(|dir| dir.is_dir()), "the group an app is still in stays");
     sb.destroy().unwrap();
 }

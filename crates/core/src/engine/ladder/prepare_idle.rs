@@ -91,6 +91,7 @@ pub struct LikelyLaunch {
     pub headroom: u64,
     /// The app, or why there is none, for the log.
     pub what: String,
+    /// The launch's peak: learned, or the median of the apps seen for an app not seen yet.
     pub peak: u64,
     /// An app not seen yet (`ahead.unseen_launch_chance`), sized by the apps seen.
     pub unseen: bool,
