@@ -80,18 +80,22 @@ fn squeezes(actions: &[Action]) -> Vec<u32> {
 /// `memorch:refill=on`: with the screen off, the app likeliest to be wanted is read back,
 /// room made from an app unlikely to be (away for an hour); never the reverse, never below
 /// the room the idle step keeps, and nothing with the screen on or the switch off.
+/// `fav` (pid 12) launched five times just now, then in front and left for home: the app
+/// most likely to be wanted soon.
+fn favourite_history(e: &mut memorch_core::engine::Engine, apps: &[App]) {
+    for i in 0..5 {
+        decide(e, 1_000 * i, &snap(1024, 600, 10), apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+    }
+    decide(e, 6_000, &snap(1024, 600, 10), apps, &[to_front(12), Event::Home]);
+}
+
 #[test]
 fn at_idle_the_likely_app_is_read_back_and_room_made_from_the_unlikely_one() {
     // `fav` came to the front five times just now and has 200 MiB in swap; `old` has been
     // away for an hour with 150 MiB resident.
     let old = App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 150) };
     let apps = vec![old, swapped(12, "fav", Class::Cached, 60, 200)];
-    let history = |e: &mut memorch_core::engine::Engine| {
-        for i in 0..5 {
-            decide(e, 1_000 * i, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
-        }
-        decide(e, 6_000, &snap(1024, 600, 10), &apps, &[to_front(12), Event::Home]);
-    };
+    let history = |e: &mut memorch_core::engine::Engine| favourite_history(e, &apps);
     let off = [Event::Screen { on: false }];
     // 1 GiB, 200 MiB available: above the low band (123 MiB) and its margin, short of room.
     let s = snap(1024, 200, 0);
@@ -175,4 +179,66 @@ fn whole_reads_the_app_in_front_back_a_piece_a_decision_after_its_return() {
     let mut e = engine("memorch:whole=off");
     decide(&mut e, 1_000, &s, &apps, &[to_front(10)]);
     assert_eq!(prefetches(&decide(&mut e, 1_250, &s, &apps, &[Event::Timer])), vec![]);
+}
+
+/// A read-back that found little of what it asked for in swap (a JVM's swap in memory the
+/// read-back does not reach) is not asked again while the app stays in front, nor at idle,
+/// until it comes back to the front; one that read what it asked goes on.
+#[test]
+fn a_read_back_that_finds_little_in_swap_is_not_asked_again_until_the_app_comes_back() {
+    use memorch_core::engine::{Input, Outcome};
+    let plenty = snap(1024, 600, 0);
+    let front = [swapped(10, "maps", Class::Foreground, 60, 40)];
+    // One decision of the stint, its read-back carried out as reading `read(asked)` bytes.
+    let step = |e: &mut memorch_core::engine::Engine, now_ms: u64, read: &dyn Fn(u64) -> u64| {
+        let input = Input { now_ms, snapshot: &plenty, apps: &front, events: &[Event::Timer] };
+        let acts = e.decide(&input);
+        let outcomes: Vec<Outcome> = acts
+            .iter()
+            .map(|a| Outcome { action: a, done: true, bytes: match a.kind { ActionKind::Prefetch { max_pages, .. } => Some(read(max_pages * PAGE)), _ => None } })
+            .collect();
+        e.learn(&input, &outcomes);
+        prefetches(&acts)
+    };
+    let mut e = engine("memorch");
+    decide(&mut e, 1_000, &plenty, &front, &[to_front(10)]);
+    assert_eq!(step(&mut e, 1_250, &|_| 0).len(), 1, "read back once its return is served");
+    // It read nothing: the rest of the stint asks nothing, though 40 MiB stay in swap.
+    for i in 2..8 {
+        assert_eq!(step(&mut e, 1_000 + 250 * i, &|asked| asked), vec![], "decision {i} of the stint");
+    }
+    // Away for a while.
+    let away = [swapped(10, "maps", Class::Cached, 60, 40)];
+    decide(&mut e, 3_000, &plenty, &away, &[Event::AppState { pid: 10, class: Class::Cached }]);
+    // Back in front: a new stint, read back again, and a read-back that reads what it asks
+    // goes on at the next decision.
+    decide(&mut e, 5_000, &plenty, &front, &[to_front(10)]);
+    assert_eq!(step(&mut e, 5_250, &|asked| asked).len(), 1, "a new stint reads again");
+    assert_eq!(step(&mut e, 5_500, &|asked| asked).len(), 1, "it read what it asked: on");
+    // A read of less than a quarter of what was asked counts as little.
+    assert_eq!(step(&mut e, 5_750, &|asked| asked / 5).len(), 1);
+    assert_eq!(step(&mut e, 6_000, &|asked| asked), vec![]);
+}
+
+/// At idle (`refill=on`), an app whose last read-back found little in swap is not read back,
+/// and no room is made for it.
+#[test]
+fn at_idle_an_app_whose_read_back_found_little_is_left_alone() {
+    use memorch_core::engine::{Input, Outcome};
+    let old = App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 150) };
+    let apps = vec![old, swapped(12, "fav", Class::Cached, 60, 200)];
+    let off = [Event::Screen { on: false }];
+    let s = snap(1024, 200, 0);
+    let history = |e: &mut memorch_core::engine::Engine| favourite_history(e, &apps);
+    let mut e = engine("memorch:refill=on");
+    history(&mut e);
+    let input = Input { now_ms: 7_000, snapshot: &s, apps: &apps, events: &off };
+    let acts = e.decide(&input);
+    assert_eq!(prefetches(&acts).len(), 1, "{acts:#?}");
+    // The read-back found nothing to read.
+    let outcomes: Vec<Outcome> = acts.iter().map(|a| Outcome { action: a, done: true, bytes: matches!(a.kind, ActionKind::Prefetch { .. }).then_some(0) }).collect();
+    e.learn(&input, &outcomes);
+    let a = decide(&mut e, 7_250, &s, &apps, &[Event::Timer]);
+    assert_eq!(prefetches(&a), vec![], "{a:#?}");
+    assert!(!squeezes(&a).contains(&11), "no room made for it: {a:#?}");
 }

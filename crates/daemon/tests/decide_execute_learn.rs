@@ -160,7 +160,14 @@ fn the_app_in_front_swapped_out_is_read_back_and_nothing_is_counted_as_freed() {
     assert_eq!(asked, vec![(front, (32 << 20) / 4096)], "{actions:#?}");
     let o = outcomes.iter().find(|o| matches!(o.action.kind, ActionKind::Prefetch { .. })).unwrap();
     assert!(o.done);
-    assert_eq!(o.bytes, 0, "a read-back takes memory, it frees none");
+    assert_eq!(o.bytes, 32 << 20, "its bytes are what it read back (the engine learns from them)");
+    // A read-back takes memory: none of it is counted as freed.
+    let mut counters = Counters::default();
+    for o in &outcomes {
+        metrics::account(&mut counters, o);
+    }
+    assert_eq!((counters.compacted_bytes, counters.reclaimed_bytes), (0, 0), "{outcomes:#?}");
+    assert_eq!(counters.actions.get("prefetch"), Some(&1), "{:?}", counters.actions);
 }
 
 #[test]

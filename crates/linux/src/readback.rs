@@ -9,6 +9,12 @@
 //! then dropped again before the return; docs/results.md). Only pages the pagemap shows in
 //! swap are read, a run at a time; nothing is written.
 //!
+//! Every private mapping is looked at, file-backed ones too: a page of a private file mapping
+//! that the process wrote is its own copy, anonymous memory that goes to swap like the heap
+//! (a loader's relocations of a library; a JVM's class archive, `classes.jsa`, ~10 MiB of
+//! swap in each JVM of `realapps`). Reading only the anonymous mappings left that swap
+//! where no read-back reached it.
+//!
 //! The file is opened before the target's pidfd is checked again, so the memory read is the
 //! memory of the process the pidfd names (an open `/proc/PID/mem` holds that process's mm; a
 //! pid reused before the open would show as the pidfd's process having exited).
@@ -42,13 +48,14 @@ pub struct ReadBackReport {
     pub exited: bool,
 }
 
-/// Read up to `max_pages` of `target`'s swapped-out anonymous pages back into its page
-/// tables. Stops cleanly if the process exits mid-way.
+/// Read up to `max_pages` of `target`'s swapped-out pages (of its private mappings: anonymous
+/// memory and its own copies of file pages) back into its page tables. Stops cleanly if the
+/// process exits mid-way.
 pub fn read_back(root: &SysRoot, target: &Target, max_pages: u64) -> Result<ReadBackReport> {
     let pid = target.pid;
     let t0 = Instant::now();
     let before = Resident::read(root, pid)?;
-    let (_, ranges) = compact::plan(root, pid, CompactScope::Anon, Advice::WillNeed, Some(max_pages))?;
+    let (_, ranges) = compact::plan(root, pid, CompactScope::All, Advice::WillNeed, Some(max_pages))?;
     let mut report = ReadBackReport {
         pid,
         name: target.name.clone(),

@@ -125,6 +125,30 @@ fn readback_brings_a_heap_in_zram_back_into_the_process() {
     assert!(err.contains("nonexistent-memorch-domain"), "{err}");
 }
 
+/// `memorch readback` reaches the process's own copies of file pages too: a library it maps
+/// privately and wrote (as a loader relocates one, or a JVM its class archive) is anonymous
+/// memory that goes to swap, and reading only anonymous mappings left it there.
+#[test]
+fn readback_brings_back_the_written_pages_of_a_privately_mapped_file() {
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let _zram = zram_swap();
+    let dir = testkit::TempDir::new("memorch-readback-so");
+    let so = dir.join("libcow.so");
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-readback-so"), Some(1 << 30)).unwrap();
+    let pid = start_app(&mut sb, &["--anon-mb", "4", "--so", so.to_str().unwrap(), "--so-mb", "32"]).id();
+    let domain = format!("cgroup:{}", sb.path);
+    // The library's written pages, and only they, out to zram.
+    ok(&["compact", &pid.to_string(), "--so", "--domain", &domain]);
+    let swapped = status_kib(pid, "VmSwap");
+    assert!(swapped >= 24 * MIB, "most of the 32 MiB library in zram: {swapped}");
+    let r = json(&["readback", &pid.to_string(), "--domain", &domain, "--json"]);
+    assert!(r["asked_bytes"].as_u64().unwrap() >= swapped * 9 / 10, "the library's pages in swap were found: {r}");
+    assert!(status_kib(pid, "VmSwap") <= 2 * MIB, "swap left {}: {r}", status_kib(pid, "VmSwap"));
+}
+
 /// The daemon's squeezes before a launch, two at once: each app in its own group gives what
 /// was asked of it into zram, and each result is its own app's, in the order asked.
 #[test]

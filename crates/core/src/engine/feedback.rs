@@ -55,6 +55,7 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     state.last_front_switch.retain(|pid, _| alive(pid));
     state.prefetched.retain(|pid, _| alive(pid));
     state.read_back_whole.retain(|pid, _| alive(pid));
+    state.read_back_dry.retain(|pid, _| alive(pid));
     state.share_window.retain(|pid, _| alive(pid));
     watch_refaults(state, preset, input);
     if let (Detection::Bands(b), Some(psi)) = (&preset.detection, input.snapshot.psi.get()) {

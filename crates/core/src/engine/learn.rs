@@ -13,7 +13,8 @@ use super::{Compacted, Engine, Input};
 pub const DRY_MS: u64 = 60_000;
 
 /// A compaction that moved less than this share of what it asked found little cold memory
-/// left: asking again soon would only cost CPU.
+/// left, and a read-back that read less found little in swap it can reach: asking again
+/// soon would only cost CPU.
 const DRY_SHARE: f64 = 0.25;
 
 /// What became of an action.
@@ -79,6 +80,13 @@ impl Engine {
                         let limit = self.state.lmkd.limit_pct.unwrap_or(l.thrashing_base_pct(total));
                         self.state.lmkd.limit_pct = Some(limit * (100.0 - l.thrashing_decay(total)) / 100.0);
                     }
+                }
+                // A read-back that found little of what it asked for in swap (a JVM's swap
+                // held in shared memory, say): asking again each decision would walk the
+                // app's page map for nothing, so not again until it comes back to the front.
+                ActionKind::Prefetch { pid, max_pages, .. } if o.bytes.is_some_and(|read| (read as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) => {
+                    let stint = self.state.last_front_switch.get(pid).copied().unwrap_or(0);
+                    self.state.read_back_dry.insert(*pid, stint);
                 }
                 ActionKind::Ksm { run, .. } => self.state.ksm_running = *run,
                 _ => {}

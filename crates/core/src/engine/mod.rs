@@ -151,6 +151,12 @@ pub struct State {
     /// `last_front_switch` then, and the bytes read back in that stint.
     #[serde(default)]
     pub read_back_whole: BTreeMap<u32, (u64, u64)>,
+    /// Apps whose last read-back found little of what was asked in swap, by pid, with the
+    /// app's `last_front_switch` then: what is left of their swap is where reading their
+    /// memory does not reach (shared memory), so they are not read back again until they
+    /// come back to the front (ladder/prefetch.rs).
+    #[serde(default)]
+    pub read_back_dry: BTreeMap<u32, u64>,
     /// Bytes read back at idle since the screen last went off (ladder/prefetch.rs).
     #[serde(default)]
     pub refilled_bytes: u64,
@@ -194,6 +200,7 @@ impl Default for State {
             on_screen: BTreeSet::new(),
             prefetched: BTreeMap::new(),
             read_back_whole: BTreeMap::new(),
+            read_back_dry: BTreeMap::new(),
             refilled_bytes: 0,
             share_window: BTreeMap::new(),
         }

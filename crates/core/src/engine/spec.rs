@@ -230,10 +230,15 @@ fn apply_parameter(p: &mut Preset, key: &str, value: &str) -> Result<(), String>
             p.base_name()
         ));
     }
-    // JSON where it parses (numbers, true, null, "…"), else the text as a string (a class name).
-    let new: serde_json::Value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
     let mut v = serde_json::to_value(&*p).map_err(|e| e.to_string())?;
     let slot = key.split('.').try_fold(&mut v, |node, part| node.get_mut(part)).ok_or_else(|| format!("'{key}' not found"))?;
+    // A yes/no parameter takes the words a step takes (`prefetch_whole=off`, as `whole=off`);
+    // else JSON where it parses (numbers, true, null, "…"), else the text as a string (a
+    // class name).
+    let new = match value {
+        "on" | "off" if slot.is_boolean() => serde_json::Value::Bool(value == "on"),
+        _ => serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string())),
+    };
     *slot = new;
     let changed: Preset = serde_json::from_value(v).map_err(|e| format!("{key}={value}: {e}"))?;
     check_ranges(&changed).map_err(|e| format!("{key}={value}: {e}"))?;
@@ -316,6 +321,10 @@ mod tests {
         assert!(e.contains("neither a step") && e.contains("presets show memorch"), "{e}");
         assert!(Preset::from_spec("memorch:").unwrap_err().contains("nothing after"));
         assert!(Preset::from_spec("memorch:home").unwrap_err().contains("key=value"));
+        // A yes/no parameter takes on/off as a step does; a number does not.
+        assert!(!Preset::from_spec("memorch:prefetch_whole=off").unwrap().prefetch_whole);
+        assert!(Preset::from_spec("memorch:prefetch_whole=false,prefetch_whole=on").unwrap().prefetch_whole);
+        assert!(Preset::from_spec("memorch:compaction.step_pages=off").unwrap_err().contains("compaction.step_pages=off"));
     }
 
     #[test]

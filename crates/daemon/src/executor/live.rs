@@ -144,7 +144,7 @@ impl Actuators for Live {
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
         let r = memorch_linux::readback::read_back(&self.root, &t, max_pages).map_err(|e| e.to_string())?;
-        Ok((format!("read back '{app}' ({pid}): {} bytes of swap back of {} asked in {} ranges in {} µs{}", r.back_bytes, r.asked_bytes, r.ranges, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.back_bytes))
+        Ok((format!("read back '{app}' ({pid}): {} bytes of swap back of {} asked in {} ranges in {} µs{}", r.back_bytes, r.asked_bytes, r.ranges, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.read_bytes))
     }
 
     fn used_bytes(&self) -> Option<u64> {

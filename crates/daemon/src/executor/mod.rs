@@ -66,8 +66,8 @@ pub trait Actuators {
     /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0),
     /// or give its group the domain's swappiness back.
     fn set_shielded(&mut self, pid: u32, shielded: bool) -> Result<String, String>;
-    /// Read up to `max_pages` of a process's swapped-out pages back into the swap cache; the
-    /// bytes asked for.
+    /// Read up to `max_pages` of a process's swapped-out pages back into its page tables; the
+    /// bytes the reads returned (fewer than asked where the pagemap found fewer in swap).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
     /// The domain's used memory now (what a victim's death gave back is measured by it).
     fn used_bytes(&self) -> Option<u64>;
@@ -253,8 +253,10 @@ impl Executor {
             ActionKind::Unshield { pid } => self.actuators.set_shielded(*pid, false).map(|w| (w, 0)).inspect(|_| {
                 self.shielded.remove(pid);
             }),
-            // The bytes it gives back: none (it takes memory, which the decision allowed for).
-            ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages).map(|(w, _)| (w, 0)),
+            // Its bytes are what it read back: memory it took (which the decision allowed
+            // for), never counted as freed (metrics.rs); the engine learns from them whether
+            // the app's swap was within reach (learn.rs).
+            ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages),
             ActionKind::Nothing => unreachable!(),
         };
         // A kill's time is its first signal's; any other action's, now.

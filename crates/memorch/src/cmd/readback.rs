@@ -6,9 +6,11 @@ use crate::human::bytes;
 use anyhow::{Context, Result};
 use memorch_linux::readback;
 
-/// Read a process's swapped-out anonymous pages back into RAM, mapped in the process as its
-/// own touch maps them (through /proc/PID/mem), so its next use of them waits for nothing and
-/// the kernel's reclaim sees them as just used. Only pages in swap are read. What the
+/// Read a process's swapped-out pages back into RAM, mapped in the process as its own touch
+/// maps them (through /proc/PID/mem), so its next use of them waits for nothing and the
+/// kernel's reclaim sees them as just used. Only pages in swap are read: of its anonymous
+/// memory, and its own copies of pages of files it maps privately (a library's relocated
+/// data, a JVM's class archive). What the
 /// daemon does for the apps likely to be wanted soon while the device is idle
 /// (`memorch:refill=on`, docs/presets.md).
 ///

@@ -22,6 +22,10 @@
 //! at most [`WHOLE_STINT_FRAC`] of the domain, so pages the device takes again as they are
 //! read are not read forever.
 //!
+//! A read-back that found little of what it asked for in swap (learn.rs) is not asked again
+//! until the app comes back to the front, in front or at idle: what is left of its swap is
+//! where reading its memory does not reach, and each ask walks its page map for nothing.
+//!
 //! At idle ([`likely_at_idle`], `refill_idle`): with the screen off nobody waits, so the
 //! likely apps' swapped-out pages are read back, a step a decision, and the room for them is
 //! made from the apps unlikely to be wanted (their coldest pages into swap), never below
@@ -80,7 +84,7 @@ fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
     // What this decision reads back is no longer available to the next app in front.
     let mut taken = 0;
     for a in front {
-        let stint = ctx.state.last_front_switch.get(&a.pid).copied().unwrap_or(0);
+        let stint = stint_of(ctx, a.pid);
         if ctx.state.prefetched.get(&a.pid) == Some(&stint) {
             continue;
         }
@@ -112,7 +116,12 @@ fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
         if ctx.is_touched(a.pid) {
             continue;
         }
-        let stint = ctx.state.last_front_switch.get(&a.pid).copied().unwrap_or(0);
+        let stint = stint_of(ctx, a.pid);
+        if read_back_dry(ctx, a.pid) {
+            let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: not read back, its last read-back found little of it to read (swap it does not map privately)", a.name, mib(a.swap_bytes)));
+            ctx.quiet(r);
+            continue;
+        }
         let in_front_ms = ctx.input.now_ms.saturating_sub(ctx.state.last_front_ms.get(&a.pid).copied().unwrap_or(0));
         if in_front_ms < SERVED_MS {
             let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: its return is being served ({in_front_ms} ms in front)", a.name, mib(a.swap_bytes)));
@@ -139,6 +148,16 @@ fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
     }
 }
 
+/// The app's stint in front: its `last_front_switch` (0 before it was ever in front).
+fn stint_of(ctx: &Ctx, pid: u32) -> u64 {
+    ctx.state.last_front_switch.get(&pid).copied().unwrap_or(0)
+}
+
+/// Whether the app's last read-back, since it was last in front, found little to read.
+fn read_back_dry(ctx: &Ctx, pid: u32) -> bool {
+    ctx.state.read_back_dry.get(&pid) == Some(&stint_of(ctx, pid))
+}
+
 /// The apps in front with enough in swap to read back.
 fn front_in_swap<'a>(ctx: &Ctx<'a>) -> Vec<&'a App> {
     ctx.free_apps().filter(|a| a.class == Class::Foreground && a.swap_bytes >= MIN_BYTES).collect()
@@ -157,7 +176,7 @@ pub fn likely_at_idle(ctx: &mut Ctx, floor: u64) {
     let floor = floor.max(ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC));
     let mut likely: Vec<(u32, String, u64, f64)> = ctx
         .free_apps()
-        .filter(|a| a.class > Class::Foreground && a.swap_bytes >= MIN_BYTES)
+        .filter(|a| a.class > Class::Foreground && a.swap_bytes >= MIN_BYTES && !read_back_dry(ctx, a.pid))
         .map(|a| (a.pid, a.name.clone(), a.swap_bytes, ctx.p_return(a)))
         .filter(|(.., p)| *p >= shrink::LIKELY_RETURN)
         .collect();
