@@ -329,6 +329,36 @@ fn memorch_grows_storage_swap_for_a_launch_before_it_kills() {
     assert_eq!(kills(&without).len(), 1, "without storage swap the launch costs a kill: {without:?}");
 }
 
+/// Issue 11: a launch whose need zram's room cannot cover, with zram not yet 80 % full, gets a
+/// storage file of what is short (whole files' worth, within the preset's room for files)
+/// rather than a kill. On `realapps` a launch killed an app for 80 MiB with zram 63 % full.
+#[test]
+fn memorch_sizes_storage_swap_to_what_a_launch_needs_before_zram_is_full() {
+    let apps = vec![app(11, "c1", Class::Cached, 200), app(12, "c2", Class::Cached, 200), app(2, "fg", Class::Foreground, 200)];
+    let mut s = snap(1024, 40, 20);
+    // zram (256 MiB) 60 % full: below the fill at which SWAM adds a file.
+    s.swap.devices[0].used_bytes = s.swap.devices[0].size_bytes * 6 / 10;
+    s.swap.used_bytes = s.swap.devices[0].used_bytes;
+    let launch = [Event::LaunchIntent { app: "game".into(), expected_bytes: Some(300 * MIB) }];
+    let grown = |acts: &[memorch_core::engine::Action]| acts.iter().find_map(|a| if let ActionKind::SwapGrow { bytes } = a.kind { Some(bytes) } else { None });
+    let unit = 128 * MIB; // file_frac 0.125 of 1 GiB
+    let acts = decide(&mut engine("memorch"), 0, &s, &apps, &launch);
+    let bytes = grown(&acts).unwrap_or_else(|| panic!("a file for the launch: {acts:?}"));
+    assert!(bytes > unit && bytes % unit == 0, "whole files' worth of what is short, more than one: {} MiB", bytes / MIB);
+    assert!(kills(&acts).is_empty(), "the file covers the launch: {acts:?}");
+    let sparse = decide(&mut engine("memorch:swap.grow_to_need=off"), 0, &s, &apps, &launch);
+    assert_eq!(grown(&sparse), None, "SWAM's rule: no file before zram is 80 % full: {sparse:?}");
+    assert_eq!(kills(&sparse).len(), 1, "without it the launch costs a kill: {sparse:?}");
+    // One file short of the preset's files' worth: the new one is the room left, not more.
+    let mut nearly = s.clone();
+    let files = engine("memorch").preset.swap.max_files - 1;
+    for i in 0..files {
+        nearly.swap.devices.push(memorch_core::SwapDevice { path: format!("/swap/memorch-swap-{i}.swap"), kind: "file".into(), size_bytes: unit, used_bytes: unit, priority: -2 });
+    }
+    let acts = decide(&mut engine("memorch"), 0, &nearly, &apps, &launch);
+    assert_eq!(grown(&acts), Some(unit), "{acts:?}");
+}
+
 /// The `kernel` preset never acts, whatever happens.
 #[test]
 fn kernel_preset_never_acts() {

@@ -238,6 +238,12 @@ pub struct SwapPolicy {
     /// kill or a launch (memorch).
     #[serde(default)]
     pub grow_on_fill: bool,
+    /// In a launch's decision, a storage file sized to what zram's room and compression
+    /// cannot cover (whole files of `file_frac`, within `max_files` of them in all), added
+    /// whatever zram's fill; false: one file of `file_frac`, only once zram is
+    /// `grow_at_zram_used_frac` full (SWAM).
+    #[serde(default)]
+    pub grow_to_need: bool,
     /// Anonymous memory in folios of this size (kB) while the daemon runs: multi-size THP
     /// set to `always` for that size, machine-wide (Linux 6.8+; linux `folios.rs`). Since
     /// 6.12 such a folio swapped out to zram comes back whole in one fault, so a return reads
@@ -410,6 +416,7 @@ fn no_swap() -> SwapPolicy {
         storage_pct: None,
         swappiness: None,
         grow_on_fill: false,
+        grow_to_need: false,
         anon_folio_kb: None,
     }
 }
@@ -533,6 +540,7 @@ impl Preset {
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
+            "memorch" if k == "swap.grow_to_need" || k == "swap.max_files" => "issue 11: a launch killed an app for 80 MiB with zram 63 % full (SWAM adds one file, once zram is 80 % full), and four files were full before launches that then killed; a file sized to what a launch needs, up to eight files' worth: on realapps' seeds 6-8 no kill in three runs against 2, 3 and 2 (docs/results.md); memorch:swap.grow_to_need=off, memorch:swap.max_files=4 as SWAM",
             "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files, every 5 s while zram is full (SWAM's 30 s killed apps on realapps while one file filled, docs/results.md)",
             "mos" | "android-4.4" if k.starts_with("swap.") => "MOS §I: \"mobile devices do not perform memory swapping\" (Nexus 5, Android 4.4): no swap",
             "android-4.4" if k.starts_with("max_cached_apps") => "MOS §II: AMS kills cached apps beyond a fixed count; workloads.md: at most 24 on the Nexus 5",
@@ -756,6 +764,7 @@ fn swam() -> Preset {
             storage_pct: None,
             swappiness: None,
             grow_on_fill: true,
+            grow_to_need: false,
             anon_folio_kb: None,
         },
         kill: KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::OomBadnessOverRelaunch),
@@ -861,13 +870,17 @@ fn memorch() -> Preset {
             grow_at_zram_used_frac: 0.8,
             grow_below_ratio: 1.5,
             file_frac: 0.125,
-            max_files: 4,
+            // Eight files' worth (as much storage swap as the domain has memory), not SWAM's
+            // four: on realapps' seeds 6-8 the four were full before two launches and a
+            // critical band, each of which cost a kill; with eight, none (docs/results.md).
+            max_files: 8,
             // Not the 30 s of SWAM's: a file that fills in seconds while zram is full is
             // followed by the next (an empty file still waits), or the shortfall is killed.
             grow_interval_ms: 5_000,
             storage_pct: None,
             swappiness: None,
             grow_on_fill: false,
+            grow_to_need: true,
             anon_folio_kb: None,
         },
         // Killing once swap is full: off by measurement (realapps: p50 shorter in three benches,

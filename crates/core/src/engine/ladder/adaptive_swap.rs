@@ -34,7 +34,7 @@ pub fn run(ctx: &mut Ctx) {
     let zram_used = zram_used(ctx);
     let on_demand = (p.grow_on_fill && zram_used >= p.grow_at_zram_used_frac).then(|| "swap is filling".to_string());
     match pressure(ctx).or_else(|| ctx.pressure_event().map(|l| format!("PSI {l:?} stall trigger"))).or(on_demand) {
-        Some(why) => grow(ctx, &why),
+        Some(why) => grow(ctx, &why, 0),
         None if idle_file_removable(ctx) => {
             let r = ctx.reason(Step::AdaptiveSwap, "a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)");
             ctx.push(ActionKind::SwapShrink, r, 0);
@@ -43,11 +43,25 @@ pub fn run(ctx: &mut Ctx) {
     }
 }
 
-/// Whether the preset could still add a storage swap file (it grows swap, and has fewer files
-/// than it may): while it can, full swap is not the end of compression.
+/// Whether the preset could still add a storage swap file (it grows swap, and its files
+/// leave room for another): while it can, full swap is not the end of compression.
 pub fn can_grow(ctx: &Ctx) -> bool {
+    ctx.preset.swap.swap_files && storage_room(ctx) > 0
+}
+
+/// The storage swap the preset may still add: `max_files` files of `file_frac`, less what
+/// its files hold in size; 0 when not half a file is left (a file's size in `/proc/swaps`
+/// is its own less a header page, so four files leave a sliver, not room for a fifth).
+fn storage_room(ctx: &Ctx) -> u64 {
     let p = &ctx.preset.swap;
-    p.swap_files && (ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind == "file").count() as u32) < p.max_files
+    let unit = ctx.frac(p.file_frac);
+    let files: u64 = ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind == "file").map(|d| d.size_bytes).sum();
+    let room = (u64::from(p.max_files) * unit).saturating_sub(files);
+    if room < unit / 2 {
+        0
+    } else {
+        room
+    }
 }
 
 /// Whether a storage swap file holding nothing may go: zram has room again (below half the
@@ -63,21 +77,33 @@ pub fn idle_file_removable(ctx: &Ctx) -> bool {
 }
 
 /// Add a storage swap file for `why` if zram is nearly full (or compresses badly), the preset
-/// allows another file, none was added within its interval and none stands empty.
-pub fn grow(ctx: &mut Ctx, why: &str) {
+/// allows another file, none was added within its interval and none stands empty. `short`:
+/// what a launch needs beyond what zram's room and compression can cover; with the preset's
+/// `grow_to_need`, that much is added (in whole files' worth, within the preset's room) even
+/// while zram has room (issue 11: a launch on `realapps` killed an app for 80 MiB with zram
+/// 63 % full, its room worth less than the launch needed, and no file added).
+pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let p = ctx.preset.swap.clone();
     let zram_used = zram_used(ctx);
     let swap = &ctx.input.snapshot.swap;
-    let files = swap.devices.iter().filter(|d| d.kind == "file").count() as u32;
     let idle_file = swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0);
     let bad_ratio = has_zram_data(ctx) && ctx.zram_ratio() < p.grow_below_ratio;
+    let to_need = p.grow_to_need && short > 0;
     let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < p.grow_interval_ms);
     let grown = ctx.has_pushed(|k| matches!(k, ActionKind::SwapGrow { .. }));
-    if !p.swap_files || !(zram_used >= p.grow_at_zram_used_frac || bad_ratio) || files >= p.max_files || recent || idle_file || grown {
+    let room = storage_room(ctx);
+    if !p.swap_files || !(zram_used >= p.grow_at_zram_used_frac || bad_ratio || to_need) || room == 0 || recent || idle_file || grown {
         return;
     }
-    let bytes = ctx.frac(p.file_frac);
-    let what = if bad_ratio { format!("zram compresses only {:.2}×", ctx.zram_ratio()) } else { format!("zram is {:.0} % full", zram_used * 100.0) };
+    let unit = ctx.frac(p.file_frac);
+    let bytes = if to_need { short.div_ceil(unit.max(1)).max(1) * unit } else { unit }.min(room);
+    let what = if bad_ratio {
+        format!("zram compresses only {:.2}×", ctx.zram_ratio())
+    } else if zram_used >= p.grow_at_zram_used_frac {
+        format!("zram is {:.0} % full", zram_used * 100.0)
+    } else {
+        format!("zram's room ({:.0} % full) and compression leave {} short", zram_used * 100.0, mib(short))
+    };
     let r = ctx
         .reason(Step::AdaptiveSwap, format!("{why} and {what}: add a {} storage swap file (SWAM slow path)", mib(bytes)))
         .with("zram_used_frac", zram_used);

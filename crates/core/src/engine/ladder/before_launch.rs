@@ -72,7 +72,8 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64, f
     let compressible = shrink::capacity(ctx, Class::Cached, Some(budget_bytes));
     // What zram cannot take goes to storage swap: grow it now, not after the launch stalls.
     if need > compressible {
-        super::adaptive_swap::grow(ctx, &format!("launching '{app}' needs {} more than compression can free now", mib(need - compressible)));
+        let short = ctx.beyond_swap_rooms(need.saturating_sub(compressible.max(ctx.swap_headroom(true))));
+        super::adaptive_swap::grow(ctx, &format!("launching '{app}' needs {} more than compression can free now", mib(need - compressible)), short);
     }
     let coverable = compressible.max(ctx.swap_headroom(true));
     let rest = need.saturating_sub(coverable);

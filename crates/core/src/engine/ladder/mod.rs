@@ -177,8 +177,21 @@ impl<'a> Ctx<'a> {
     /// adds), where it saves all of it. Growing swap onto storage comes before a kill, except
     /// where memory is too short to wait for a new file's writeback.
     pub fn swap_headroom(&self, growing: bool) -> u64 {
-        let anon: u64 = self.input.apps.iter().filter(|a| a.actionable() && a.is_background() && !self.killed.contains(&a.pid)).map(|a| a.anon_bytes).sum();
-        self.saved_by(0, anon, growing)
+        self.saved_by(0, self.background_anon(), growing)
+    }
+
+    /// Anonymous memory of the background apps memorch may act on, this decision's victims
+    /// left out: what swap could still take.
+    fn background_anon(&self) -> u64 {
+        self.input.apps.iter().filter(|a| a.actionable() && a.is_background() && !self.killed.contains(&a.pid)).map(|a| a.anon_bytes).sum()
+    }
+
+    /// Of `rest` (what a decision needs beyond its headroom), the part more storage swap
+    /// could cover: background apps' anonymous memory that neither zram's room nor the
+    /// storage files' (this decision's included) can take now.
+    pub fn beyond_swap_rooms(&self, rest: u64) -> u64 {
+        let (zram, storage) = self.swap_rooms(true);
+        rest.min(self.background_anon().saturating_sub(zram).saturating_sub(storage))
     }
 
     /// Apps memorch may act on and no action of this decision touches yet.
