@@ -675,6 +675,31 @@ fn an_empty_swap_file_goes_at_idle_only_when_zram_has_room() {
     }
 }
 
+/// A file added for a launch stays while the launch fills it, even where zram looks roomy: in
+/// a domain without zram the new, empty file was the only swap, and the eraser removed it at
+/// the next look (the daemon's live tests). After [`FILE_HOLD_MS`] an empty one goes.
+#[test]
+fn a_swap_file_added_for_a_launch_is_not_erased_while_the_launch_fills_it() {
+    use memorch_core::engine::ladder::FILE_HOLD_MS;
+    let shrinks = |acts: &[memorch_core::engine::Action]| acts.iter().filter(|a| matches!(a.kind, ActionKind::SwapShrink)).count();
+    let apps = vec![app(11, "c1", Class::Cached, 200), app(12, "c2", Class::Cached, 200), app(2, "fg", Class::Foreground, 200)];
+    let mut before = snap(1024, 40, 20);
+    before.swap.devices[0].used_bytes = before.swap.devices[0].size_bytes * 6 / 10;
+    before.swap.used_bytes = before.swap.devices[0].used_bytes;
+    let mut m = engine("memorch");
+    let launch = [Event::LaunchIntent { app: "game".into(), expected_bytes: Some(300 * MIB) }];
+    let acts = decide(&mut m, 0, &before, &apps, &launch);
+    assert!(acts.iter().any(|a| matches!(a.kind, ActionKind::SwapGrow { .. })), "{acts:?}");
+    // The file is there and empty, and zram has room.
+    let mut after = snap(1024, 600, 100);
+    after.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: 256 * MIB, used_bytes: 0, priority: -2 });
+    after.swap.total_bytes += 256 * MIB;
+    let soon = decide(&mut m, 1_000, &after, &apps, &[]);
+    assert_eq!(shrinks(&soon), 0, "a second after it was added, the file stays: {soon:?}");
+    let later = decide(&mut m, FILE_HOLD_MS + 1_000, &after, &apps, &[]);
+    assert_eq!(shrinks(&later), 1, "still empty long after: it goes: {later:?}");
+}
+
 /// A stall with available memory above the low band (under twice it): memorch asks for half
 /// its margin a decision while PSI some stays over its target; with `stall_near=off` it waits
 /// for the band itself (below it, both compress).

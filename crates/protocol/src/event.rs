@@ -89,3 +89,41 @@ pub struct VictimGone {
     #[serde(default)]
     pub reason: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memorch_core::engine::{ActionKind, Reason, Step};
+
+    /// Every action a subscriber may be sent reads back as the event it was: an action whose
+    /// own field shared a key with the event's (`bytes`, in `reclaim` and `swap_grow`) made a
+    /// line with the key twice, which the client skipped as no event.
+    #[test]
+    fn every_action_event_reads_back_as_sent() {
+        let kinds = [
+            ActionKind::Reclaim { bytes: 7 << 20 },
+            ActionKind::SwapGrow { bytes: 128 << 20 },
+            ActionKind::SwapShrink,
+            ActionKind::Compact { pid: 5, app: "a".into(), scope: memorch_core::engine::CompactScope::Anon, max_pages: Some(3) },
+            ActionKind::Prefetch { pid: 5, app: "a".into(), max_pages: 3 },
+            ActionKind::Ksm { run: true, pages_to_scan: 100, sleep_ms: 20 },
+            ActionKind::Nothing,
+        ];
+        for kind in kinds {
+            let e = Event::Action(ActionEvent {
+                action: Action { kind, reason: Reason::new(Step::AdaptiveSwap, "why") },
+                done: true,
+                dry_run: false,
+                result: "done".into(),
+                bytes: 1 << 20,
+                cause: "timer".into(),
+                wake_to_act_us: Some(3),
+                snapshot_done_us: 1,
+                decided_us: 2,
+            });
+            let line = serde_json::to_string(&e).unwrap();
+            let back: Event = serde_json::from_str(&line).unwrap_or_else(|err| panic!("{line}: {err}"));
+            assert_eq!(back, e, "{line}");
+        }
+    }
+}

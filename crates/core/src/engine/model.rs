@@ -142,12 +142,20 @@ pub struct Victim {
 pub enum ActionKind {
     /// process_madvise the app's pages; `max_pages: None` = all of them.
     Compact { pid: u32, app: String, scope: CompactScope, max_pages: Option<u64> },
-    /// Reclaim this much from the domain (page cache first).
-    Reclaim { bytes: u64 },
+    /// Reclaim this much from the domain (page cache first). Its JSON key is not `bytes`: an
+    /// action event flattens the action beside its own `bytes` (what was done), and a line
+    /// with the key twice is no event to a client (both were lost to every subscriber).
+    Reclaim {
+        #[serde(rename = "reclaim_bytes", alias = "bytes")]
+        bytes: u64,
+    },
     /// Run or stop ksmd at this pace.
     Ksm { run: bool, pages_to_scan: u64, sleep_ms: u64 },
-    /// Add a storage swap file of this size.
-    SwapGrow { bytes: u64 },
+    /// Add a storage swap file of this size (JSON `file_bytes`, as `Reclaim`'s).
+    SwapGrow {
+        #[serde(rename = "file_bytes", alias = "bytes")]
+        bytes: u64,
+    },
     /// Remove storage swap files that hold nothing.
     SwapShrink,
     Freeze { pid: u32 },

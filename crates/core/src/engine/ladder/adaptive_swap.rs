@@ -64,13 +64,21 @@ fn storage_room(ctx: &Ctx) -> u64 {
     }
 }
 
+/// A storage file is kept at least this long after one was added, empty or not: the launch
+/// it was added for takes seconds to fill it, and until then zram may look roomy (a domain
+/// without zram has only the new, empty file: removed at the next look, the launch's pages
+/// had nowhere to go; found by the daemon's live tests).
+pub const FILE_HOLD_MS: u64 = 30_000;
+
 /// Whether a storage swap file holding nothing may go: zram has room again (below half the
 /// fill at which a file is added), so it is not the file the last shortage asked for and the
-/// next would ask for again (added and removed within a second, found on realapps); one
-/// removal a decision.
+/// next would ask for again (added and removed within a second, found on realapps), and none
+/// was added within [`FILE_HOLD_MS`]; one removal a decision.
 pub fn idle_file_removable(ctx: &Ctx) -> bool {
     let p = &ctx.preset.swap;
+    let held = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < FILE_HOLD_MS);
     p.swap_files
+        && !held
         && ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0)
         && zram_used(ctx) < p.grow_at_zram_used_frac / 2.0
         && !ctx.has_pushed(|k| matches!(k, ActionKind::SwapShrink))

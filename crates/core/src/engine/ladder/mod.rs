@@ -17,6 +17,8 @@ pub mod shrink;
 mod trim;
 mod under_pressure;
 
+pub use adaptive_swap::FILE_HOLD_MS;
+
 use super::model::{mib, Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, PAGE};
 use super::preset::Preset;
 use super::victims::{self, Candidate};
