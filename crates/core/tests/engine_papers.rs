@@ -349,6 +349,14 @@ fn memorch_sizes_storage_swap_to_what_a_launch_needs_before_zram_is_full() {
     let sparse = decide(&mut engine("memorch:swap.grow_to_need=off"), 0, &s, &apps, &launch);
     assert_eq!(grown(&sparse), None, "SWAM's rule: no file before zram is 80 % full: {sparse:?}");
     assert_eq!(kills(&sparse).len(), 1, "without it the launch costs a kill: {sparse:?}");
+    // An empty file (one a launch was just given) is counted, and what it cannot take either
+    // gets a file of its own.
+    let mut with_empty = s.clone();
+    with_empty.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: unit, used_bytes: 0, priority: -2 });
+    let acts = decide(&mut engine("memorch"), 0, &with_empty, &apps, &launch);
+    let more = grown(&acts).unwrap_or_else(|| panic!("an empty file of 128 MiB does not cover the launch: another: {acts:?}"));
+    assert!(more < bytes, "only what the empty file cannot take: {} MiB against {} MiB", more / MIB, bytes / MIB);
+    assert!(kills(&acts).is_empty(), "{acts:?}");
     // One file short of the preset's files' worth: the new one is the room left, not more.
     let mut nearly = s.clone();
     let files = engine("memorch").preset.swap.max_files - 1;

@@ -85,7 +85,8 @@ pub fn idle_file_removable(ctx: &Ctx) -> bool {
 }
 
 /// Add a storage swap file for `why` if zram is nearly full (or compresses badly), the preset
-/// allows another file, none was added within its interval and none stands empty. `short`:
+/// allows another file, none was added within its interval and none stands empty (a launch
+/// short even of an empty file's room may have another). `short`:
 /// what a launch needs beyond what zram's room and compression can cover; with the preset's
 /// `grow_to_need`, that much is added (in whole files' worth, within the preset's room) even
 /// while zram has room (issue 11: a launch on `realapps` killed an app for 80 MiB with zram
@@ -100,7 +101,7 @@ pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < p.grow_interval_ms);
     let grown = ctx.has_pushed(|k| matches!(k, ActionKind::SwapGrow { .. }));
     let room = storage_room(ctx);
-    if !p.swap_files || !(zram_used >= p.grow_at_zram_used_frac || bad_ratio || to_need) || room == 0 || recent || idle_file || grown {
+    if !p.swap_files || !(zram_used >= p.grow_at_zram_used_frac || bad_ratio || to_need) || room == 0 || recent || (idle_file && !to_need) || grown {
         return;
     }
     let unit = ctx.frac(p.file_frac);
