@@ -107,6 +107,12 @@ mod tests {
             ActionKind::Compact { pid: 5, app: "a".into(), scope: memorch_core::engine::CompactScope::Anon, max_pages: Some(3) },
             ActionKind::Prefetch { pid: 5, app: "a".into(), max_pages: 3 },
             ActionKind::Ksm { run: true, pages_to_scan: 100, sleep_ms: 20 },
+            ActionKind::Freeze { pid: 5 },
+            ActionKind::Thaw { pid: 5 },
+            ActionKind::Shield { pid: 5 },
+            ActionKind::Unshield { pid: 5 },
+            ActionKind::Trim { level: TrimLevel::Moderate, pid: Some(5) },
+            ActionKind::Kill { victims: vec![memorch_core::engine::Victim { pid: 5, app: "a".into(), class: Class::Cached, freeable_bytes: 9 }], target_bytes: 8, min_class: Class::Cached },
             ActionKind::Nothing,
         ];
         for kind in kinds {

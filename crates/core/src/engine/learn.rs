@@ -85,7 +85,7 @@ impl Engine {
                 // held in shared memory, say): asking again each decision would walk the
                 // app's page map for nothing, so not again until it comes back to the front.
                 ActionKind::Prefetch { pid, max_pages, .. } if o.bytes.is_some_and(|read| (read as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) => {
-                    let stint = self.state.last_front_switch.get(pid).copied().unwrap_or(0);
+                    let stint = self.state.stint(*pid);
                     self.state.read_back_dry.insert(*pid, stint);
                 }
                 ActionKind::Ksm { run, .. } => self.state.ksm_running = *run,

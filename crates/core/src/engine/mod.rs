@@ -207,6 +207,13 @@ impl Default for State {
     }
 }
 
+impl State {
+    /// The app's stint in front: its `last_front_switch` (0 before it was ever in front).
+    pub fn stint(&self, pid: u32) -> u64 {
+        self.last_front_switch.get(&pid).copied().unwrap_or(0)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Engine {
     pub preset: Preset,

@@ -84,7 +84,7 @@ fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
     // What this decision reads back is no longer available to the next app in front.
     let mut taken = 0;
     for a in front {
-        let stint = stint_of(ctx, a.pid);
+        let stint = ctx.state.stint(a.pid);
         if ctx.state.prefetched.get(&a.pid) == Some(&stint) {
             continue;
         }
@@ -116,7 +116,7 @@ fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
         if ctx.is_touched(a.pid) {
             continue;
         }
-        let stint = stint_of(ctx, a.pid);
+        let stint = ctx.state.stint(a.pid);
         if read_back_dry(ctx, a.pid) {
             let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: not read back, its last read-back found little of it to read (swap it does not map privately)", a.name, mib(a.swap_bytes)));
             ctx.quiet(r);
@@ -148,14 +148,9 @@ fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
     }
 }
 
-/// The app's stint in front: its `last_front_switch` (0 before it was ever in front).
-fn stint_of(ctx: &Ctx, pid: u32) -> u64 {
-    ctx.state.last_front_switch.get(&pid).copied().unwrap_or(0)
-}
-
 /// Whether the app's last read-back, since it was last in front, found little to read.
 fn read_back_dry(ctx: &Ctx, pid: u32) -> bool {
-    ctx.state.read_back_dry.get(&pid) == Some(&stint_of(ctx, pid))
+    ctx.state.read_back_dry.get(&pid) == Some(&ctx.state.stint(pid))
 }
 
 /// The apps in front with enough in swap to read back.
