@@ -105,7 +105,7 @@ impl Daemon {
         let server = Server::bind(&cfg.socket).map_err(socket_error)?;
         let live = crate::executor::live::Live::new(root.clone(), domain.clone(), cfg.manage.swap_file_dir.clone());
         let mut exec = Executor::new(Box::new(live), cfg.dry_run, cfg.manage.clone());
-        exec.squeezes_at_once = crate::executor::squeezes_at_once(&preset);
+        exec.set_preset(&preset);
         tracing::info!(preset = %preset.name, domain = %spec, dry_run = cfg.dry_run, socket = %cfg.socket.display(), "memorch running");
         Ok(Daemon {
             timer_period: Duration::from_millis(cfg.loop_.tick_ms),

@@ -34,7 +34,7 @@ impl Daemon {
         if new.preset != self.cfg.preset {
             let stats = self.engine.state.stats.clone();
             self.engine = Engine::with_stats(new.preset(), stats);
-            self.exec.squeezes_at_once = crate::executor::squeezes_at_once(&self.engine.preset);
+            self.exec.set_preset(&self.engine.preset);
         }
         let rearm = new.preset != self.cfg.preset || new.loop_.psi_window_ms != self.cfg.loop_.psi_window_ms || new.loop_.psi_some_stall_ms != self.cfg.loop_.psi_some_stall_ms || new.loop_.psi_full_stall_ms != self.cfg.loop_.psi_full_stall_ms;
         self.exec.dry_run = new.dry_run;

@@ -215,3 +215,51 @@ fn the_squeezes_a_launch_waits_for_run_together_and_others_one_after_another() {
     exec.execute(&decided, snap.memory.used_bytes, &|_| None);
     assert!(rec.calls().is_empty(), "{:?}", rec.calls());
 }
+
+/// The memory work no launcher waits for runs at the preset's `work_nice`; the squeezes a
+/// launcher waits for, and kills, at the daemon's own priority; the thread is back at its
+/// own afterwards. Raising a thread's priority back needs CAP_SYS_NICE: root.
+#[test]
+fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
+    if !memorch_linux::testkit::facility("raising a thread's priority back (CAP_SYS_NICE)", if unsafe { libc::geteuid() } == 0 { Ok(()) } else { Err("tests that change priorities run as root".into()) }) {
+        return;
+    }
+    // A thread of its own: the test runner's threads keep their priority whatever happens.
+    std::thread::spawn(|| {
+        let snap = recorded();
+        let launch = [Event::LaunchIntent { app: "camera".into(), expected_bytes: Some(96 << 20) }];
+        let decide = |preset: &Preset, events: &[Event]| Engine::new(preset.clone()).decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events });
+        let start = memorch_linux::priority::current().unwrap();
+        let work = (start + 5).min(19);
+        for (spec, waited_keep_ours) in [(format!("memorch:work_nice={work}"), true), (format!("memorch:work_nice={work},ahead.launch_waits=false"), false)] {
+            let preset = Preset::from_spec(&spec).unwrap();
+            // A launch's squeezes, then a decision under pressure (8 % available): squeezes of both kinds.
+            let mut actions = decide(&preset, &launch);
+            actions.extend(decide(&preset, &[]));
+            let waited = actions.iter().filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. })).count();
+            assert!(waited > 0 && waited < compacted(&actions).len(), "squeezes a launch waits for and others: {actions:#?}");
+            let (rec, mut exec) = fake(&[]);
+            exec.set_preset(&preset);
+            exec.execute(&actions, snap.memory.used_bytes, &|_| None);
+            // Squeezes are carried out in the engine's order (only kills go first).
+            let calls: Vec<(Call, i32)> = rec.calls_at().into_iter().filter(|(c, _)| matches!(c, Call::Compact { .. })).collect();
+            let squeezes: Vec<&Action> = actions.iter().filter(|a| matches!(a.kind, ActionKind::Compact { .. })).collect();
+            assert_eq!(calls.len(), squeezes.len(), "{spec}: {calls:?}");
+            for (a, (call, nice)) in squeezes.iter().zip(&calls) {
+                assert!(matches!(call, Call::Compact { pid, .. } if *pid == a.pids()[0]), "{spec}: {call:?} for {a:?}");
+                let expect = if a.reason.step == Step::BeforeLaunch && waited_keep_ours { start } else { work };
+                assert_eq!(*nice, expect, "{spec}: {:?} '{}' at nice {nice}", a.reason.step, a.reason.text);
+            }
+            assert_eq!(memorch_linux::priority::current().unwrap(), start, "{spec}: the thread is back at its own priority");
+        }
+        // No work priority: everything at the daemon's own.
+        let preset = Preset::by_name("memorch").unwrap();
+        let (rec, mut exec) = fake(&[]);
+        exec.set_preset(&preset);
+        exec.execute(&decide(&preset, &[]), snap.memory.used_bytes, &|_| None);
+        let calls = rec.calls_at();
+        assert!(!calls.is_empty() && calls.iter().all(|(_, n)| *n == start), "{calls:?}");
+    })
+    .join()
+    .unwrap();
+}

@@ -21,6 +21,7 @@ pub mod namespace;
 pub mod owner;
 pub mod peercred;
 pub mod pidfd;
+pub mod priority;
 pub mod parse;
 pub mod process;
 pub mod psi;

@@ -388,6 +388,14 @@ pub struct Preset {
     /// returns find them in RAM.
     #[serde(default)]
     pub refill_idle: bool,
+    /// The CPU priority (nice) of the memory work the daemon does in the background: the
+    /// kernel squeezes, reclaims and reads back in the context of the thread that asks, so
+    /// at the daemon's own priority (`loop.nice`, -10, so that decisions and kills never
+    /// wait) that work takes the CPU from the app in front and from a launch. With a value,
+    /// that work runs at it (0: the apps' own priority, as kswapd's reclaim does), and only
+    /// the squeezes a launcher waits for keep the daemon's. `None`: all at the daemon's.
+    #[serde(default)]
+    pub work_nice: Option<i32>,
 }
 
 /// The share of the domain the likely apps' anonymous memory may take while shielded: a
@@ -529,6 +537,8 @@ impl Preset {
             "memorch" if k.starts_with("refill_idle") => "issue 11: the apps kept alive in swap come back warm; idle time (screen off) is free to swap the likely ones in and the unlikely ones out (ASAP prepaging, anchors.md); measured on realapps (docs/results.md)",
             _ if k.starts_with("refill_idle") => "no read-back at idle (the paper's system has none)",
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
+            "memorch" if k == "work_nice" => "issue 11: the kernel squeezes in the asking thread's context, and the daemon runs at nice -10, ahead of a launch and the app in front (kswapd reclaims at 0); null: on realapps, three runs each, nice 0 alone moved no figure beyond the spread; with the launch answered at once (ahead.launch_waits=false) p95 was lower on every seed in one bench, to be confirmed (docs/results.md); memorch:work_nice=0 turns it on",
+            _ if k == "work_nice" => "the daemon's own priority (loop.nice) for all its work; a value runs the background squeezes, reclaims and read-backs at it (kswapd reclaims at nice 0; Android's compaction thread at nice 2, CachedAppOptimizer's ServiceThread)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
@@ -575,6 +585,7 @@ fn kernel() -> Preset {
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
+        work_nice: None,
     }
 }
 
@@ -597,6 +608,7 @@ fn lmk_classic() -> Preset {
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
+        work_nice: None,
     }
 }
 
@@ -619,6 +631,7 @@ fn compcache() -> Preset {
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
+        work_nice: None,
     }
 }
 
@@ -641,6 +654,7 @@ fn thesis() -> Preset {
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
+        work_nice: None,
     }
 }
 
@@ -682,6 +696,7 @@ fn lmkd() -> Preset {
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
+        work_nice: None,
     }
 }
 
@@ -717,6 +732,7 @@ fn mos() -> Preset {
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
+        work_nice: None,
     }
 }
 
@@ -777,6 +793,7 @@ fn swam() -> Preset {
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
+        work_nice: None,
     }
 }
 
@@ -791,6 +808,7 @@ fn android_4_4() -> Preset {
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
+        work_nice: None,
         ..lmk_classic()
     }
 }
@@ -922,6 +940,7 @@ fn memorch() -> Preset {
         // 23.9 against 34.4 on seed 5, 11.8 against 10.5 on seed 4: docs/results.md).
         prefetch_whole: true,
         refill_idle: false,
+        work_nice: None,
     }
 }
 

@@ -258,6 +258,11 @@ fn check_ranges(p: &Preset) -> Result<(), String> {
             return Err(format!("ahead.unseen_launch_chance is the least chance of an app not seen yet at which the idle step prepares for one: give a number from 0 to 1, or null to prepare only for apps seen ({chance} given)"));
         }
     }
+    if let Some(n) = p.work_nice {
+        if !(-20..=19).contains(&n) {
+            return Err(format!("work_nice is the nice value the daemon's background memory work runs at: give -20 to 19 (0 is the apps' own), or null for the daemon's own ({n} given)"));
+        }
+    }
     Ok(())
 }
 
@@ -336,6 +341,15 @@ mod tests {
             assert!(e.contains(&format!("compaction.max_share={bad}")) && e.contains("at most 1"), "{e}");
         }
         assert_eq!(Preset::by_name("memorch").unwrap().compaction.unwrap().max_share, super::super::ladder::shrink::MAX_SHARE);
+    }
+
+    #[test]
+    fn a_nice_value_must_be_one() {
+        let p = Preset::from_spec("memorch:work_nice=0").unwrap();
+        assert_eq!(p.work_nice, Some(0));
+        assert_eq!(Preset::from_spec("memorch:work_nice=null").unwrap().work_nice, None);
+        let e = Preset::from_spec("memorch:work_nice=20").unwrap_err();
+        assert!(e.contains("work_nice") && e.contains("-20 to 19"), "{e}");
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub struct Recording {
     /// Pids whose compaction or kill is refused (as the kernel refuses a process that has
     /// gone, or that memorch may not touch).
     pub refuse: BTreeSet<u32>,
+    /// The calling thread's nice value at each call, beside `calls`: what priority the kernel
+    /// would have done that work at.
+    pub priorities: Arc<Mutex<Vec<i32>>>,
 }
 
 impl Recording {
@@ -38,8 +41,15 @@ impl Recording {
         self.calls.lock().expect("calls").clone()
     }
 
+    /// Each call with the nice value it was made at.
+    pub fn calls_at(&self) -> Vec<(Call, i32)> {
+        self.calls().into_iter().zip(self.priorities.lock().expect("priorities").iter().copied()).collect()
+    }
+
     fn record(&self, c: Call) {
+        let nice = memorch_linux::priority::current().unwrap_or(i32::MIN);
         self.calls.lock().expect("calls").push(c);
+        self.priorities.lock().expect("priorities").push(nice);
     }
 
     fn check(&self, pid: u32) -> Result<(), String> {

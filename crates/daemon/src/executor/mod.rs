@@ -113,11 +113,38 @@ pub struct Executor {
     /// How many of a decision's before-launch squeezes run at once (1: one after another);
     /// the daemon sets it from the preset (`ahead.parallel_squeezes`) and the CPUs it has.
     pub squeezes_at_once: usize,
+    /// The nice value the memory work no launcher waits for runs at (the preset's
+    /// `work_nice`); `None`: the daemon's own. Set by the daemon with [`Self::set_preset`].
+    pub work_nice: Option<i32>,
+    /// Whether a launcher waits for the before-launch squeezes (`ahead.launch_waits`): those
+    /// keep the daemon's priority, the user waiting for them.
+    pub launcher_waits: bool,
 }
 
 impl Executor {
     pub fn new(actuators: Box<dyn Actuators>, dry_run: bool, manage: Manage) -> Executor {
-        Executor { dry_run, manage, actuators, reaping: Vec::new(), frozen: BTreeSet::new(), shielded: BTreeSet::new(), squeezes_at_once: 1 }
+        Executor { dry_run, manage, actuators, reaping: Vec::new(), frozen: BTreeSet::new(), shielded: BTreeSet::new(), squeezes_at_once: 1, work_nice: None, launcher_waits: true }
+    }
+
+    /// What the executor takes from the preset: how many waited squeezes run at once on this
+    /// machine, and the priority of the work nobody waits for.
+    pub fn set_preset(&mut self, preset: &memorch_core::engine::Preset) {
+        self.squeezes_at_once = squeezes_at_once(preset);
+        self.work_nice = preset.work_nice;
+        self.launcher_waits = preset.ahead.as_ref().is_some_and(|a| a.launch_waits);
+    }
+
+    /// This thread at the work priority while `a` is done, if `a` is memory work no launcher
+    /// waits for (a squeeze, a reclaim, a read-back) and the preset gives one. The kernel
+    /// does that work in this thread's context: at the daemon's priority it would take the
+    /// CPU from the app in front and from a launch.
+    fn work_priority(&self, a: &Action) -> Option<memorch_linux::priority::NiceGuard> {
+        let nice = self.work_nice?;
+        let memory_work = matches!(a.kind, ActionKind::Compact { .. } | ActionKind::Reclaim { .. } | ActionKind::Prefetch { .. });
+        if !memory_work || (self.launcher_waits && waited_squeeze(a).is_some()) {
+            return None;
+        }
+        memorch_linux::priority::NiceGuard::at(nice).inspect_err(|e| tracing::warn!(nice, error = %e, "could not lower this thread's priority for the work; it runs at the daemon's")).ok()
     }
 
     /// Thaw `pid` now if this daemon froze it (a launcher brings it back): before the
@@ -219,6 +246,7 @@ impl Executor {
             tracing::info!(action = ?a.kind, reason = %a.reason.text, "dry-run: would act");
             return out;
         }
+        let priority = self.work_priority(a);
         let r = match &a.kind {
             ActionKind::Compact { pid, app, scope, max_pages } => self.actuators.compact(*pid, app, *scope, *max_pages),
             ActionKind::Kill { victims, .. } => self.kill(victims.iter().map(|v| (v.pid, v.app.as_str())), &a.reason.text, seen_adj, used_before, &mut out.at),
@@ -259,6 +287,7 @@ impl Executor {
             ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages),
             ActionKind::Nothing => unreachable!(),
         };
+        drop(priority);
         // A kill's time is its first signal's; any other action's, now.
         let at = out.at;
         let mut done = self.outcome(a, r);
