@@ -537,12 +537,12 @@ impl Preset {
             "memorch" if k.starts_with("refill_idle") => "issue 11: the apps kept alive in swap come back warm; idle time (screen off) is free to swap the likely ones in and the unlikely ones out (ASAP prepaging, anchors.md); measured on realapps (docs/results.md)",
             _ if k.starts_with("refill_idle") => "no read-back at idle (the paper's system has none)",
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
-            "memorch" if k == "work_nice" => "issue 11: the kernel squeezes in the asking thread's context, and the daemon runs at nice -10, ahead of a launch and the app in front (kswapd reclaims at 0); null: on realapps, three runs each, nice 0 alone moved no figure beyond the spread; with the launch answered at once (ahead.launch_waits=false) p95 was lower on every seed in one bench, to be confirmed (docs/results.md); memorch:work_nice=0 turns it on",
+            "memorch" if k == "work_nice" => "issue 11: the kernel squeezes in the asking thread's context, and the daemon runs at nice -10, ahead of a launch and the app in front (kswapd reclaims at 0); 0 with the launch answered at once: on realapps p50 and p95 shorter in two benches (6.30 and 7.19 against 7.41 and 8.20 ms; 673 and 753 against 742 and 826), the first launches shorter; swam40 and mos26 as before (docs/results.md); memorch:work_nice=null,ahead.launch_waits=true is the preset before",
             _ if k == "work_nice" => "the daemon's own priority (loop.nice) for all its work; a value runs the background squeezes, reclaims and read-backs at it (kswapd reclaims at nice 0; Android's compaction thread at nice 2, CachedAppOptimizer's ServiceThread)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
-            "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once) shortened p95 and the stall on realapps with swap_full on, not shown without it (measured again alone beside lmkd: p95 735 against 695 ms): true (docs/results.md)",
+            "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once), with the squeezes made beside the launch at the apps' priority (work_nice = 0): p50 and p95 shorter on realapps in two benches; answered at once at the daemon's priority it was not shown better (docs/results.md)",
             "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims (docs/results.md)",
             "memorch" if k == "ahead.unseen_launch_chance" => "issue 11: with every app seen running, the idle step kept only the threshold, and a new app's first launch after the screen came on waited for its room (realapps: 'chat' 275 ms); Good-Turing's chance of an unseen app over sessions; null: on realapps, with every app giving, p50 longer on every seed; with only the unlikely ones, nothing taken (docs/results.md)",
             "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
@@ -913,9 +913,10 @@ fn memorch() -> Preset {
             home_kills: false,
             compress_budget_ms: Some(300),
             compress_bytes_per_ms: 350_000,
-            // The launcher waits: answering at once was better with swap_full on (realapps, p95
-            // lower on each seed) but not shown with the preset as shipped (docs/results.md).
-            launch_waits: true,
+            // Answered at once, the room made beside the launch at the apps' priority
+            // (`work_nice` below): p50 and p95 shorter on realapps in two benches; at the
+            // daemon's priority the launch competed with its squeezes (docs/results.md).
+            launch_waits: false,
             launch_from_free: false,
             // Off: on realapps (six runs each) no figure better beyond the spread and the
             // daemon's RSS 0.8 MiB higher, though a launch that squeezed two apps or more waited
@@ -940,7 +941,8 @@ fn memorch() -> Preset {
         // 23.9 against 34.4 on seed 5, 11.8 against 10.5 on seed 4: docs/results.md).
         prefetch_whole: true,
         refill_idle: false,
-        work_nice: None,
+        // The work no launcher waits for at the apps' priority, as kswapd's reclaim runs.
+        work_nice: Some(0),
     }
 }
 
