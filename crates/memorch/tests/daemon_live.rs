@@ -124,16 +124,16 @@ fn a_launch_larger_than_free_memory_is_met_in_one_batch() {
     drop(cfg);
 }
 
-/// With `ahead.launch_waits=false` memorch answers a launch at once and secures its room right
-/// after, beside the app's start (a launcher that waits adds up to 0.4 s to each large launch);
-/// where the launcher waits (the shipped preset, MOS's order) it answers once it has acted.
+/// memorch (`ahead.launch_waits = false`, as shipped) answers a launch at once and secures its
+/// room right after, beside the app's start (a launcher that waits adds up to 0.4 s to each
+/// large launch); where the launcher waits (MOS's order) it answers once it has acted.
 #[test]
 fn a_launch_is_answered_at_once_or_after_acting_as_the_preset_says() {
     if !testkit::zram_facility() {
         return;
     }
     let _lock = testkit::machine_test_lock();
-    for (preset, waits) in [("memorch:ahead.launch_waits=false", false), ("memorch", true)] {
+    for (preset, waits) in [("memorch", false), ("memorch:ahead.launch_waits=true", true)] {
         let mut sb = Sandbox::create(&testkit::unique_name("memorch-answer"), Some(512 * MIB)).unwrap();
         let cfg = fast_config("[manage]\nzram = false\n");
         let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", preset]);
