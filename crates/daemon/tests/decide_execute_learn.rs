@@ -231,7 +231,7 @@ fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
         let decide = |preset: &Preset, events: &[Event]| Engine::new(preset.clone()).decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events });
         let start = memorch_linux::priority::current().unwrap();
         let work = (start + 5).min(19);
-        for (spec, waited_keep_ours) in [(format!("memorch:work_nice={work}"), true), (format!("memorch:work_nice={work},ahead.launch_waits=false"), false)] {
+        for (spec, waited_keep_ours) in [(format!("memorch:work_nice={work},ahead.launch_waits=true"), true), (format!("memorch:work_nice={work},ahead.launch_waits=false"), false)] {
             let preset = Preset::from_spec(&spec).unwrap();
             // A launch's squeezes, then a decision under pressure (8 % available): squeezes of both kinds.
             let mut actions = decide(&preset, &launch);
@@ -253,7 +253,7 @@ fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
             assert_eq!(memorch_linux::priority::current().unwrap(), start, "{spec}: the thread is back at its own priority");
         }
         // No work priority: everything at the daemon's own.
-        let preset = Preset::by_name("memorch").unwrap();
+        let preset = Preset::from_spec("memorch:work_nice=null").unwrap();
         let (rec, mut exec) = fake(&[]);
         exec.set_preset(&preset);
         exec.execute(&decide(&preset, &[]), snap.memory.used_bytes, &|_| None);
