@@ -62,9 +62,9 @@ pub fn arm_triggers(domain: &Domain, cfg: &Config, preset: &Preset) -> Vec<crate
 /// The daemon's priority: when memory is short the CPUs are busy reclaiming, and a kill
 /// must not wait its turn.
 pub fn prioritise(cfg: &Config) {
-    // SAFETY: setpriority on this process only.
-    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, cfg.loop_.nice) } != 0 {
-        tracing::warn!(nice = cfg.loop_.nice, error = %std::io::Error::last_os_error(), "could not set the daemon's priority");
+    // On the main thread before any other starts: the threads it starts inherit it.
+    if let Err(e) = memorch_linux::priority::set(cfg.loop_.nice) {
+        tracing::warn!(nice = cfg.loop_.nice, error = %e, "could not set the daemon's priority");
     }
 }
 

@@ -217,7 +217,7 @@ fn the_squeezes_a_launch_waits_for_run_together_and_others_one_after_another() {
 }
 
 /// The memory work no launcher waits for runs at the preset's `work_nice`; the squeezes a
-/// launcher waits for, and kills, at the daemon's own priority; the thread is back at its
+/// launcher waits for at the daemon's own priority; the thread is back at its
 /// own afterwards. Raising a thread's priority back needs CAP_SYS_NICE: root.
 #[test]
 fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
