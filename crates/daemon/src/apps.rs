@@ -13,6 +13,12 @@ use std::time::{Duration, Instant};
 /// How long an app's unshared shared-object figure is reused.
 const SO_REFRESH: Duration = Duration::from_secs(30);
 
+/// How long a process's KSM opt-in (`ksm_merge_any` of `/proc/PID/ksm_stat`) is reused. The
+/// process sets it itself (`PR_SET_MEMORY_MERGE`), at start as a rule, and only the idle step
+/// reads it; the file walks every VMA of the process (`ksm_process_mergeable`): read on every
+/// full look for every background app, it was 7 % of the daemon's CPU in a light run.
+const KSM_REFRESH: Duration = Duration::from_secs(60);
+
 pub struct AppView {
     root: SysRoot,
     /// Classes said over the socket, by pid.
@@ -25,6 +31,8 @@ pub struct AppView {
     own_pids: Vec<u32>,
     /// Unshared shared-object bytes by pid, and when they were read (`smaps` is costly).
     so_cache: BTreeMap<u32, (Instant, u64)>,
+    /// KSM opt-in by pid, and when it was read.
+    ksm_cache: BTreeMap<u32, (Instant, bool)>,
     /// Each process's app group of its own, if it is in one (for freezing and its refault
     /// count), read once.
     groups: BTreeMap<u32, Option<memorch_linux::appgroup::AppGroup>>,
@@ -32,7 +40,7 @@ pub struct AppView {
 
 impl AppView {
     pub fn new(root: &SysRoot) -> AppView {
-        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), groups: BTreeMap::new() }
+        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), ksm_cache: BTreeMap::new(), groups: BTreeMap::new() }
     }
 
     /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
@@ -62,7 +70,7 @@ impl AppView {
             // Targeted KSM looks at background apps only; stock KSM at every app.
             let stock_ksm = preset.ksm.as_ref().is_some_and(|k| !k.idle_targeted);
             if read_ksm && !under_pressure && (a.is_background() || stock_ksm) {
-                a.ksm_mergeable = memorch_linux::ksm::read_process(&self.root, p.pid).is_ok_and(|k| k.merge_any);
+                a.ksm_mergeable = self.ksm_opted_in(p.pid);
             }
             if read_so && a.is_background() && a.actionable() {
                 a.so_unshared_bytes = self.so_unshared(p.pid, under_pressure);
@@ -108,6 +116,16 @@ impl AppView {
         self.group(pid, domain).is_some_and(memorch_linux::appgroup::has_swappiness)
     }
 
+    /// Whether the process opted in to KSM, read again after [`KSM_REFRESH`].
+    fn ksm_opted_in(&mut self, pid: u32) -> bool {
+        if let Some((_, on)) = self.ksm_cache.get(&pid).filter(|(t, _)| t.elapsed() < KSM_REFRESH) {
+            return *on;
+        }
+        let on = memorch_linux::ksm::read_process(&self.root, pid).is_ok_and(|k| k.merge_any);
+        self.ksm_cache.insert(pid, (Instant::now(), on));
+        on
+    }
+
     fn so_unshared(&mut self, pid: u32, under_pressure: bool) -> Option<u64> {
         let fresh = self.so_cache.get(&pid).is_some_and(|(t, _)| t.elapsed() < SO_REFRESH);
         if !fresh && !under_pressure {
@@ -142,6 +160,7 @@ impl AppView {
         self.names.retain(|p, _| live.contains(p));
         self.identities.retain(|p, _| live.contains(p));
         self.so_cache.retain(|p, _| live.contains(p));
+        self.ksm_cache.retain(|p, _| live.contains(p));
         self.groups.retain(|p, _| live.contains(p));
     }
 }

@@ -51,7 +51,7 @@ pub struct Daemon {
     pss: snapshot::PssCache,
     pub(crate) snap: Option<Snapshot>,
     pub(crate) apps: Vec<App>,
-    last_full: Instant,
+    pub(crate) last_full: Instant,
     /// When empty app groups were last looked for (`remove_empty`).
     last_cleanup: Instant,
     pub(crate) counters: Counters,
@@ -306,12 +306,18 @@ impl Daemon {
     /// go with each published action.
     pub(crate) fn decide(&mut self, woke: Instant, cause: &str) {
         // A poll (with the deaths it found) is decided on a light look: no process walk on
-        // the pressure path (polling.rs).
-        let light = if memorch_core::engine::is_poll(&self.events) { self.light_look() } else { None };
+        // the pressure path (polling.rs). So is a report of what the user did, while memory
+        // is plentiful, on a recent full look's apps (`reusable_look`).
+        let poll = memorch_core::engine::is_poll(&self.events);
+        let light = if poll { self.light_look() } else { self.reusable_look() };
         let (light, mut snap) = match light {
             Some((snap, apps)) => {
                 self.apps = apps;
-                self.counters.polls += 1;
+                if poll {
+                    self.counters.polls += 1;
+                } else {
+                    self.counters.reused_looks += 1;
+                }
                 (true, snap)
             }
             None => match snapshot::full_fast(&self.root, &self.domain) {

@@ -5,11 +5,13 @@
 //! every 10 ms after a kill or while swap is low, and not while a victim is still dying (its
 //! pidfd wakes the daemon). Those looks are light: memory, swap and counters read afresh, the
 //! apps those of the last full look, alive ones only (no per-process walk on the pressure
-//! path); the engine takes only kill decisions on them (`Input::is_poll`).
+//! path); the engine takes only kill decisions on them (`Input::is_poll`). A decision on a
+//! report of what the user did, while memory is plentiful, is made on a light look too
+//! (`reusable_look`).
 
 use crate::daemon::Daemon;
 use memorch_core::engine::preset::{Detection, KillMode};
-use memorch_core::engine::{wake, App};
+use memorch_core::engine::{wake, App, Event};
 use memorch_core::{Class, Snapshot};
 use memorch_linux::{process, snapshot};
 use std::time::{Duration, Instant};
@@ -76,6 +78,32 @@ impl Daemon {
                 Err(e) => tracing::warn!(error = %e, "could not set the timer"),
             }
         }
+    }
+
+    /// A light look for a decision on what the user did alone, or `None` for a full one: the
+    /// events report switches, home, the screen or a finished launch of apps the last full
+    /// look saw (no launch to prepare, no victim gone, no pressure), that look is younger than
+    /// a full look's period (`loop.full_snapshot_ms`, when the tick takes one anyway), no
+    /// polling window is open, and memory is plentiful on the fresh figures
+    /// (`wake::memory_short`: no preset acts on a shortage above it). Each visit is two or
+    /// three such reports; a full look for each was most of the daemon's CPU in a light run.
+    pub(crate) fn reusable_look(&self) -> Option<(Snapshot, Vec<App>)> {
+        let recent = self.last_full.elapsed() < Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
+        if !recent || self.polling.is_some() || self.events.is_empty() {
+            return None;
+        }
+        let seen = |pid: &u32| self.apps.iter().any(|a| a.pid == *pid);
+        let bookkeeping = self.events.iter().all(|e| match e {
+            Event::AppState { pid, .. } => seen(pid),
+            // Under the name the launcher gives (a full look names the app anew).
+            Event::Launched { pid, app, .. } => self.apps.iter().any(|a| a.pid == *pid && a.name == *app),
+            Event::Home | Event::Screen { .. } | Event::Timer => true,
+            _ => false,
+        });
+        if !bookkeeping {
+            return None;
+        }
+        self.light_look().filter(|(snap, _)| !wake::memory_short(&snap.memory, &snap.psi))
     }
 
     /// A light look: memory, swap, zram and counters afresh; the processes and apps of the

@@ -53,6 +53,10 @@ pub struct Counters {
     /// Light looks while polling after a pressure trigger (no process walk).
     #[serde(default)]
     pub polls: u64,
+    /// Decisions on reports of what the user did (switches, home, the screen) while memory
+    /// was plentiful, made on the last full look's apps (no process walk).
+    #[serde(default)]
+    pub reused_looks: u64,
     /// PSI trigger events: the kernel's, and those raised from the daemon's own reads of
     /// the stall where the kernel's trigger did not fire (`pressure_from_reads`, counted in
     /// both).
