@@ -84,9 +84,12 @@ impl Daemon {
     /// events report switches, home, the screen or a finished launch of apps the last full
     /// look saw (no launch to prepare, no victim gone, no pressure), that look is younger than
     /// a full look's period (`loop.full_snapshot_ms`, when the tick takes one anyway), no
-    /// polling window is open, and memory is plentiful on the fresh figures
-    /// (`wake::memory_short`: no preset acts on a shortage above it). Each visit is two or
-    /// three such reports; a full look for each was most of the daemon's CPU in a light run.
+    /// polling window is open, and memory is plentiful on the fresh figures (not
+    /// `wake::memory_short`: available over 30 % of the domain, no stall). What a preset does
+    /// there (the idle and home steps, an LMK level over free memory) acts on the last full
+    /// look's sizes, at most a full look's period old as between two ticks, and every class as
+    /// it is now. Each visit is two or three such reports; a full look for each was most of
+    /// the daemon's CPU in a light run.
     pub(crate) fn reusable_look(&self) -> Option<(Snapshot, Vec<App>)> {
         let recent = self.last_full.elapsed() < Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
         if !recent || self.polling.is_some() || self.events.is_empty() {
