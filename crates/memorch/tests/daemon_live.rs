@@ -426,6 +426,26 @@ fn ctl_speaks_to_the_daemon() {
     assert!(err.contains("is memorch running"), "{err}");
 }
 
+/// A dry-run daemon on `sb` with a full look a minute (reports fall between two), once it has
+/// seen its `apps`; with its config, which must outlive it.
+fn daemon_looking_each_minute(sb: &Sandbox, apps: u64) -> (DaemonGuard, TempConfig) {
+    let cfg = loop_config(60_000, "");
+    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
+    assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() == Some(apps)), "{}", d.log());
+    (d, cfg)
+}
+
+/// One of the daemon's counters (`status`).
+fn counter(d: &DaemonGuard, k: &str) -> u64 {
+    d.status()["data"]["counters"][k].as_u64().unwrap_or_else(|| panic!("counter {k}"))
+}
+
+/// A switch as a launcher reports it: `pid` to `class`, then home (decided before the answer).
+fn switch(d: &DaemonGuard, pid: u32, class: &str) {
+    assert_eq!(d.request(&Request::State { pid, class: class.into() })["ok"], true);
+    assert_eq!(d.request(&Request::Home {})["ok"], true);
+}
+
 /// Reports of what the user did, with memory plentiful, are decided on the last full look's
 /// apps, with no walk of the processes; a report of an app that look did not see takes a full
 /// look, which then sees it.
@@ -437,24 +457,17 @@ fn reports_with_memory_plentiful_are_decided_on_the_last_full_look() {
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-reuse"), Some(256 * MIB)).unwrap();
     let front = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "8"]).id();
     let cached = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8"]).id();
-    // A full look a minute: the reports below fall between two.
-    let cfg = loop_config(60_000, "");
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
-    assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() == Some(2)), "{}", d.log());
-    let counter = |k: &str| d.status()["data"]["counters"][k].as_u64().unwrap_or_else(|| panic!("counter {k}"));
-    let (full, reused) = (counter("full_snapshots"), counter("reused_looks"));
-    // A switch: the app in front goes to previous, home comes up (decided before the answer).
-    assert_eq!(d.request(&Request::State { pid: front, class: "previous".into() })["ok"], true);
-    assert_eq!(d.request(&Request::Home {})["ok"], true);
-    assert_eq!(counter("reused_looks"), reused + 1, "the switch was decided on the last look: {}", d.log());
-    assert_eq!(counter("full_snapshots"), full, "without a walk of the processes: {}", d.log());
-    assert_eq!(d.request(&Request::State { pid: cached, class: "foreground".into() })["ok"], true);
-    assert_eq!(d.request(&Request::Home {})["ok"], true);
-    assert_eq!(counter("reused_looks"), reused + 2, "{}", d.log());
+    let (d, _cfg) = daemon_looking_each_minute(&sb, 2);
+    let (full, reused) = (counter(&d, "full_snapshots"), counter(&d, "reused_looks"));
+    switch(&d, front, "previous");
+    assert_eq!(counter(&d, "reused_looks"), reused + 1, "the switch was decided on the last look: {}", d.log());
+    assert_eq!(counter(&d, "full_snapshots"), full, "without a walk of the processes: {}", d.log());
+    switch(&d, cached, "foreground");
+    assert_eq!(counter(&d, "reused_looks"), reused + 2, "{}", d.log());
     // A launch that finished of an app the last look did not see: a full look, at the next tick.
     let new = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "8"]).id();
     assert_eq!(d.request(&Request::Launched { app: "new-app".into(), pid: new, ms: 100, cold: true })["ok"], true);
-    assert!(testkit::wait_for(Duration::from_secs(5), || counter("full_snapshots") > full), "a full look for an app not seen: {}", d.log());
+    assert!(testkit::wait_for(Duration::from_secs(5), || counter(&d, "full_snapshots") > full), "a full look for an app not seen: {}", d.log());
     assert_eq!(d.status()["data"]["apps"].as_u64(), Some(3), "which sees it: {}", d.log());
     let ex = d.request(&Request::Explain { pid: new });
     assert_eq!(ex["data"]["app"], "new-app", "under the launcher's name: {ex}");
@@ -469,15 +482,11 @@ fn a_report_with_memory_short_takes_a_full_look() {
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-reuse-short"), Some(96 * MIB)).unwrap();
     // 80 of 96 MiB: available under the 30 % at which a decision is worth taking at once.
     let front = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "80"]).id();
-    let cfg = loop_config(60_000, "");
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
-    assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() == Some(1)), "{}", d.log());
-    let counter = |k: &str| d.status()["data"]["counters"][k].as_u64().unwrap_or_else(|| panic!("counter {k}"));
-    let (full, reused) = (counter("full_snapshots"), counter("reused_looks"));
-    assert_eq!(d.request(&Request::State { pid: front, class: "previous".into() })["ok"], true);
-    assert_eq!(d.request(&Request::Home {})["ok"], true);
-    assert_eq!(counter("reused_looks"), reused, "no light look with memory short: {}", d.log());
-    assert!(counter("full_snapshots") > full, "{}", d.log());
+    let (d, _cfg) = daemon_looking_each_minute(&sb, 1);
+    let (full, reused) = (counter(&d, "full_snapshots"), counter(&d, "reused_looks"));
+    switch(&d, front, "previous");
+    assert_eq!(counter(&d, "reused_looks"), reused, "no light look with memory short: {}", d.log());
+    assert!(counter(&d, "full_snapshots") > full, "{}", d.log());
 }
 
 #[test]
