@@ -309,9 +309,9 @@ impl Daemon {
         // the pressure path (polling.rs). So is a report of what the user did, while memory
         // is plentiful, on a recent full look's apps (`reusable_look`).
         let poll = memorch_core::engine::is_poll(&self.events);
-        let light = if poll { self.light_look() } else { self.reusable_look() };
+        let light = if poll { self.light_look().map(Ok) } else { self.reusable_look() };
         let (light, mut snap) = match light {
-            Some((snap, apps)) => {
+            Some(Ok((snap, apps))) => {
                 self.apps = apps;
                 if poll {
                     self.counters.polls += 1;
@@ -320,10 +320,17 @@ impl Daemon {
                 }
                 (true, snap)
             }
-            None => match snapshot::full_fast(&self.root, &self.domain) {
-                Ok(s) => (false, s),
-                Err(e) => return tracing::warn!(error = %e, "full snapshot failed; no decision"),
-            },
+            other => {
+                // Memory short: the full look builds on what was read to find it so.
+                let full = match other {
+                    Some(Err(cheap)) => snapshot::full_fast_from(&self.root, &self.domain, cheap),
+                    _ => snapshot::full_fast(&self.root, &self.domain),
+                };
+                match full {
+                    Ok(s) => (false, s),
+                    Err(e) => return tracing::warn!(error = %e, "full snapshot failed; no decision"),
+                }
+            }
         };
         // PSS comes from a cache, walked again only where it is old or the process changed;
         // while memory is short, every millisecond counts: never walked (page-table walks wait

@@ -90,23 +90,29 @@ impl Daemon {
     /// look's sizes, at most a full look's period old as between two ticks, and every class as
     /// it is now. Each visit is two or three such reports; a full look for each was most of
     /// the daemon's CPU in a light run.
-    pub(crate) fn reusable_look(&self) -> Option<(Snapshot, Vec<App>)> {
+    /// `Ok` with the light look, or `Err` with the cheap snapshot read to find memory short,
+    /// for the full look to build on (read once either way); `None` when nothing was read.
+    pub(crate) fn reusable_look(&self) -> Option<Result<(Snapshot, Vec<App>), Snapshot>> {
         let recent = self.last_full.elapsed() < Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
         if !recent || self.polling.is_some() || self.events.is_empty() {
             return None;
         }
-        let seen = |pid: &u32| self.apps.iter().any(|a| a.pid == *pid);
-        let bookkeeping = self.events.iter().all(|e| match e {
-            Event::AppState { pid, .. } => seen(pid),
+        let seen = |pid: u32, name: Option<&String>| self.apps.iter().any(|a| a.pid == pid && name.is_none_or(|n| a.name == *n));
+        let reports_only = self.events.iter().all(|e| match e {
+            Event::AppState { pid, .. } => seen(*pid, None),
             // Under the name the launcher gives (a full look names the app anew).
-            Event::Launched { pid, app, .. } => self.apps.iter().any(|a| a.pid == *pid && a.name == *app),
+            Event::Launched { pid, app, .. } => seen(*pid, Some(app)),
             Event::Home | Event::Screen { .. } | Event::Timer => true,
             _ => false,
         });
-        if !bookkeeping {
+        if !reports_only {
             return None;
         }
-        self.light_look().filter(|(snap, _)| !wake::memory_short(&snap.memory, &snap.psi))
+        let snap = self.cheap_look()?;
+        if wake::memory_short(&snap.memory, &snap.psi) {
+            return Some(Err(snap));
+        }
+        self.light_from(snap).map(Ok)
     }
 
     /// A light look: memory, swap, zram and counters afresh; the processes and apps of the
@@ -114,14 +120,18 @@ impl Daemon {
     /// or their `oom_score_adj` read again: an app brought back to the front since the last
     /// full look must not die as the cached app it was). `None` before any full look.
     pub(crate) fn light_look(&self) -> Option<(Snapshot, Vec<App>)> {
+        self.snap.as_ref()?;
+        self.light_from(self.cheap_look()?)
+    }
+
+    /// Memory, swap, zram and counters afresh, or `None` (logged) if they could not be read.
+    fn cheap_look(&self) -> Option<Snapshot> {
+        snapshot::cheap(&self.root, &self.domain).map_err(|e| tracing::warn!(error = %e, "light snapshot failed")).ok()
+    }
+
+    /// [`Daemon::light_look`] on a cheap snapshot already read.
+    fn light_from(&self, mut snap: Snapshot) -> Option<(Snapshot, Vec<App>)> {
         let last = self.snap.as_ref()?;
-        let mut snap = match snapshot::cheap(&self.root, &self.domain) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "light snapshot failed");
-                return None;
-            }
-        };
         let mut procs = Vec::with_capacity(self.apps.len());
         let mut apps = Vec::with_capacity(self.apps.len());
         for p in last.processes.as_ref()? {

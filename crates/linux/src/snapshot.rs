@@ -56,8 +56,17 @@ pub fn full_fast(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
     full_with(root, domain, false)
 }
 
+/// [`full_fast`] on a cheap snapshot already taken: for a decision that read memory first to
+/// choose between a light look and a full one.
+pub fn full_fast_from(root: &SysRoot, domain: &Domain, snap: Snapshot) -> Result<Snapshot> {
+    with_processes(root, domain, snap, false)
+}
+
 fn full_with(root: &SysRoot, domain: &Domain, detailed: bool) -> Result<Snapshot> {
-    let mut snap = cheap(root, domain)?;
+    with_processes(root, domain, cheap(root, domain)?, detailed)
+}
+
+fn with_processes(root: &SysRoot, domain: &Domain, mut snap: Snapshot, detailed: bool) -> Result<Snapshot> {
     let pids = domain.pids(root)?;
     let mut reader = ProcessReader::new(root, snap.uptime_ms);
     reader.detailed = detailed;
