@@ -126,3 +126,41 @@ fn at_idle_room_is_made_for_an_app_not_seen_yet_while_new_apps_are_likely() {
     // The same two apps in ten sessions: no app seen in one session only, chance 0.
     assert_eq!(idle_need_bytes("memorch:ahead.unseen_launch_chance=0.1", 10), (0, vec![]), "new apps have become rare");
 }
+
+/// Pids the pressure step asks to compress.
+fn pressure_squeezes(actions: &[Action]) -> Vec<u32> {
+    actions.iter().filter(|a| a.reason.step == Step::UnderPressure && matches!(a.kind, ActionKind::Compact { .. })).flat_map(Action::pids).collect()
+}
+
+/// `ahead.launch_first`: from a launch's intent until it is reported launched, the pressure
+/// step waits while available memory is above the critical band (5 % of the device).
+#[test]
+fn with_launch_first_a_launch_in_flight_holds_the_pressure_step_back_until_it_is_launched() {
+    // 1 GiB: 70 MiB available, under the low band (12 %, 123 MiB), over the critical (51 MiB).
+    let short = snap(1024, 40, 30);
+    let timer = [Event::Timer];
+    for (spec, holds) in [("memorch:ahead.launch_first=true", true), ("memorch", false)] {
+        let mut e = engine(spec);
+        let apps = apps_and_history(&mut e);
+        decide(&mut e, 7_000, &snap(1024, 600, 10), &apps, &launch(200));
+        let a = decide(&mut e, 7_500, &short, &apps, &timer);
+        assert_eq!(pressure_squeezes(&a).is_empty(), holds, "{spec}, launch in flight: {a:#?}");
+        // Below the critical band the launch does not go first.
+        let a = decide(&mut e, 7_600, &snap(1024, 20, 10), &apps, &timer);
+        assert!(!pressure_squeezes(&a).is_empty(), "{spec}, 30 MiB available: {a:#?}");
+        let done = [Event::Launched { app: "big".into(), pid: 13, ms: 700, cold: true }];
+        let a = decide(&mut e, 7_800, &short, &apps, &done);
+        assert!(!pressure_squeezes(&a).is_empty(), "{spec}, launched: {a:#?}");
+    }
+}
+
+#[test]
+fn a_launch_never_reported_launched_stops_holding_the_pressure_step_back() {
+    let mut e = engine("memorch:ahead.launch_first=true");
+    let apps = apps_and_history(&mut e);
+    decide(&mut e, 7_000, &snap(1024, 600, 10), &apps, &launch(200));
+    let a = decide(&mut e, 9_900, &snap(1024, 40, 30), &apps, &[Event::Timer]);
+    assert!(pressure_squeezes(&a).is_empty(), "2.9 s after the intent the launch is still in flight: {a:#?}");
+    let a = decide(&mut e, 10_100, &snap(1024, 40, 30), &apps, &[Event::Timer]);
+    assert!(!pressure_squeezes(&a).is_empty(), "3.1 s after it, no longer: {a:#?}");
+}

@@ -20,6 +20,9 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
                 state.screen_on = *on;
             }
             Event::Launched { app, ms, cold, pid } => {
+                if state.launch_in_flight.as_ref().is_some_and(|(a, _)| a == app) {
+                    state.launch_in_flight = None;
+                }
                 state.stats.entry(app).observe_launch(*ms, *cold);
                 state.stats.came_to_front(app);
                 state.front(*pid, input.now_ms);
@@ -33,9 +36,17 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
                 // Back in front, its pages came back with it: it may give again.
                 state.dry.remove(pid);
             }
-            Event::LaunchIntent { app, expected_bytes: Some(b) } => state.stats.entry(app).observe_size(*b),
+            Event::LaunchIntent { app, expected_bytes } => {
+                state.launch_in_flight = Some((app.clone(), input.now_ms));
+                if let Some(b) = expected_bytes {
+                    state.stats.entry(app).observe_size(*b);
+                }
+            }
             _ => {}
         }
+    }
+    if state.launch_in_flight.as_ref().is_some_and(|(_, since)| input.now_ms.saturating_sub(*since) > super::preset::LAUNCH_IN_FLIGHT_MAX_MS) {
+        state.launch_in_flight = None;
     }
     observe_deaths(state, input.events);
     for a in input.apps {

@@ -164,6 +164,9 @@ pub struct State {
     /// may give in all until the window ends (ladder/shrink.rs).
     #[serde(default)]
     pub share_window: BTreeMap<u32, ShareWindow>,
+    /// The launch in flight, if any: the app and when its intent came (`ahead.launch_first`).
+    #[serde(default)]
+    pub launch_in_flight: Option<(String, u64)>,
 }
 
 /// An app's squeezes within a share window: when the first was, what it held then, what it
@@ -203,6 +206,7 @@ impl Default for State {
             read_back_dry: BTreeMap::new(),
             refilled_bytes: 0,
             share_window: BTreeMap::new(),
+            launch_in_flight: None,
         }
     }
 }

@@ -336,7 +336,18 @@ pub struct Ahead {
     /// one session only, over all the apps' session counts. None: prepare only for apps seen.
     #[serde(default)]
     pub unseen_launch_chance: Option<f64>,
+    /// Under pressure, a launch in flight goes first (memorch): from its intent until it is
+    /// reported launched (at most [`LAUNCH_IN_FLIGHT_MAX_MS`]), the pressure step leaves it
+    /// the CPUs while available memory is above the critical band. The room the launch needs
+    /// was secured at its intent; what the pressure step would add is the low band, which can
+    /// wait for the launch to finish.
+    #[serde(default)]
+    pub launch_first: bool,
 }
+
+/// How long a launch counts as in flight without a report that it finished: longer than the
+/// slowest first launch measured on `realapps` (2.7 s).
+pub const LAUNCH_IN_FLIGHT_MAX_MS: u64 = 3_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Preset {
@@ -544,6 +555,7 @@ impl Preset {
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
             "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once), with the squeezes made beside the launch at the apps' priority (work_nice = 0): p50 and p95 shorter on realapps in two benches; answered at once at the daemon's priority it was not shown better (docs/results.md)",
             "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims (docs/results.md)",
+            "memorch" if k == "ahead.launch_first" => "issue 11: the pressure step squeezed 20-270 MB beside a launch in flight, on top of the room secured at its intent; false: held back until the launch finished (or below the critical band), on realapps p50 and p95 longer (7.14 and 753 against 5.85 and 623 ms, docs/results.md)",
             "memorch" if k == "ahead.unseen_launch_chance" => "issue 11: with every app seen running, the idle step kept only the threshold, and a new app's first launch after the screen came on waited for its room (realapps: 'chat' 275 ms); Good-Turing's chance of an unseen app over sessions; null: on realapps, with every app giving, p50 longer on every seed; with only the unlikely ones, nothing taken (docs/results.md)",
             "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); off: on realapps its compressions went more to apps back within 10 s and p50 doubled (docs/results.md)",
@@ -723,6 +735,7 @@ fn mos() -> Preset {
             launch_from_free: false,
             parallel_squeezes: false,
             unseen_launch_chance: None,
+            launch_first: false,
         }),
         app_groups: false,
         freeze_after_ms: None,
@@ -926,6 +939,7 @@ fn memorch() -> Preset {
             // the next session went back to (p50 longer on every seed); taken from the unlikely
             // apps only, there were none to take from (docs/results.md).
             unseen_launch_chance: None,
+            launch_first: false,
         }),
         app_groups: true,
         // Off: measured on realapps, freezing cached apps made returns slower (docs/results.md).

@@ -58,6 +58,10 @@ pub fn run(ctx: &mut Ctx) {
         return;
     }
     if let Detection::Bands(b) = &ctx.preset.detection {
+        if let Some(app) = launch_going_first(ctx, b.critical_available_frac) {
+            ctx.quiet(ctx.reason(Step::UnderPressure, format!("{why}, but '{app}' is launching with its room secured and available memory above the critical band: the rest waits for it to finish")));
+            return;
+        }
         return in_proportion(ctx, b.low_available_frac, min_class, &why);
     }
     if let (Detection::Psi(l), true) = (&ctx.preset.detection, c.shared_objects_first) {
@@ -103,6 +107,14 @@ pub fn run(ctx: &mut Ctx) {
             .with("refault_ratio", refault);
         ctx.compact(a, CompactScope::Anon, Some(step), r);
     }
+}
+
+/// The app whose launch is in flight, where the preset lets it go first
+/// (`ahead.launch_first`) and available memory is above the critical band.
+fn launch_going_first(ctx: &Ctx, critical_frac: f64) -> Option<String> {
+    let first = ctx.preset.ahead.as_ref().is_some_and(|a| a.launch_first);
+    let (app, _) = ctx.state.launch_in_flight.as_ref().filter(|_| first)?;
+    (ctx.available() >= ctx.frac(critical_frac)).then(|| app.clone())
 }
 
 /// SWAM's OOM cleaner: the resident shared-object pages only one app maps, of at most `max`
