@@ -231,7 +231,15 @@ fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
         let decide = |preset: &Preset, events: &[Event]| Engine::new(preset.clone()).decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events });
         let start = memorch_linux::priority::current().unwrap();
         let work = (start + 5).min(19);
-        for (spec, waited_keep_ours) in [(format!("memorch:work_nice={work},ahead.launch_waits=true"), true), (format!("memorch:work_nice={work},ahead.launch_waits=false"), false)] {
+        // With `parallel_squeezes` the before-launch squeezes run as one batch (two at once
+        // here, whatever this machine's CPUs), at the same priority as one at a time.
+        let specs = [
+            (format!("memorch:work_nice={work},ahead.launch_waits=true"), true, false),
+            (format!("memorch:work_nice={work},ahead.launch_waits=false"), false, false),
+            (format!("memorch:work_nice={work},ahead.launch_waits=true,ahead.parallel_squeezes=true"), true, true),
+            (format!("memorch:work_nice={work},ahead.launch_waits=false,ahead.parallel_squeezes=true"), false, true),
+        ];
+        for (spec, waited_keep_ours, parallel) in specs {
             let preset = Preset::from_spec(&spec).unwrap();
             // A launch's squeezes, then a decision under pressure (8 % available): squeezes of both kinds.
             let mut actions = decide(&preset, &launch);
@@ -240,7 +248,13 @@ fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
             assert!(waited > 0 && waited < compacted(&actions).len(), "squeezes a launch waits for and others: {actions:#?}");
             let (rec, mut exec) = fake(&[]);
             exec.set_preset(&preset);
+            assert_eq!(exec.squeezes_at_once > 1, parallel && std::thread::available_parallelism().map_or(1, |n| n.get()) > 1, "{spec}");
+            if parallel {
+                exec.squeezes_at_once = 2;
+            }
             exec.execute(&actions, snap.memory.used_bytes, &|_| None);
+            let batched = rec.calls().iter().any(|c| matches!(c, Call::Together { .. }));
+            assert_eq!(batched, parallel && waited > 1, "{spec}: {:?}", rec.calls());
             // Squeezes are carried out in the engine's order (only kills go first).
             let calls: Vec<(Call, i32)> = rec.calls_at().into_iter().filter(|(c, _)| matches!(c, Call::Compact { .. })).collect();
             let squeezes: Vec<&Action> = actions.iter().filter(|a| matches!(a.kind, ActionKind::Compact { .. })).collect();

@@ -325,9 +325,9 @@ pub struct Ahead {
     /// answer only what available memory lacks.
     #[serde(default)]
     pub launch_from_free: bool,
-    /// The squeezes a launcher waits for run at once, one a CPU (memorch), not one after
-    /// another: the wait is the longest squeeze's, not their sum. Only where the launcher
-    /// waits; a launch answered at once would compete with them for the CPUs.
+    /// The before-launch squeezes run at once, one a CPU (memorch), not one after another:
+    /// the wait is the longest squeeze's, not their sum. A launch answered at once waits for
+    /// them too (it stalls for the room until it is made), at the work priority.
     #[serde(default)]
     pub parallel_squeezes: bool,
     /// At idle, when every app seen is running, prepare for an app not seen yet, of the
@@ -557,7 +557,7 @@ impl Preset {
             "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims (docs/results.md)",
             "memorch" if k == "ahead.launch_first" => "issue 11: the pressure step squeezed 20-270 MB beside a launch in flight, on top of the room secured at its intent; false: held back until the launch finished (or below the critical band), on realapps p50 and p95 longer (7.14 and 753 against 5.85 and 623 ms, docs/results.md)",
             "memorch" if k == "ahead.unseen_launch_chance" => "issue 11: with every app seen running, the idle step kept only the threshold, and a new app's first launch after the screen came on waited for its room (realapps: 'chat' 275 ms); Good-Turing's chance of an unseen app over sessions; null: on realapps, with every app giving, p50 longer on every seed; with only the unlikely ones, nothing taken (docs/results.md)",
-            "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
+            "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB; with the launch answered at once, not better either (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); off: on realapps its compressions went more to apps back within 10 s and p50 doubled (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",

@@ -229,9 +229,13 @@ impl Executor {
     /// The before-launch squeezes at `indices`, together.
     fn squeeze_together(&mut self, actions: &[Action], indices: &[usize]) -> Vec<Outcome> {
         let squeezes: Vec<Squeeze> = indices.iter().filter_map(|&i| waited_squeeze(&actions[i])).collect();
+        // Where the launcher is answered at once, at the work priority, as one at a time; the
+        // helper threads take this thread's priority when they start.
+        let priority = indices.first().and_then(|&i| self.work_priority(&actions[i]));
         let t0 = Instant::now();
         let results = self.actuators.compact_together(&squeezes, self.squeezes_at_once);
         tracing::debug!(squeezes = squeezes.len(), at_once = self.squeezes_at_once, ms = t0.elapsed().as_millis() as u64, "squeezed together before a launch");
+        drop(priority);
         indices.iter().zip(results).map(|(&i, r)| self.outcome(&actions[i], r)).collect()
     }
 
@@ -361,11 +365,11 @@ fn waited_squeeze(a: &Action) -> Option<Squeeze<'_>> {
 const MAX_SQUEEZES_AT_ONCE: usize = 4;
 
 /// How many before-launch squeezes `preset` runs at once on this machine: one a CPU the
-/// daemon may use (at most [`MAX_SQUEEZES_AT_ONCE`]) where it asks for it and the launcher
-/// waits for them; else one.
+/// daemon may use (at most [`MAX_SQUEEZES_AT_ONCE`]) where it asks for it; else one. A
+/// launch answered at once waits for them all the same: it stalls for the room being made.
 pub fn squeezes_at_once(preset: &memorch_core::engine::Preset) -> usize {
     match &preset.ahead {
-        Some(a) if a.parallel_squeezes && a.launch_waits => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_SQUEEZES_AT_ONCE)),
+        Some(a) if a.parallel_squeezes => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_SQUEEZES_AT_ONCE)),
         _ => 1,
     }
 }
