@@ -10,14 +10,10 @@ line of its last squeeze, and its squeezing is the sum of the squeezes' own time
 
     scripts/launch-waits.py OUT [OUT ...]
 """
-import datetime
-import os
 import re
 import sys
 
-
-def stamp_ms(line):
-    return datetime.datetime.fromisoformat(line[:26]).timestamp() * 1000
+from bench_out import run_logs, stamp_ms
 
 
 def launches(log):
@@ -44,13 +40,7 @@ def main(outs):
     if not outs:
         sys.exit(__doc__)
     for out in outs:
-        logs = os.path.join(out, "logs")
-        if not os.path.isdir(logs):
-            sys.exit(f"{logs}: no such directory (a bench's --out, run with MEMORCH_LOG=debug)")
-        for run in sorted(os.listdir(logs)):
-            log = os.path.join(logs, run, "memorch.log")
-            if not os.path.exists(log):
-                continue
+        for run, log in run_logs(out):
             rows = launches(log)
             several = [r for r in rows if r[4] > 1]
             wait = lambda rs: sum(r[2] - r[1] for r in rs)

@@ -19,14 +19,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-
-def first_launches(run):
-    """{app: ms} of each app's first visit in a run (failed visits left out)."""
-    first = {}
-    for v in run["visits"]:
-        if v["kind"] != "failed" and v["app"] not in first:
-            first[v["app"]] = v["latency_ms"]
-    return first
+from bench_out import first_launches
 
 
 def kth_slowest(latencies):

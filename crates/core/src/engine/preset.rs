@@ -326,8 +326,8 @@ pub struct Ahead {
     #[serde(default)]
     pub launch_from_free: bool,
     /// The before-launch squeezes run at once, one a CPU (memorch), not one after another:
-    /// the wait is the longest squeeze's, not their sum. A launch answered at once waits for
-    /// them too (it stalls for the room until it is made), at the work priority.
+    /// the wait is the longest squeeze's, not their sum. A launch answered at once needs that
+    /// room too, as it allocates; its squeezes run at the work priority.
     #[serde(default)]
     pub parallel_squeezes: bool,
     /// At idle, when every app seen is running, prepare for an app not seen yet, of the

@@ -141,7 +141,7 @@ impl Executor {
     fn work_priority(&self, a: &Action) -> Option<memorch_linux::priority::NiceGuard> {
         let nice = self.work_nice?;
         let memory_work = matches!(a.kind, ActionKind::Compact { .. } | ActionKind::Reclaim { .. } | ActionKind::Prefetch { .. });
-        if !memory_work || (self.launcher_waits && waited_squeeze(a).is_some()) {
+        if !memory_work || (self.launcher_waits && before_launch_squeeze(a).is_some()) {
             return None;
         }
         memorch_linux::priority::NiceGuard::at(nice).inspect_err(|e| tracing::warn!(nice, error = %e, "could not lower this thread's priority for the work; it runs at the daemon's")).ok()
@@ -199,14 +199,13 @@ impl Executor {
     /// Carry out a decision. Kills go first (the fastest way to memory when it is short);
     /// outcomes come back in the engine's order. `used_before` is the domain's used memory in
     /// the decision's snapshot: reading it again would flush memcg statistics on the way to
-    /// a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot. The squeezes a
-    /// launcher waits for (the before-launch step's) run together, [`Self::squeezes_at_once`]
-    /// at a time, where the first of them stands in the engine's order (after a swap file
-    /// added for them, say).
+    /// a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot. The before-launch
+    /// step's squeezes run together, [`Self::squeezes_at_once`] at a time, where the first of
+    /// them stands in the engine's order (after a swap file added for them, say).
     pub fn execute(&mut self, actions: &[Action], used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Vec<Outcome> {
         let is_kill = |a: &Action| matches!(a.kind, ActionKind::Kill { .. });
         let batching = self.squeezes_at_once > 1 && !self.dry_run;
-        let together: Vec<usize> = if batching { actions.iter().enumerate().filter(|(_, a)| waited_squeeze(a).is_some()).map(|(i, _)| i).collect() } else { Vec::new() };
+        let together: Vec<usize> = if batching { actions.iter().enumerate().filter(|(_, a)| before_launch_squeeze(a).is_some()).map(|(i, _)| i).collect() } else { Vec::new() };
         let together = if together.len() > 1 { together } else { Vec::new() };
         let mut out: Vec<Option<Outcome>> = vec![None; actions.len()];
         for pass in [true, false] {
@@ -228,7 +227,7 @@ impl Executor {
 
     /// The before-launch squeezes at `indices`, together.
     fn squeeze_together(&mut self, actions: &[Action], indices: &[usize]) -> Vec<Outcome> {
-        let squeezes: Vec<Squeeze> = indices.iter().filter_map(|&i| waited_squeeze(&actions[i])).collect();
+        let squeezes: Vec<Squeeze> = indices.iter().filter_map(|&i| before_launch_squeeze(&actions[i])).collect();
         // Where the launcher is answered at once, at the work priority, as one at a time; the
         // helper threads take this thread's priority when they start.
         let priority = indices.first().and_then(|&i| self.work_priority(&actions[i]));
@@ -351,8 +350,9 @@ impl Executor {
     }
 }
 
-/// A squeeze a launcher waits for: the before-launch step's compaction of one app.
-fn waited_squeeze(a: &Action) -> Option<Squeeze<'_>> {
+/// The before-launch step's compaction of one app (a launcher waits for it where the preset
+/// says so, `ahead.launch_waits`).
+fn before_launch_squeeze(a: &Action) -> Option<Squeeze<'_>> {
     match &a.kind {
         ActionKind::Compact { pid, app, scope, max_pages } if a.reason.step == Step::BeforeLaunch => Some(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages }),
         _ => None,
@@ -366,7 +366,7 @@ const MAX_SQUEEZES_AT_ONCE: usize = 4;
 
 /// How many before-launch squeezes `preset` runs at once on this machine: one a CPU the
 /// daemon may use (at most [`MAX_SQUEEZES_AT_ONCE`]) where it asks for it; else one. A
-/// launch answered at once waits for them all the same: it stalls for the room being made.
+/// launch answered at once needs that room all the same, as it allocates.
 pub fn squeezes_at_once(preset: &memorch_core::engine::Preset) -> usize {
     match &preset.ahead {
         Some(a) if a.parallel_squeezes => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_SQUEEZES_AT_ONCE)),

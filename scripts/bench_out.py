@@ -1,0 +1,29 @@
+"""What the analysis scripts read of a bench's --out: its runs' daemon debug logs and first
+launches (imported by scripts/launch-waits.py, launch-room.py and p95-with-room.py)."""
+import datetime
+import os
+import sys
+
+
+def stamp_ms(line):
+    """The time of a log line (its RFC 3339 stamp), in ms."""
+    return datetime.datetime.fromisoformat(line[:26]).timestamp() * 1000
+
+
+def run_logs(out):
+    """[(run's log directory name, its memorch.log)] in run order (OUT/logs/NN-MANAGER/), the
+    runs whose daemon wrote one; exits naming the directory if OUT has none."""
+    logs = os.path.join(out, "logs")
+    if not os.path.isdir(logs):
+        sys.exit(f"{logs}: no such directory (a bench's --out, run with MEMORCH_LOG=debug)")
+    paths = [(run, os.path.join(logs, run, "memorch.log")) for run in sorted(os.listdir(logs))]
+    return [(run, log) for run, log in paths if os.path.exists(log)]
+
+
+def first_launches(run):
+    """{app: ms} of each app's first visit in a run of results.json (failed visits left out)."""
+    first = {}
+    for v in run["visits"]:
+        if v["kind"] != "failed" and v["app"] not in first:
+            first[v["app"]] = v["latency_ms"]
+    return first
