@@ -127,6 +127,16 @@ fn at_idle_room_is_made_for_an_app_not_seen_yet_while_new_apps_are_likely() {
     assert_eq!(idle_need_bytes("memorch:ahead.unseen_launch_chance=0.1", 10), (0, vec![]), "new apps have become rare");
 }
 
+#[test]
+fn with_unseen_from_every_app_the_likely_apps_give_too_the_least_likely_first() {
+    let spec = "memorch:ahead.unseen_launch_chance=0.1,ahead.unseen_from_every_app=true";
+    let (need, squeezed) = idle_need_bytes(spec, 1);
+    assert!((49 * MIB..=51 * MIB).contains(&need), "{} MiB short", need / MIB);
+    assert_eq!(squeezed.first(), Some(&10), "the unlikely app gives first: {squeezed:?}");
+    assert!(squeezed.len() > 1 && squeezed[1..].iter().all(|p| [11, 12].contains(p)), "then the likely ones, for what it could not: {squeezed:?}");
+    assert_eq!(idle_need_bytes("memorch:ahead.unseen_from_every_app=true", 1), (0, vec![]), "without a chance given, no app not seen yet is prepared for");
+}
+
 /// Pids the pressure step asks to compress.
 fn pressure_squeezes(actions: &[Action]) -> Vec<u32> {
     actions.iter().filter(|a| a.reason.step == Step::UnderPressure && matches!(a.kind, ActionKind::Compact { .. })).flat_map(Action::pids).collect()

@@ -336,6 +336,12 @@ pub struct Ahead {
     /// one session only, over all the apps' session counts. None: prepare only for apps seen.
     #[serde(default)]
     pub unseen_launch_chance: Option<f64>,
+    /// The room for an app not seen yet may come from every app, least likely to be wanted
+    /// soon first, as the room for an app seen does (memorch). False: only the apps under
+    /// `shrink::LIKELY_RETURN` (0.5) give, as a launch that
+    /// may not come should not cost a likely return.
+    #[serde(default)]
+    pub unseen_from_every_app: bool,
     /// Under pressure, a launch in flight goes first (memorch): from its intent until it is
     /// reported launched (at most [`LAUNCH_IN_FLIGHT_MAX_MS`]), the pressure step leaves it
     /// the CPUs while available memory is above the critical band. The room the launch needs
@@ -557,6 +563,7 @@ impl Preset {
             "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims (docs/results.md)",
             "memorch" if k == "ahead.launch_first" => "issue 11: the pressure step squeezed 20-270 MB beside a launch in flight, on top of the room secured at its intent; false: held back until the launch finished (or below the critical band), on realapps p50 and p95 longer (7.14 and 753 against 5.85 and 623 ms, docs/results.md)",
             "memorch" if k == "ahead.unseen_launch_chance" => "issue 11: with every app seen running, the idle step kept only the threshold, and a new app's first launch after the screen came on waited for its room (realapps: 'chat' 275 ms); Good-Turing's chance of an unseen app over sessions; null: on realapps, with every app giving, p50 longer on every seed; with only the unlikely ones, nothing taken (docs/results.md)",
+            "memorch" if k == "ahead.unseen_from_every_app" => "issue 11: with the room for an app not seen yet taken from the unlikely apps only, the idle step found none to take from on realapps; false: a launch that may not come does not cost a likely return (docs/results.md)",
             "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB; with the launch answered at once, not better either (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); off: on realapps its compressions went more to apps back within 10 s and p50 doubled (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
@@ -735,6 +742,7 @@ fn mos() -> Preset {
             launch_from_free: false,
             parallel_squeezes: false,
             unseen_launch_chance: None,
+            unseen_from_every_app: false,
             launch_first: false,
         }),
         app_groups: false,
@@ -936,9 +944,11 @@ fn memorch() -> Preset {
             // 0.68× the squeezes' sum (docs/results.md).
             parallel_squeezes: false,
             // Null: on realapps the room made at idle for an app not seen yet came from apps
-            // the next session went back to (p50 longer on every seed); taken from the unlikely
-            // apps only, there were none to take from (docs/results.md).
+            // the next session went back to (p50 longer at the median, in two benches on two
+            // builds); taken from the unlikely apps only, there were none to take from
+            // (docs/results.md).
             unseen_launch_chance: None,
+            unseen_from_every_app: false,
             launch_first: false,
         }),
         app_groups: true,

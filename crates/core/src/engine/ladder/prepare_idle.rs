@@ -70,7 +70,8 @@ fn idle_work(ctx: &mut Ctx) {
 /// memorch: prepare only what the next likely launches need, not everything that is idle:
 /// the launch threshold plus the learned peak of the most popular app not running. With
 /// memory to spare, nothing is done (a compressed app would only come back warm). For an app
-/// not seen yet, a launch that may not come, only the apps unlikely to be wanted soon give.
+/// not seen yet, a launch that may not come, only the apps unlikely to be wanted soon give,
+/// unless the preset lets every app give (`ahead.unseen_from_every_app`).
 fn headroom_for_likely_launches(ctx: &mut Ctx) {
     let Some(c) = ctx.preset.compaction.as_ref() else { return };
     let Some(min_class) = c.idle_min_class else { return };
@@ -81,7 +82,8 @@ fn headroom_for_likely_launches(ctx: &mut Ctx) {
         return;
     }
     let why = format!("idle: make room for the next likely launch ({}, {})", next.what, mib(next.peak));
-    let spare_likely = next.unseen.then_some(super::shrink::LIKELY_RETURN);
+    let every_app = ctx.preset.ahead.as_ref().is_some_and(|a| a.unseen_from_every_app);
+    let spare_likely = (next.unseen && !every_app).then_some(super::shrink::LIKELY_RETURN);
     super::shrink::free_below(ctx, Step::PrepareIdle, min_class, need, None, &why, spare_likely);
 }
 
