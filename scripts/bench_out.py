@@ -1,6 +1,8 @@
 """What the analysis scripts read of a bench's --out: its runs' daemon debug logs and first
-launches (imported by scripts/launch-waits.py, launch-room.py and p95-with-room.py)."""
+launches, and p95 as the bench computes it (imported by scripts/launch-waits.py,
+launch-room.py, p95-with-room.py and first-launch-room.py)."""
 import datetime
+import math
 import os
 import sys
 
@@ -27,3 +29,10 @@ def first_launches(run):
         if v["kind"] != "failed" and v["app"] not in first:
             first[v["app"]] = v["latency_ms"]
     return first
+
+
+def kth_slowest(latencies):
+    """p95 as the bench reports it: the value at rank ceil(0.95 n) of n, and which slowest it is."""
+    lat = sorted(latencies)
+    rank = math.ceil(0.95 * len(lat)) - 1
+    return lat[rank], len(lat) - rank

@@ -14,19 +14,11 @@ each launch could reach, and which first launches are slower than that.
     scripts/p95-with-room.py PRESSURED/results.json LIGHT/results.json
 """
 import json
-import math
 import statistics
 import sys
 from collections import defaultdict
 
-from bench_out import first_launches
-
-
-def kth_slowest(latencies):
-    """p95 as the bench reports it: the value at rank ceil(0.95 n) of n, and which slowest it is."""
-    lat = sorted(latencies)
-    rank = math.ceil(0.95 * len(lat)) - 1
-    return lat[rank], len(lat) - rank
+from bench_out import first_launches, kth_slowest
 
 
 def main(pressured, light):

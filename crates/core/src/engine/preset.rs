@@ -338,8 +338,8 @@ pub struct Ahead {
     pub unseen_launch_chance: Option<f64>,
     /// The room for an app not seen yet may come from every app, least likely to be wanted
     /// soon first, as the room for an app seen does (memorch). False: only the apps under
-    /// `shrink::LIKELY_RETURN` (0.5) give, as a launch that
-    /// may not come should not cost a likely return.
+    /// `shrink::LIKELY_RETURN` (0.5) give: a launch that may not come should not cost a
+    /// likely return.
     #[serde(default)]
     pub unseen_from_every_app: bool,
     /// Under pressure, a launch in flight goes first (memorch): from its intent until it is
