@@ -52,6 +52,9 @@ pub struct Daemon {
     pub(crate) snap: Option<Snapshot>,
     pub(crate) apps: Vec<App>,
     pub(crate) last_full: Instant,
+    /// A pidfd of each process of the last full look (up to `polling::MAX_HANDLES`): a light
+    /// look tells which are gone in one poll (polling.rs).
+    pub(crate) handles: BTreeMap<u32, memorch_linux::pidfd::Pidfd>,
     /// When empty app groups were last looked for (`remove_empty`).
     last_cleanup: Instant,
     pub(crate) counters: Counters,
@@ -128,6 +131,7 @@ impl Daemon {
             snap: None,
             apps: Vec::with_capacity(256),
             last_full: Instant::now() - Duration::from_secs(3600),
+            handles: BTreeMap::new(),
             last_cleanup: Instant::now(),
             counters: Counters::default(),
             last_reasons: BTreeMap::new(),
@@ -168,6 +172,8 @@ impl Daemon {
                 self.save();
             }
         }
+        let c = &self.counters;
+        tracing::info!(decisions = c.decisions, full_looks = c.full_snapshots, reused_looks = c.reused_looks, polls = c.polls, cheap_looks = c.cheap_snapshots, pss_walks = c.pss_walks, "what the daemon read");
         machine::shutdown(self);
         Ok(())
     }
@@ -342,7 +348,7 @@ impl Daemon {
         let under_pressure = cause == "pressure" || raised || self.events.iter().any(|e| matches!(e, Event::Pressure { .. }));
         let short = under_pressure || memorch_core::engine::wake::memory_short(&snap.memory, &snap.psi);
         if !light {
-            self.pss.fill(&self.root, &mut snap, !short);
+            self.counters.pss_walks += self.pss.fill(&self.root, &mut snap, !short) as u64;
             self.counters.full_snapshots += 1;
             self.last_full = Instant::now();
         }
@@ -390,6 +396,9 @@ impl Daemon {
             self.last_cleanup = Instant::now();
         }
         self.after_decision(under_pressure || raised_for_next, killed, &snap);
+        if !light {
+            self.keep_handles(&snap);
+        }
         self.snap = Some(snap);
     }
 

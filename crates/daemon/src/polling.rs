@@ -13,8 +13,14 @@ use crate::daemon::Daemon;
 use memorch_core::engine::preset::{Detection, KillMode};
 use memorch_core::engine::{wake, App, Event};
 use memorch_core::{Class, Snapshot};
+use memorch_linux::pidfd::{self, Pidfd};
 use memorch_linux::{process, snapshot};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+
+/// At most this many pidfds held for light looks: a domain of a whole machine may have
+/// thousands of processes, and the daemon's fds are limited; the rest are read from `/proc`.
+pub const MAX_HANDLES: usize = 256;
 
 /// A polling window under way.
 #[derive(Debug, Clone, Copy)]
@@ -115,8 +121,9 @@ impl Daemon {
         self.light_from(snap).map(Ok)
     }
 
-    /// A light look: memory, swap, zram and counters afresh; the processes and apps of the
-    /// last full look that are still alive, with their classes as they are now (said since,
+    /// A light look: memory, swap, zram and counters afresh (KSM's as the last look found
+    /// them); the processes and apps of the last full look that are still alive (their pidfds,
+    /// one poll for all), with their classes as they are now (said since,
     /// or their `oom_score_adj` read again: an app brought back to the front since the last
     /// full look must not die as the cached app it was). `None` before any full look.
     pub(crate) fn light_look(&self) -> Option<(Snapshot, Vec<App>)> {
@@ -124,9 +131,11 @@ impl Daemon {
         self.light_from(self.cheap_look()?)
     }
 
-    /// Memory, swap, zram and counters afresh, or `None` (logged) if they could not be read.
+    /// Memory, swap, zram and counters afresh, KSM's figures those of the last look, or `None`
+    /// (logged) if they could not be read.
     fn cheap_look(&self) -> Option<Snapshot> {
-        snapshot::cheap(&self.root, &self.domain).map_err(|e| tracing::warn!(error = %e, "light snapshot failed")).ok()
+        let ksm = self.snap.as_ref()?.ksm.clone();
+        snapshot::cheap_with_ksm(&self.root, &self.domain, ksm).map_err(|e| tracing::warn!(error = %e, "light snapshot failed")).ok()
     }
 
     /// [`Daemon::light_look`] on a cheap snapshot already read.
@@ -134,8 +143,12 @@ impl Daemon {
         let last = self.snap.as_ref()?;
         let mut procs = Vec::with_capacity(self.apps.len());
         let mut apps = Vec::with_capacity(self.apps.len());
+        let exited = self.exited();
         for p in last.processes.as_ref()? {
-            let alive = process::read_stat(&self.root, p.pid).is_ok_and(|s| s.state != 'Z' && s.state != 'X');
+            let alive = match exited.get(&p.pid) {
+                Some(gone) => !gone,
+                None => process::read_stat(&self.root, p.pid).is_ok_and(|s| s.state != 'Z' && s.state != 'X'),
+            };
             let Some(adj) = process::read_oom_score_adj(&self.root, p.pid).ok().filter(|_| alive) else { continue };
             let mut p = p.clone();
             p.oom_score_adj = adj;
@@ -147,5 +160,33 @@ impl Daemon {
         }
         snap.processes = Some(procs);
         Some((snap, apps))
+    }
+
+    /// Which processes held by a pidfd have exited, by pid: one poll for all of them. Empty
+    /// if the poll failed (each is then read from `/proc`).
+    fn exited(&self) -> BTreeMap<u32, bool> {
+        let fds: Vec<&Pidfd> = self.handles.values().collect();
+        match pidfd::which_exited(&fds) {
+            Some(gone) => self.handles.keys().copied().zip(gone).collect(),
+            None => BTreeMap::new(),
+        }
+    }
+
+    /// After a full look: a pidfd for each of its processes (up to [`MAX_HANDLES`]), none
+    /// for those gone. A process that could not be opened (gone since, or pidfds missing)
+    /// is read from `/proc` in a light look.
+    pub(crate) fn keep_handles(&mut self, snap: &Snapshot) {
+        let Some(procs) = snap.processes.as_ref() else { return };
+        self.handles.retain(|pid, _| procs.iter().any(|p| p.pid == *pid));
+        for p in procs {
+            if self.handles.len() >= MAX_HANDLES {
+                break;
+            }
+            if let std::collections::btree_map::Entry::Vacant(e) = self.handles.entry(p.pid) {
+                if let Ok(fd) = Pidfd::open(p.pid) {
+                    e.insert(fd);
+                }
+            }
+        }
     }
 }

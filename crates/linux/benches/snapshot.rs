@@ -61,3 +61,35 @@ fn full_cgroup_200_processes(b: Bencher) {
     });
     sb.destroy().unwrap();
 }
+
+/// A light look's check of which processes of the last full look are still alive, for the
+/// 12 processes of a `realapps` device: each one's `/proc/PID/stat` read, against one poll
+/// over a pidfd of each (what the daemon does).
+#[divan::bench]
+fn liveness_12_processes_stat(b: Bencher) {
+    let Some((sb, domain)) = sandbox_with(12) else { return };
+    let root = SysRoot::live();
+    let pids = domain.pids(&root).unwrap();
+    b.bench(|| pids.iter().filter(|&&p| memorch_linux::process::read_stat(&root, p).is_ok_and(|s| s.state != 'Z')).count());
+    sb.destroy().unwrap();
+}
+
+#[divan::bench]
+fn liveness_12_processes_pidfd_poll(b: Bencher) {
+    let Some((sb, domain)) = sandbox_with(12) else { return };
+    let root = SysRoot::live();
+    let fds: Vec<_> = domain.pids(&root).unwrap().into_iter().map(|p| memorch_linux::pidfd::Pidfd::open(p).unwrap()).collect();
+    let refs: Vec<_> = fds.iter().collect();
+    b.bench(|| memorch_linux::pidfd::which_exited(&refs).unwrap().iter().filter(|&&gone| !gone).count());
+    sb.destroy().unwrap();
+}
+
+/// A light look's cheap snapshot, KSM's figures taken from the last look rather than read.
+#[divan::bench]
+fn cheap_cgroup_ksm_given(b: Bencher) {
+    let Some((sb, domain)) = sandbox_with(1) else { return };
+    let root = SysRoot::live();
+    let ksm = snapshot::cheap(&root, &domain).unwrap().ksm;
+    b.bench(|| snapshot::cheap_with_ksm(&root, &domain, ksm.clone()).unwrap());
+    sb.destroy().unwrap();
+}

@@ -79,3 +79,40 @@ impl Pidfd {
         }
     }
 }
+
+/// Which of these processes have exited (a zombie or reaped), in one `poll` over their
+/// pidfds: a check of many processes at once, where a read of each one's `/proc/PID/stat`
+/// is three system calls and a walk of its threads. `None` if the poll failed.
+pub fn which_exited(fds: &[&Pidfd]) -> Option<Vec<bool>> {
+    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|p| libc::pollfd { fd: p.raw(), events: libc::POLLIN, revents: 0 }).collect();
+    // SAFETY: polling pollfds we own, a valid slice, without waiting.
+    let r = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 0) };
+    if r < 0 {
+        return None;
+    }
+    Some(pfds.iter().map(|p| p.revents & (libc::POLLIN | libc::POLLHUP) != 0).collect())
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child of the test: alive, then killed and left unreaped (a zombie), then reaped.
+    #[test]
+    fn which_exited_tells_the_live_from_the_exited_a_zombie_included() {
+        let mut live = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+        let mut dying = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+        let fds = [Pidfd::open(live.id()).unwrap(), Pidfd::open(dying.id()).unwrap()];
+        let refs: Vec<&Pidfd> = fds.iter().collect();
+        assert_eq!(which_exited(&refs), Some(vec![false, false]));
+        dying.kill().unwrap();
+        assert!(crate::wait::wait_for(Duration::from_secs(5), || which_exited(&refs) == Some(vec![false, true])), "the killed one exited");
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", dying.id())).unwrap();
+        assert_eq!(crate::process::parse_stat(&stat).unwrap().state, 'Z', "not reaped yet");
+        dying.wait().unwrap();
+        assert_eq!(which_exited(&refs), Some(vec![false, true]), "and once reaped");
+        live.kill().unwrap();
+        live.wait().unwrap();
+    }
+}

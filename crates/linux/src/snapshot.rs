@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::process::{self, ProcessReader};
 use crate::root::SysRoot;
 use crate::{cgroup, ksm, meminfo, psi, swaps, vmstat, zram};
-use memorch_core::snapshot::{kill_order, Counters, MemoryState, Psi};
+use memorch_core::snapshot::{kill_order, Counters, KsmState, MemoryState, Psi};
 use memorch_core::{Facility, Snapshot};
 
 /// Memory and pressure of the domain, nothing else: the daemon's look every tick (a few small
@@ -28,6 +28,13 @@ pub fn memory_and_pressure(root: &SysRoot, domain: &Domain) -> Result<(MemorySta
 
 /// Memory, pressure, swap, zram and KSM; no per-process reads.
 pub fn cheap(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
+    cheap_with_ksm(root, domain, ksm::read(root))
+}
+
+/// [`cheap`] with KSM's figures given, not read: a light look takes the last full look's
+/// (KSM's state is a dozen sysfs files, a quarter of a light look's reads, and what acts on a
+/// light look acts on a full look's sizes anyway).
+pub fn cheap_with_ksm(root: &SysRoot, domain: &Domain, ksm: Facility<KsmState>) -> Result<Snapshot> {
     let uptime_ms = process::uptime_ms(root)?;
     let (memory, psi, counters) = memory_and_pressure(root, domain)?;
     let swap = swaps::read(root)?;
@@ -38,7 +45,7 @@ pub fn cheap(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
         memory,
         swap,
         zram,
-        ksm: ksm::read(root),
+        ksm,
         psi,
         counters,
         processes: None,
@@ -57,8 +64,10 @@ pub fn full_fast(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
 }
 
 /// [`full_fast`] on a cheap snapshot already taken: for a decision that read memory first to
-/// choose between a light look and a full one.
-pub fn full_fast_from(root: &SysRoot, domain: &Domain, snap: Snapshot) -> Result<Snapshot> {
+/// choose between a light look and a full one (KSM's figures read afresh: that look may have
+/// taken older ones).
+pub fn full_fast_from(root: &SysRoot, domain: &Domain, mut snap: Snapshot) -> Result<Snapshot> {
+    snap.ksm = ksm::read(root);
     with_processes(root, domain, snap, false)
 }
 
@@ -83,19 +92,34 @@ fn with_processes(root: &SysRoot, domain: &Domain, mut snap: Snapshot, detailed:
 
 /// PSS (and KSM counts) kept between full snapshots, so that a decision walks a process's
 /// page tables (`smaps_rollup`, the one costly read, which waits behind reclaim when memory is
-/// short) only when its figure is old or its resident size moved: the daemon takes fast full
+/// short) only when its figure is old or its mapped files moved: the daemon takes fast full
 /// snapshots and fills them from here.
 #[derive(Debug, Default)]
 pub struct PssCache {
-    /// By pid: (RSS when read, PSS, KSM merging pages, when read in ms since boot).
-    entries: std::collections::BTreeMap<u32, (u64, Option<u64>, Option<u64>, u64)>,
+    entries: std::collections::BTreeMap<u32, PssRead>,
 }
 
-/// A cached PSS is read again after this long, or when RSS moved by more than a quarter of
-/// what it was when read; in between, it is scaled with RSS (a process's shared share moves
-/// slowly). Reads every 30 s or on a tenth were a third of the daemon's CPU in a light run
-/// (82 walks of up to 340 MiB of page tables, ~2.5 ms each, in 210 s).
-pub const PSS_REFRESH_MS: u64 = 120_000;
+/// One walk's figures, with the resident sizes (from `status`) they were read at.
+#[derive(Debug, Clone, Copy)]
+struct PssRead {
+    anon_bytes: u64,
+    /// File and shared-memory pages: those PSS divides among the processes mapping them.
+    mapped_bytes: u64,
+    pss_bytes: Option<u64>,
+    ksm_merging_pages: Option<u64>,
+    /// When read, ms since boot.
+    at_ms: u64,
+}
+
+/// A cached PSS is read again after this long, or when the process's file and shared-memory
+/// pages moved by more than a quarter of what they were when read; in between, it follows
+/// the process's resident sizes ([`estimated_pss`]): its heap exactly, its mapped files in the
+/// share last found. What the estimate misses is only the share of its files others map
+/// since, which moves slowly. Reads every 30 s or on a tenth's move of RSS were a third of the
+/// daemon's CPU in a light run (82 walks of up to 340 MiB of page tables, ~2.5 ms each, in
+/// 210 s); every 2 minutes or on a quarter's move of RSS still a fifth (a launching app's
+/// heap grows on every look, and its heap is its own: the walk told nothing new).
+pub const PSS_REFRESH_MS: u64 = 600_000;
 
 impl PssCache {
     /// Fill the processes of a fast snapshot. `read` false (under pressure): from the cache
@@ -106,30 +130,35 @@ impl PssCache {
         let Some(procs) = snap.processes.as_mut() else { return 0 };
         self.entries.retain(|pid, _| procs.iter().any(|p| p.pid == *pid));
         for p in procs.iter_mut() {
-            let rss = p.rss_bytes();
-            let stale = self.entries.get(&p.pid).is_none_or(|(r, _, _, at)| now.saturating_sub(*at) >= PSS_REFRESH_MS || r.abs_diff(rss) > r / 4);
+            let mapped = p.rss_file_bytes + p.rss_shmem_bytes;
+            let stale = self.entries.get(&p.pid).is_none_or(|r| now.saturating_sub(r.at_ms) >= PSS_REFRESH_MS || r.mapped_bytes.abs_diff(mapped) > r.mapped_bytes / 4);
             if stale && read {
                 if let Ok((pss, ksm)) = process::read_pss_ksm(root, p.pid) {
-                    self.entries.insert(p.pid, (rss, pss, ksm, now));
+                    self.entries.insert(p.pid, PssRead { anon_bytes: p.rss_anon_bytes, mapped_bytes: mapped, pss_bytes: pss, ksm_merging_pages: ksm, at_ms: now });
                     n += 1;
                 }
             }
-            if let Some((rss_then, pss, ksm, _)) = self.entries.get(&p.pid) {
-                p.pss_bytes = pss.map(|pss| scaled_pss(pss, *rss_then, rss));
-                p.ksm_merging_pages = *ksm;
+            if let Some(r) = self.entries.get(&p.pid) {
+                p.pss_bytes = r.pss_bytes.map(|pss| estimated_pss(pss, r, p.rss_anon_bytes, mapped));
+                p.ksm_merging_pages = r.ksm_merging_pages;
             }
         }
         n
     }
 }
 
-/// A PSS read when RSS was `rss_then`, for RSS `rss_now`: scaled in proportion (never above
-/// RSS). Read with nothing resident: the figure read, at most RSS now.
-fn scaled_pss(pss: u64, rss_then: u64, rss_now: u64) -> u64 {
-    if rss_then == 0 {
-        return pss.min(rss_now);
-    }
-    ((pss as u128 * rss_now as u128 / rss_then as u128) as u64).min(rss_now)
+/// PSS now, from a walk's `pss` and the resident sizes since: anonymous pages a process gains
+/// or loses are its own (a heap, swapped out or in), counted whole; its file and shared-memory
+/// pages in the share the walk found of them (those are what PSS divides). Never above RSS.
+fn estimated_pss(pss: u64, then: &PssRead, anon_now: u64, mapped_now: u64) -> u64 {
+    // What of its mapped pages the walk counted: what PSS had beyond the anonymous pages
+    // (nothing where KSM merged some of those, PSS then below them), at most all of them.
+    let mapped_counted = pss.saturating_sub(then.anon_bytes).min(then.mapped_bytes) as i128;
+    let mapped_moved = mapped_now as i128 - then.mapped_bytes as i128;
+    // In the share found; a process with none mapped then has its new ones counted whole.
+    let mapped_delta = if then.mapped_bytes == 0 { mapped_moved } else { mapped_moved * mapped_counted / then.mapped_bytes as i128 };
+    let est = pss as i128 + (anon_now as i128 - then.anon_bytes as i128) + mapped_delta;
+    (est.max(0) as u64).min(anon_now + mapped_now)
 }
 
 #[cfg(test)]
@@ -139,11 +168,12 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
-    fn snapshot(uptime_ms: u64, rss: u64) -> Snapshot {
+    /// A snapshot of process 7 with `anon` and `file` resident.
+    fn snapshot(uptime_ms: u64, anon: u64, file: u64) -> Snapshot {
         fn na<T>() -> Facility<T> {
             Facility::Unavailable { reason: "test".into() }
         }
-        let p = ProcessInfo { pid: 7, ppid: 1, name: "app".into(), uid: 0, oom_score_adj: 0, class: Class::from_oom_score_adj(0), rss_anon_bytes: rss, rss_file_bytes: 0, rss_shmem_bytes: 0, pss_bytes: None, swap_bytes: 0, ksm_merging_pages: None, age_ms: 0, pid_ns_init: false };
+        let p = ProcessInfo { pid: 7, ppid: 1, name: "app".into(), uid: 0, oom_score_adj: 0, class: Class::from_oom_score_adj(0), rss_anon_bytes: anon, rss_file_bytes: file, rss_shmem_bytes: 0, pss_bytes: None, swap_bytes: 0, ksm_merging_pages: None, age_ms: 0, pid_ns_init: false };
         Snapshot { domain: "system".into(), uptime_ms, memory: Default::default(), swap: Default::default(), zram: na(), ksm: na(), psi: na(), counters: Default::default(), processes: Some(vec![p]) }
     }
 
@@ -152,34 +182,52 @@ mod tests {
         std::fs::write(dir.join("proc/7/smaps_rollup"), format!("Rss: 1 kB\nPss: {pss_kib} kB\n")).unwrap();
     }
 
-    #[test]
-    fn a_cached_pss_follows_rss_and_is_walked_again_only_when_rss_moved_a_quarter_or_it_is_old() {
-        let dir = crate::testkit::TempDir::new("memorch-pss-cache");
-        let root = SysRoot::at(dir.0.clone());
-        let mut cache = PssCache::default();
-        write_pss(&dir, 50 * 1024);
-        let mut s = snapshot(1_000, 100 * MIB);
-        assert_eq!(cache.fill(&root, &mut s, true), 1, "the first look reads");
-        assert_eq!(s.processes.as_ref().unwrap()[0].pss_bytes, Some(50 * MIB));
-        // The file now says something else: a look that does not read must not see it.
-        write_pss(&dir, 90 * 1024);
-        let mut s = snapshot(2_000, 120 * MIB);
-        assert_eq!(cache.fill(&root, &mut s, true), 0, "RSS moved a fifth: not walked");
-        assert_eq!(s.processes.as_ref().unwrap()[0].pss_bytes, Some(60 * MIB), "scaled with RSS");
-        let mut s = snapshot(3_000, 130 * MIB);
-        assert_eq!(cache.fill(&root, &mut s, false), 0, "under pressure: never walked");
-        assert_eq!(s.processes.as_ref().unwrap()[0].pss_bytes, Some(65 * MIB));
-        let mut s = snapshot(4_000, 130 * MIB);
-        assert_eq!(cache.fill(&root, &mut s, true), 1, "RSS moved by 30 %: walked again");
-        assert_eq!(s.processes.as_ref().unwrap()[0].pss_bytes, Some(90 * MIB));
-        let mut s = snapshot(4_000 + PSS_REFRESH_MS, 130 * MIB);
-        assert_eq!(cache.fill(&root, &mut s, true), 1, "old: walked again");
+    fn pss(s: &Snapshot) -> Option<u64> {
+        s.processes.as_ref().unwrap()[0].pss_bytes
     }
 
     #[test]
-    fn a_scaled_pss_is_never_above_rss() {
-        assert_eq!(scaled_pss(80, 100, 50), 40);
-        assert_eq!(scaled_pss(80, 0, 50), 50);
-        assert_eq!(scaled_pss(100, 100, 300), 300);
+    fn a_cached_pss_follows_the_heap_and_is_walked_again_only_when_mapped_pages_moved_a_quarter_or_it_is_old() {
+        let dir = crate::testkit::TempDir::new("memorch-pss-cache");
+        let root = SysRoot::at(dir.0.clone());
+        let mut cache = PssCache::default();
+        // 40 MiB of heap and 20 MiB of files, half of them counted (shared with another).
+        write_pss(&dir, 50 * 1024);
+        let mut s = snapshot(1_000, 40 * MIB, 20 * MIB);
+        assert_eq!(cache.fill(&root, &mut s, true), 1, "the first look reads");
+        assert_eq!(pss(&s), Some(50 * MIB));
+        // The file now says something else: a look that does not read must not see it.
+        write_pss(&dir, 60 * 1024);
+        let mut s = snapshot(2_000, 100 * MIB, 24 * MIB);
+        assert_eq!(cache.fill(&root, &mut s, true), 0, "the heap grew 2.5 times, files a fifth: not walked");
+        assert_eq!(pss(&s), Some(50 * MIB + 60 * MIB + 2 * MIB), "the heap counted whole, the files in the half found");
+        let mut s = snapshot(3_000, 30 * MIB, 30 * MIB);
+        assert_eq!(cache.fill(&root, &mut s, false), 0, "under pressure: never walked");
+        assert_eq!(pss(&s), Some(50 * MIB - 10 * MIB + 5 * MIB), "heap swapped out leaves PSS whole, all of it its own");
+        let mut s = snapshot(4_000, 40 * MIB, 26 * MIB);
+        assert_eq!(cache.fill(&root, &mut s, true), 1, "files moved by 30 %: walked again");
+        assert_eq!(pss(&s), Some(60 * MIB));
+        let mut s = snapshot(4_000 + PSS_REFRESH_MS, 40 * MIB, 26 * MIB);
+        assert_eq!(cache.fill(&root, &mut s, true), 1, "old: walked again");
+    }
+
+    fn read(anon: u64, mapped: u64) -> PssRead {
+        PssRead { anon_bytes: anon, mapped_bytes: mapped, pss_bytes: None, ksm_merging_pages: None, at_ms: 0 }
+    }
+
+    #[test]
+    fn an_estimated_pss_is_never_above_rss_nor_below_nothing() {
+        assert_eq!(estimated_pss(80, &read(60, 40), 10, 10), 15, "heap and files down to 10: 10 + 10 x 20/40");
+        assert_eq!(estimated_pss(120, &read(0, 100), 0, 100), 100, "a walk that saw more than status said: at most RSS");
+        assert_eq!(estimated_pss(80, &read(60, 40), 100, 40), 120);
+        assert_eq!(estimated_pss(100, &read(0, 100), 0, 300), 300, "everything mapped its own: every new page counted, at most RSS");
+        assert_eq!(estimated_pss(5, &read(60, 0), 0, 0), 0);
+        assert_eq!(estimated_pss(20, &read(0, 0), 0, 50), 50, "nothing mapped then: new mapped pages counted whole");
+    }
+
+    #[test]
+    fn where_ksm_merged_part_of_the_heap_new_heap_counts_whole_and_files_not_at_all() {
+        // PSS 30 below the 40 MiB heap: KSM shares part of it; the files' share is unknown, taken as none.
+        assert_eq!(estimated_pss(30 * MIB, &read(40 * MIB, 20 * MIB), 50 * MIB, 40 * MIB), 40 * MIB);
     }
 }

@@ -473,6 +473,28 @@ fn reports_with_memory_plentiful_are_decided_on_the_last_full_look() {
     assert_eq!(ex["data"]["app"], "new-app", "under the launcher's name: {ex}");
 }
 
+/// A light look leaves out an app that exited since the last full look, a zombie not yet
+/// reaped included: the pidfds the daemon holds of the last full look's processes say so, in
+/// one poll for all of them.
+#[test]
+fn a_light_look_leaves_out_an_app_that_exited_since_the_last_full_look() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-light-gone"), Some(256 * MIB)).unwrap();
+    let front = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "8"]).id();
+    let gone = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8"]).id();
+    let (d, _cfg) = daemon_looking_each_minute(&sb, 2);
+    let reused = counter(&d, "reused_looks");
+    // The test started it and does not reap it: it stays a zombie.
+    memorch_linux::pidfd::Pidfd::open(gone).unwrap().send_signal(libc::SIGKILL).unwrap();
+    assert!(testkit::wait_for(Duration::from_secs(5), || !alive(gone)), "the app did not exit");
+    assert!(std::fs::read_to_string(format!("/proc/{gone}/stat")).is_ok(), "a zombie, not yet reaped");
+    switch(&d, front, "previous");
+    assert_eq!(counter(&d, "reused_looks"), reused + 1, "decided on a light look: {}", d.log());
+    assert_eq!(d.status()["data"]["apps"].as_u64(), Some(1), "without the app gone: {}", d.log());
+}
+
 /// With memory short, the same report takes a full look: the figures a step acts on are fresh.
 #[test]
 fn a_report_with_memory_short_takes_a_full_look() {

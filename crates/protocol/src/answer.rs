@@ -57,6 +57,11 @@ pub struct Counters {
     /// was plentiful, made on the last full look's apps (no process walk).
     #[serde(default)]
     pub reused_looks: u64,
+    /// Walks of a process's page tables for its PSS (`smaps_rollup`): a full look's one
+    /// costly read, made only where the cached figure is old or the process's mapped files
+    /// moved.
+    #[serde(default)]
+    pub pss_walks: u64,
     /// PSI trigger events: the kernel's, and those raised from the daemon's own reads of
     /// the stall where the kernel's trigger did not fire (`pressure_from_reads`, counted in
     /// both).
