@@ -446,6 +446,14 @@ fn switch(d: &DaemonGuard, pid: u32, class: &str) {
     assert_eq!(d.request(&Request::Home {})["ok"], true);
 }
 
+/// A sandbox of 256 MiB with two apps of 8 MiB: one in front, one cached (their pids).
+fn front_and_cached(name: &str) -> (Sandbox, u32, u32) {
+    let mut sb = Sandbox::create(&testkit::unique_name(name), Some(256 * MIB)).unwrap();
+    let front = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "8"]).id();
+    let cached = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8"]).id();
+    (sb, front, cached)
+}
+
 /// Reports of what the user did, with memory plentiful, are decided on the last full look's
 /// apps, with no walk of the processes; a report of an app that look did not see takes a full
 /// look, which then sees it.
@@ -454,9 +462,7 @@ fn reports_with_memory_plentiful_are_decided_on_the_last_full_look() {
     if !testkit::sandbox_facility() {
         return;
     }
-    let mut sb = Sandbox::create(&testkit::unique_name("memorch-reuse"), Some(256 * MIB)).unwrap();
-    let front = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "8"]).id();
-    let cached = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8"]).id();
+    let (mut sb, front, cached) = front_and_cached("memorch-reuse");
     let (d, _cfg) = daemon_looking_each_minute(&sb, 2);
     let (full, reused) = (counter(&d, "full_snapshots"), counter(&d, "reused_looks"));
     switch(&d, front, "previous");
@@ -481,9 +487,7 @@ fn a_light_look_leaves_out_an_app_that_exited_since_the_last_full_look() {
     if !testkit::sandbox_facility() {
         return;
     }
-    let mut sb = Sandbox::create(&testkit::unique_name("memorch-light-gone"), Some(256 * MIB)).unwrap();
-    let front = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "8"]).id();
-    let gone = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8"]).id();
+    let (sb, front, gone) = front_and_cached("memorch-light-gone");
     let (d, _cfg) = daemon_looking_each_minute(&sb, 2);
     let reused = counter(&d, "reused_looks");
     // The test started it and does not reap it: it stays a zombie.
