@@ -127,7 +127,6 @@ impl Daemon {
     /// or their `oom_score_adj` read again: an app brought back to the front since the last
     /// full look must not die as the cached app it was). `None` before any full look.
     pub(crate) fn light_look(&self) -> Option<(Snapshot, Vec<App>)> {
-        self.snap.as_ref()?;
         self.light_from(self.cheap_look()?)
     }
 
@@ -173,11 +172,14 @@ impl Daemon {
     }
 
     /// After a full look: a pidfd for each of its processes (up to [`MAX_HANDLES`]), none
-    /// for those gone. A process that could not be opened (gone since, or pidfds missing)
-    /// is read from `/proc` in a light look.
+    /// for those gone. A handle whose process exited while the look saw its pid alive is of
+    /// an earlier process (the pid was reused): it is opened again, or the new one would be
+    /// taken for gone in every light look. A process that could not be opened (gone since, or
+    /// pidfds missing) is read from `/proc` in a light look.
     pub(crate) fn keep_handles(&mut self, snap: &Snapshot) {
         let Some(procs) = snap.processes.as_ref() else { return };
-        self.handles.retain(|pid, _| procs.iter().any(|p| p.pid == *pid));
+        let exited = self.exited();
+        self.handles.retain(|pid, _| !exited.get(pid).copied().unwrap_or(false) && procs.iter().any(|p| p.pid == *pid));
         for p in procs {
             if self.handles.len() >= MAX_HANDLES {
                 break;
