@@ -13,15 +13,15 @@ in the same window. Peers' apps have no group of their own, so only memorch's ru
     scripts/launch-stall.py watch OUT.tsv &          # as root, while `memorch bench ...` runs
     scripts/launch-stall.py split OUT.tsv BENCH/results.json
 
-`watch` runs until killed. `split` matches the k-th device seen to the k-th run of the
-results (run the watch for one bench only) and the app groups of each device, in the order
-they appeared, to its cold visits (launches and relaunches).
+`watch` runs until killed. `split` finds each device's run by its manager and order (run the
+watch for one bench only) and matches the app groups of a device, in the order they
+appeared, to the run's cold visits (launches and relaunches).
 """
 import bisect
 import glob
 import json
-import sys
 import os
+import sys
 import time
 
 # The bench's devices (`memorch-bench-*`) sit below the cgroup the bench runs in, in the v2
@@ -107,14 +107,21 @@ def split(tsv, results):
         i = bisect.bisect_left([s[0] for s in series], t)
         return series[min(i, len(series) - 1)][1]
 
-    devices = []
-    for g in sorted(first_seen, key=first_seen.get):
-        dev = g.rsplit("/", 1)[0]
-        if dev not in devices:
-            devices.append(dev)
+    # A device is `memorch-bench-MANAGER-PID-N` (MANAGER without its `:` settings; N counts
+    # up in the bench's process): the k-th device of a MANAGER is its k-th run in the results.
+    runs = json.load(open(results))["runs"]
+    by_manager = {}
+    for dev in {g.rsplit("/", 1)[0] for g in first_seen}:
+        name, _pid, n = dev.rsplit("/", 1)[1].removeprefix("memorch-bench-").rsplit("-", 2)
+        by_manager.setdefault(name, []).append((int(n), dev))
+    devices = {}
+    for name, devs in by_manager.items():
+        places = [i for i, r in enumerate(runs) if r["manager"].split(":")[0] == name]
+        devices.update(zip(places, (dev for _, dev in sorted(devs))))
     totals = {}
     print(f"{'manager':40} {'seed':>4} {'app':10} {'ms':>6} {'own cpu':>7} {'cpu wait':>8} {'mem some':>8} {'mem full':>8} {'io some':>7} {'daemon cpu':>10}")
-    for run, dev in zip(json.load(open(results))["runs"], devices):
+    for i, dev in sorted(devices.items()):
+        run = runs[i]
         colds = [v for v in run["visits"] if v["kind"] == "cold"]
         groups = sorted((g for g in first_seen if g.startswith(dev + "/") and g in samples), key=first_seen.get)
         for v, g in zip(colds, groups):
