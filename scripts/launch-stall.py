@@ -12,6 +12,7 @@ in the same window. Peers' apps have no group of their own, so only memorch's ru
 
     scripts/launch-stall.py watch OUT.tsv &          # as root, while `memorch bench ...` runs
     scripts/launch-stall.py split OUT.tsv BENCH/results.json
+    scripts/launch-stall.py split docs/results/realapps-launch-stall/samples.tsv.xz docs/results/realapps-launch-stall/results.json
 
 `watch` runs until killed. `split` finds each device's run by its manager and order (run the
 watch for one bench only) and matches the app groups of a device, in the order they
@@ -20,6 +21,7 @@ appeared, to the run's cold visits (launches and relaunches).
 import bisect
 import glob
 import json
+import lzma
 import os
 import sys
 import time
@@ -94,7 +96,8 @@ def watch(out_path):
 
 def split(tsv, results):
     first_seen, samples, daemon = {}, {}, []
-    for line in open(tsv):
+    # The samples kept in docs/results/ are xz-compressed.
+    for line in (lzma.open(tsv, "rt") if tsv.endswith(".xz") else open(tsv)):
         f = line.rstrip("\n").split("\t")
         if f[0] == "G":
             first_seen[f[2]] = float(f[1])
@@ -104,7 +107,8 @@ def split(tsv, results):
             daemon.append((float(f[1]), [int(f[2])]))
 
     def at(series, t):
-        i = bisect.bisect_left([s[0] for s in series], t)
+        """The values of the first sample at or after `t` (the last one if none)."""
+        i = bisect.bisect_left(series, t, key=lambda sample: sample[0])
         return series[min(i, len(series) - 1)][1]
 
     # A device is `memorch-bench-MANAGER-PID-N` (MANAGER without its `:` settings; N counts
