@@ -759,6 +759,32 @@ fn a_stall_above_the_band_spares_the_likely_apps() {
     assert_eq!(pids(&decide(&mut spare, 8_000, &short, &likely_only, &[])), vec![12]);
 }
 
+/// `detection.low_band_spares_likely`: below the low band but above the critical band and its
+/// margin (the floor of the whole read-back), only the apps unlikely to be wanted soon give;
+/// below that floor the likely ones give too. Off (as shipped), the likely app gives as soon
+/// as memory is below the band.
+#[test]
+fn a_dip_above_the_critical_band_spares_the_likely_apps_when_asked() {
+    let apps = vec![app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let history = |e: &mut memorch_core::engine::Engine| {
+        for i in 0..5 {
+            decide(e, 1_000 * i, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+        }
+        decide(e, 6_000, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }]);
+    };
+    let pids = |a: &[memorch_core::engine::Action]| compactions(a).iter().map(|c| c.0).collect::<Vec<_>>();
+    // 1024 MiB: low band 123 MiB, critical band and margin 72 MiB; 100 MiB available.
+    let dip = snap(1024, 90, 10);
+    let mut shipped = engine("memorch");
+    history(&mut shipped);
+    assert_eq!(pids(&decide(&mut shipped, 7_000, &dip, &apps, &[])), vec![12], "as shipped, the likely app gives below the band");
+    let mut spare = engine("memorch:detection.low_band_spares_likely=true");
+    history(&mut spare);
+    assert_eq!(pids(&decide(&mut spare, 7_000, &dip, &apps, &[])), Vec::<u32>::new(), "above the floor, the likely app is spared");
+    // 60 MiB available: below the floor, it gives.
+    assert_eq!(pids(&decide(&mut spare, 8_000, &snap(1024, 50, 10), &apps, &[])), vec![12]);
+}
+
 /// `spread` (`Compaction::share_window_ms`): in a shortage that lasts several decisions, one
 /// app gives at most 80 % of what it held at its first squeeze within the window, where
 /// without it each decision may take 80 % of what is left (realapps: `maps`, 236 MiB in five

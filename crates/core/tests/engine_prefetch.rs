@@ -181,6 +181,27 @@ fn whole_reads_the_app_in_front_back_a_piece_a_decision_after_its_return() {
     assert_eq!(prefetches(&decide(&mut e, 1_250, &s, &apps, &[Event::Timer])), vec![]);
 }
 
+/// `detection.whole_stops_at_low_band`: the whole read-back reads into what is above the low
+/// band and its margin only (12 % + 2 % of 1 GiB: 143 MiB), where as shipped it goes on down
+/// to the critical band's floor (71 MiB).
+#[test]
+fn whole_stops_at_the_low_band_when_asked() {
+    let alone = [swapped(10, "maps", Class::Foreground, 60, 300)];
+    let read_at = |spec: &str, available_mb: u64| {
+        let mut e = engine(spec);
+        let s = snap(1024, available_mb, 0);
+        decide(&mut e, 1_000, &s, &alone, &[to_front(10)]);
+        prefetches(&decide(&mut e, 1_250, &s, &alone, &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum::<u64>()
+    };
+    let low_floor = (1024.0 * 0.14) as u64;
+    // 100 MiB available: under the low band's floor, above the critical band's.
+    assert_eq!(read_at("memorch", 100), 16, "as shipped: a piece");
+    assert_eq!(read_at("memorch:detection.whole_stops_at_low_band=true", 100), 0, "nothing under the low band's floor");
+    // 150 MiB available: what is above the low band's floor.
+    let read = read_at("memorch:detection.whole_stops_at_low_band=true", 150);
+    assert!(read.abs_diff(150 - low_floor) <= 1, "150 MiB available, floor {low_floor} MiB: {read} MiB");
+}
+
 /// A read-back that found little of what it asked for in swap (a JVM's swap in memory the
 /// read-back does not reach) is not asked again while the app stays in front, nor at idle,
 /// until it comes back to the front; one that read what it asked goes on.

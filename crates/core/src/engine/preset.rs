@@ -142,6 +142,17 @@ pub struct Bands {
     /// measurement (realapps: p50, p95, stall and anonymous refaults all lower; docs/results.md).
     #[serde(default = "yes")]
     pub stall_near_spares_likely: bool,
+    /// Below the low band but above the critical band and its margin (where the app in
+    /// front's whole read-back stops, ladder/prefetch.rs), take nothing from the apps likely
+    /// to be wanted soon either: there the shortage is mostly the read-back's own, and a
+    /// squeeze of a likely app to pay for it turns that app's next return warm.
+    #[serde(default)]
+    pub low_band_spares_likely: bool,
+    /// The app in front's whole read-back (`prefetch_whole`) stops at the low band and its
+    /// margin instead of the critical band's: it reads into free room only, and makes no
+    /// shortage for the pressure step to pay for from the apps in the background.
+    #[serde(default)]
+    pub whole_stops_at_low_band: bool,
 }
 
 fn yes() -> bool {
@@ -529,6 +540,8 @@ impl Preset {
             _ if k.starts_with("detection.kill_timeout_ms") => "lmkd kill timeout 100 ms: one kill, then wait for it to die",
             _ if k.starts_with("detection.critical_available_frac") => "ChromeOS resourced critical margin 5.2 % (anchors.md)",
             _ if k.starts_with("detection.psi_some_target_pct") => "Senpai/TMO: aim for a small bounded pressure (anchors.md)",
+            _ if k.starts_with("detection.low_band_spares_likely") => "issue 11: below the low band, half of memorch's squeezes that warmed a return followed a whole read-back of the app in front, which takes memory down to the critical band; sparing the likely apps down to there (true): on realapps those warm returns went from 13 to 2, but the kernel's reclaim took their place (direct reclaims 237 against 20, stall twice), p50 longer on two seeds of three and a kill (docs/results.md)",
+            _ if k.starts_with("detection.whole_stops_at_low_band") => "issue 11: the whole read-back takes memory down to the critical band, and the pressure step pays for it from the apps in the background (11 warm returns on realapps followed such a squeeze); stopped at the low band (true) it made no such squeeze, but the app in front stayed partly in swap: on realapps p50 longer on every seed, warm returns 26 against 19 (docs/results.md)",
             _ if k.starts_with("detection.refault_target") => "refault study (paper 003): re-fault 20–37 % is the cost to avoid",
             _ if k.starts_with("detection.") => "memorch (DESIGN.md §4): bands chosen here, documented in docs/presets.md",
             "thesis" if k.starts_with("compaction.") => "thesis §3.3: empty apps first, whole at idle, 32 pages a step under slight shortage",
@@ -880,6 +893,8 @@ fn memorch() -> Preset {
             refault_target: 0.2,
             stall_near_band: true,
             stall_near_spares_likely: true,
+            low_band_spares_likely: false,
+            whole_stops_at_low_band: false,
         }),
         compaction: Some(Compaction {
             idle_min_class: Some(Class::Cached),

@@ -72,7 +72,7 @@ pub fn run(ctx: &mut Ctx) {
         once_a_stint(ctx, b.low_available_frac);
     }
     if ctx.preset.prefetch_whole {
-        whole_front(ctx, b.critical_available_frac);
+        whole_front(ctx, if b.whole_stops_at_low_band { b.low_available_frac } else { b.critical_available_frac });
     }
 }
 
@@ -104,10 +104,11 @@ fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
 }
 
 /// The app in front read back whole, a piece a decision, once its return is served: down to
-/// the critical band (`critical_frac` of the domain) and its margin; the room comes back from
-/// the apps in the background (the module's doc).
-fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
-    let floor = ctx.frac(critical_frac + super::under_pressure::PRESSURE_MARGIN_FRAC);
+/// a band (`band_frac` of the domain: the critical band, or the low band with
+/// `whole_stops_at_low_band`) and its margin; the room comes back from the apps in the
+/// background (the module's doc).
+fn whole_front(ctx: &mut Ctx, band_frac: f64) {
+    let floor = ctx.frac(band_frac + super::under_pressure::PRESSURE_MARGIN_FRAC);
     // What this decision reads back is no longer available to the next app in front.
     let mut taken = 0;
     // An app the once-a-stint step reads back in this decision (both switched on) is left
@@ -135,7 +136,7 @@ fn whole_front(ctx: &mut Ctx, critical_frac: f64) {
         let left = ctx.frac(WHOLE_STINT_FRAC).saturating_sub(done);
         let bytes = a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor + taken));
         if bytes < MIN_BYTES {
-            let why = if left < MIN_BYTES { format!("read back {} this stint already", mib(done)) } else { format!("available {} is at the critical band and its margin {}", mib(ctx.available()), mib(floor)) };
+            let why = if left < MIN_BYTES { format!("read back {} this stint already", mib(done)) } else { format!("available {} is at the band and margin {} it reads down to", mib(ctx.available()), mib(floor)) };
             let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: not read back, {why}", a.name, mib(a.swap_bytes)));
             ctx.quiet(r);
             continue;

@@ -161,6 +161,12 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     // A stall with memory above the band is no shortage yet: with `stall_near_spares_likely`,
     // the apps likely to be wanted soon give nothing to it (issue 11: on realapps 20 small
     // squeezes of the most visited JVM on such stalls made most of its returns warm).
-    let spare = matches!(&ctx.preset.detection, Detection::Bands(b) if b.stall_near_spares_likely) && ctx.available() >= ctx.frac(low_frac);
+    // With `low_band_spares_likely`, neither is a dip below the band that stays above the
+    // critical band and its margin (the floor of the whole read-back, ladder/prefetch.rs).
+    let spare = match &ctx.preset.detection {
+        Detection::Bands(b) if b.low_band_spares_likely => ctx.available() >= ctx.frac(b.critical_available_frac + PRESSURE_MARGIN_FRAC),
+        Detection::Bands(b) => b.stall_near_spares_likely && ctx.available() >= ctx.frac(low_frac),
+        _ => false,
+    };
     shrink::free_below(ctx, Step::UnderPressure, min_class, short, None, why, spare.then_some(shrink::LIKELY_RETURN));
 }
