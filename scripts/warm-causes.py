@@ -88,14 +88,14 @@ def main(args):
         sys.exit(f"{results}: no such file (a bench's --out, or its results.json)")
     out = os.path.dirname(results)
     summary = {}
-    for i, run in enumerate(json.load(open(results))["runs"]):
+    for run in json.load(open(results))["runs"]:
         if not run["manager"].startswith("memorch"):
             continue
-        log = os.path.join(run.get("log_dir") or "", "memorch.log")
-        if not os.path.exists(log):
-            log = os.path.join(out, "logs", os.path.basename(run.get("log_dir") or f"{i + 1:02d}-{run['manager']}"), "memorch.log")
-        if not os.path.exists(log):
-            print(f"{run['manager']} seed {run['seed']}: no daemon log ({log})")
+        # Where the bench wrote it, else a copy in logs/ beside the results (docs/results/).
+        log_dir = run.get("log_dir") or ""
+        log = next((p for p in (os.path.join(log_dir, "memorch.log"), os.path.join(out, "logs", os.path.basename(log_dir), "memorch.log")) if os.path.exists(p)), None)
+        if not log_dir or log is None:
+            print(f"{run['manager']} seed {run['seed']}: no daemon log in {log_dir or 'its run (no log_dir)'} nor in {out}/logs/")
             continue
         squeezes, read_backs, reported, before = read_log(log)
         off = offset_ms(run, reported, before)

@@ -726,18 +726,22 @@ fn a_stall_above_the_low_band_compresses_only_with_stall_near_on() {
     assert!(!compactions(&below).is_empty(), "off, below the band: compress: {below:?}");
 }
 
+/// `fav` (pid 12) launched and came to the front five times in the last seconds, then `fg`
+/// (pid 2) was launched: `fav` is an app likely to be wanted soon (up to 6 s of `e`'s clock).
+fn fav_came_to_the_front_five_times(e: &mut memorch_core::engine::Engine, apps: &[memorch_core::engine::App]) {
+    for i in 0..5 {
+        decide(e, 1_000 * i, &snap(1024, 600, 10), apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+    }
+    decide(e, 6_000, &snap(1024, 600, 10), apps, &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }]);
+}
+
 /// `stall_spare` (on in `memorch`): on a stall above the low band only the apps unlikely to
 /// be wanted soon give; below the band, where memory is short, the likely ones may too.
 #[test]
 fn a_stall_above_the_band_spares_the_likely_apps() {
     // `fav` came to the front five times just now; `old` has been away for an hour.
     let apps = vec![memorch_core::engine::App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 100) }, app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
-    let history = |e: &mut memorch_core::engine::Engine| {
-        for i in 0..5 {
-            decide(e, 1_000 * i, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
-        }
-        decide(e, 6_000, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }]);
-    };
+    let history = |e: &mut memorch_core::engine::Engine| fav_came_to_the_front_five_times(e, &apps);
     let pids = |a: &[memorch_core::engine::Action]| compactions(a).iter().map(|c| c.0).collect::<Vec<_>>();
     // 160 MiB available over a 123 MiB low band, PSI some 5 % (target 1 %).
     let stalled = with_psi(snap(1024, 150, 10), 5.0, 0.0);
@@ -766,12 +770,7 @@ fn a_stall_above_the_band_spares_the_likely_apps() {
 #[test]
 fn a_dip_above_the_critical_band_spares_the_likely_apps_when_asked() {
     let apps = vec![app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
-    let history = |e: &mut memorch_core::engine::Engine| {
-        for i in 0..5 {
-            decide(e, 1_000 * i, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
-        }
-        decide(e, 6_000, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }]);
-    };
+    let history = |e: &mut memorch_core::engine::Engine| fav_came_to_the_front_five_times(e, &apps);
     let pids = |a: &[memorch_core::engine::Action]| compactions(a).iter().map(|c| c.0).collect::<Vec<_>>();
     // 1024 MiB: low band 123 MiB, critical band and margin 72 MiB; 100 MiB available.
     let dip = snap(1024, 90, 10);

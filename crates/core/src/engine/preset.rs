@@ -142,10 +142,12 @@ pub struct Bands {
     /// measurement (realapps: p50, p95, stall and anonymous refaults all lower; docs/results.md).
     #[serde(default = "yes")]
     pub stall_near_spares_likely: bool,
-    /// Below the low band but above the critical band and its margin (where the app in
-    /// front's whole read-back stops, ladder/prefetch.rs), take nothing from the apps likely
-    /// to be wanted soon either: there the shortage is mostly the read-back's own, and a
-    /// squeeze of a likely app to pay for it turns that app's next return warm.
+    /// Below the low band but above the floor of the app in front's whole read-back (the
+    /// critical band and its margin as shipped, ladder/prefetch.rs `whole_floor_frac`), take
+    /// nothing from the apps likely to be wanted soon either: there the shortage is mostly
+    /// the read-back's own, and a squeeze of a likely app to pay for it turns that app's
+    /// next return warm. Above the low band it spares them too, whatever
+    /// `stall_near_spares_likely` says.
     #[serde(default)]
     pub low_band_spares_likely: bool,
     /// The app in front's whole read-back (`prefetch_whole`) stops at the low band and its

@@ -36,7 +36,7 @@
 
 use super::{mib, shrink, ActionKind, Ctx, Step, PAGE};
 use crate::engine::model::App;
-use crate::engine::preset::Detection;
+use crate::engine::preset::{Bands, Detection};
 use crate::Class;
 
 /// Less than this is not worth a call (nor a log line).
@@ -72,8 +72,18 @@ pub fn run(ctx: &mut Ctx) {
         once_a_stint(ctx, b.low_available_frac);
     }
     if ctx.preset.prefetch_whole {
-        whole_front(ctx, if b.whole_stops_at_low_band { b.low_available_frac } else { b.critical_available_frac });
+        let floor = ctx.frac(whole_floor_frac(b));
+        whole_front(ctx, floor);
     }
+}
+
+/// How far down (a share of the domain) [`whole_front`] reads the app in front back: to the
+/// critical band and its margin, or to the low band and its margin with
+/// `whole_stops_at_low_band`. The pressure step's `low_band_spares_likely` spares the likely
+/// apps above it.
+pub fn whole_floor_frac(b: &Bands) -> f64 {
+    let band = if b.whole_stops_at_low_band { b.low_available_frac } else { b.critical_available_frac };
+    band + super::under_pressure::PRESSURE_MARGIN_FRAC
 }
 
 /// The app in front read back once a stint, as much as memory above the low band (`low_frac`
@@ -104,11 +114,9 @@ fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
 }
 
 /// The app in front read back whole, a piece a decision, once its return is served: down to
-/// a band (`band_frac` of the domain: the critical band, or the low band with
-/// `whole_stops_at_low_band`) and its margin; the room comes back from the apps in the
+/// `floor` bytes available ([`whole_floor_frac`]); the room comes back from the apps in the
 /// background (the module's doc).
-fn whole_front(ctx: &mut Ctx, band_frac: f64) {
-    let floor = ctx.frac(band_frac + super::under_pressure::PRESSURE_MARGIN_FRAC);
+fn whole_front(ctx: &mut Ctx, floor: u64) {
     // What this decision reads back is no longer available to the next app in front.
     let mut taken = 0;
     // An app the once-a-stint step reads back in this decision (both switched on) is left

@@ -162,9 +162,9 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     // the apps likely to be wanted soon give nothing to it (issue 11: on realapps 20 small
     // squeezes of the most visited JVM on such stalls made most of its returns warm).
     // With `low_band_spares_likely`, neither is a dip below the band that stays above the
-    // critical band and its margin (the floor of the whole read-back, ladder/prefetch.rs).
+    // floor of the whole read-back.
     let spare = match &ctx.preset.detection {
-        Detection::Bands(b) if b.low_band_spares_likely => ctx.available() >= ctx.frac(b.critical_available_frac + PRESSURE_MARGIN_FRAC),
+        Detection::Bands(b) if b.low_band_spares_likely => ctx.available() >= ctx.frac(super::prefetch::whole_floor_frac(b)),
         Detection::Bands(b) => b.stall_near_spares_likely && ctx.available() >= ctx.frac(low_frac),
         _ => false,
     };
