@@ -736,7 +736,9 @@ fn fav_came_to_the_front_five_times(e: &mut memorch_core::engine::Engine, apps: 
 }
 
 /// `stall_spare` (on in `memorch`): on a stall above the low band only the apps unlikely to
-/// be wanted soon give; below the band, where memory is short, the likely ones may too.
+/// be wanted soon give; below the band, where memory is short, the likely ones may too. With
+/// popularity weighed (`popularity`, off as shipped: then every app is at least even to be
+/// wanted, and a stall above the band takes from none).
 #[test]
 fn a_stall_above_the_band_spares_the_likely_apps() {
     // `fav` came to the front five times just now; `old` has been away for an hour.
@@ -745,17 +747,17 @@ fn a_stall_above_the_band_spares_the_likely_apps() {
     let pids = |a: &[memorch_core::engine::Action]| compactions(a).iter().map(|c| c.0).collect::<Vec<_>>();
     // 160 MiB available over a 123 MiB low band, PSI some 5 % (target 1 %).
     let stalled = with_psi(snap(1024, 150, 10), 5.0, 0.0);
-    let mut spare = engine("memorch");
+    let mut spare = engine("memorch:popularity=on");
     history(&mut spare);
     let a = decide(&mut spare, 7_000, &stalled, &apps, &[]);
     assert_eq!(pids(&a), vec![11], "only the app away for an hour gives: {a:#?}");
     // With only the likely app to take from, nothing is taken above the band (it is, with
     // the switch off)...
     let likely_only = vec![app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
-    let mut off = engine("memorch:stall_spare=off");
+    let mut off = engine("memorch:popularity=on,stall_spare=off");
     history(&mut off);
     assert_eq!(pids(&decide(&mut off, 7_000, &stalled, &likely_only, &[])), vec![12], "off: the likely app gives on a stall");
-    let mut spare = engine("memorch");
+    let mut spare = engine("memorch:popularity=on");
     history(&mut spare);
     assert_eq!(pids(&decide(&mut spare, 7_000, &stalled, &likely_only, &[])), Vec::<u32>::new());
     // ... and below it, it gives.

@@ -16,6 +16,11 @@ fn to_front(pid: u32) -> Event {
     Event::AppState { pid, class: Class::Foreground }
 }
 
+/// The app leaving the front, as a launcher tells it.
+fn away(pid: u32) -> Event {
+    Event::AppState { pid, class: Class::Previous }
+}
+
 /// `maps` (10) in front five times in a first session (between visits to `feed`, 13, too
 /// small to squeeze), `mail` (11) once; the screen off and on (unless `screen_off` is false);
 /// then `mail` returned to and `chat` (12) launched; then available memory falls below the
@@ -32,19 +37,21 @@ fn squeezed_under_pressure(spec: &str, screen_off: bool) -> Vec<u32> {
     };
     let launched = |app: &str, pid: u32| Event::Launched { app: app.into(), pid, ms: 400, cold: true };
     decide(&mut e, 1_000, &plenty, &with(10, &[10]), &[launched("maps", 10)]);
-    decide(&mut e, 2_000, &plenty, &with(11, &[10, 11]), &[launched("mail", 11)]);
-    decide(&mut e, 3_000, &plenty, &with(13, &[10, 11, 13]), &[launched("feed", 13)]);
-    // A return is told with the app list as it was (the app still cached).
+    decide(&mut e, 2_000, &plenty, &with(11, &[10, 11]), &[away(10), launched("mail", 11)]);
+    decide(&mut e, 3_000, &plenty, &with(13, &[10, 11, 13]), &[away(11), launched("feed", 13)]);
+    // Each switch told as the daemon gives it: the app leaving, the app back, and the list
+    // as it is after the switch.
     for t in [4_000, 6_000, 8_000, 10_000] {
-        decide(&mut e, t, &plenty, &with(13, &[10, 11, 13]), &[to_front(10)]);
-        decide(&mut e, t + 1_000, &plenty, &with(10, &[10, 11, 13]), &[to_front(13)]);
+        decide(&mut e, t, &plenty, &with(10, &[10, 11, 13]), &[away(13), to_front(10)]);
+        decide(&mut e, t + 1_000, &plenty, &with(13, &[10, 11, 13]), &[away(10), to_front(13)]);
     }
     let all = [10, 11, 12, 13];
     if screen_off {
         decide(&mut e, 12_000, &plenty, &with(0, &[10, 11, 13]), &[Event::Screen { on: false }]);
         decide(&mut e, 17_000, &plenty, &with(0, &[10, 11, 13]), &[Event::Screen { on: true }]);
     }
-    decide(&mut e, 18_000, &plenty, &with(0, &[10, 11, 13]), &[to_front(11)]);
+    decide(&mut e, 18_000, &plenty, &with(11, &[10, 11, 13]), &[away(13), to_front(11)]);
+    decide(&mut e, 18_500, &plenty, &with(0, &[10, 11, 13]), &[away(11)]);
     decide(&mut e, 19_000, &plenty, &with(12, &all), &[launched("chat", 12)]);
     // 100 MiB available of 1 GiB: 23 MiB under memorch's low band (12 %).
     let a = decide(&mut e, 20_000, &snap(1024, 100, 0), &with(12, &all), &[Event::Timer]);
@@ -54,14 +61,42 @@ fn squeezed_under_pressure(spec: &str, screen_off: bool) -> Vec<u32> {
 #[test]
 fn the_app_of_the_session_in_progress_is_spared_before_an_earlier_favourite() {
     // Recency and front counts: maps, in front five times and 10 s ago, outranks mail.
-    assert_eq!(squeezed_under_pressure("memorch", true).first(), Some(&11), "mail first by recency and fronts");
+    assert_eq!(squeezed_under_pressure("memorch:popularity=on", true).first(), Some(&11), "mail first by recency and fronts");
     // Sessions: mail was used since the screen came on; maps in one of the two sessions.
-    assert_eq!(squeezed_under_pressure("memorch:sessions=on", true).first(), Some(&10), "maps first: not in the session in progress");
+    assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", true).first(), Some(&10), "maps first: not in the session in progress");
 }
 
 #[test]
 fn without_a_screen_off_the_chance_of_a_return_is_judged_as_before() {
     // One session only: nothing to tell the apps apart by; recency and fronts decide.
-    assert_eq!(squeezed_under_pressure("memorch:sessions=on", false), squeezed_under_pressure("memorch", false));
-    assert_eq!(squeezed_under_pressure("memorch:sessions=on", false).first(), Some(&11));
+    assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", false), squeezed_under_pressure("memorch:popularity=on", false));
+    assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", false).first(), Some(&11));
+}
+
+/// A return counts toward the app's popularity (`fronts`) by what the events said before,
+/// whatever this input's list shows: the app already in front (how the daemon gives a
+/// launcher's report or an inferred switch), still cached, or away again within the same
+/// input; an app reported in front again while it stays there is not a new return.
+#[test]
+fn each_return_counts_once_whichever_way_the_app_list_shows_it() {
+    let plenty = snap(1024, 700, 0);
+    let list = |front: u32| -> Vec<App> { [(10, "maps"), (11, "mail")].iter().map(|&(pid, name)| app(pid, name, if pid == front { Class::Foreground } else { Class::Cached }, 50)).collect() };
+    let launched = |app: &str, pid: u32| Event::Launched { app: app.into(), pid, ms: 400, cold: true };
+    let fronts = |e: &memorch_core::engine::Engine| ["maps", "mail"].map(|n| e.state.stats.get(n).map_or(0, |s| s.fronts));
+    let mut e = engine("memorch");
+    decide(&mut e, 1_000, &plenty, &list(10), &[launched("maps", 10)]);
+    decide(&mut e, 2_000, &plenty, &list(11), &[away(10), launched("mail", 11)]);
+    assert_eq!(fronts(&e), [1, 1], "a launch each");
+    // maps back, the list as the daemon gives it: maps already in front.
+    decide(&mut e, 3_000, &plenty, &list(10), &[away(11), to_front(10)]);
+    assert_eq!(fronts(&e), [2, 1], "maps's return counts");
+    decide(&mut e, 3_500, &plenty, &list(10), &[to_front(10)]);
+    assert_eq!(fronts(&e), [2, 1], "in front again without leaving: no return");
+    // mail back, the list as it was before the switch: mail still cached.
+    decide(&mut e, 4_000, &plenty, &list(10), &[away(10), to_front(11)]);
+    assert_eq!(fronts(&e), [2, 2], "mail's return counts");
+    // maps back and away again within one input (a launcher's report and home, decided
+    // together): the list shows it away, and the return counts once.
+    decide(&mut e, 5_000, &plenty, &list(11), &[away(11), to_front(10), away(10), Event::Home]);
+    assert_eq!(fronts(&e), [3, 2], "maps's second return counts once");
 }

@@ -160,3 +160,88 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A process a test started at a pid it chose ([`spawn_at_pid`]), its stdout a pipe: killed
+/// and reaped on drop, also when the test fails.
+#[derive(Debug)]
+pub struct AtPid {
+    pub pid: u32,
+    pub stdout: std::fs::File,
+}
+
+impl Drop for AtPid {
+    fn drop(&mut self) {
+        // SAFETY: our own child, not yet reaped (only this drop reaps it): the pid is still its.
+        unsafe {
+            libc::kill(self.pid as i32, libc::SIGKILL);
+            libc::waitpid(self.pid as i32, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+/// `struct clone_args` of clone3(2), up to `set_tid` (`CLONE_ARGS_SIZE_VER1`).
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+}
+
+/// Start `argv` (its program an absolute path) as a child with pid `pid`, as the kernel would
+/// if it reused that pid: clone3(2) with `set_tid` (Linux 5.5; root in the initial pid
+/// namespace). `pid` must be free: its last process exited and reaped. No test can otherwise
+/// make the kernel reuse a pid when it needs to. `Err` says why not (the kernel, privileges, or
+/// the pid taken meanwhile).
+pub fn spawn_at_pid(pid: u32, argv: &[&str]) -> Result<AtPid, String> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStringExt;
+    use std::os::unix::io::FromRawFd;
+    let cstring = |b: Vec<u8>| CString::new(b).map_err(|e| format!("argument or environment with a NUL byte: {e}"));
+    let args: Vec<CString> = argv.iter().map(|a| cstring(a.as_bytes().to_vec())).collect::<Result<_, _>>()?;
+    let env: Vec<CString> = std::env::vars_os()
+        .map(|(k, v)| {
+            let mut kv = k.into_vec();
+            kv.push(b'=');
+            kv.extend(v.into_vec());
+            cstring(kv)
+        })
+        .collect::<Result<_, _>>()?;
+    let Some(program) = args.first() else { return Err("no program to start".into()) };
+    // Built before the clone: the child may only call what is async-signal-safe.
+    let argv_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("pipe2: {}", std::io::Error::last_os_error()));
+    }
+    let tid = [pid as libc::pid_t];
+    let ca = CloneArgs { exit_signal: libc::SIGCHLD as u64, set_tid: tid.as_ptr() as u64, set_tid_size: 1, ..Default::default() };
+    // SAFETY: like fork(2) (no CLONE_VM, no stack): the child only duplicates the pipe onto its
+    // stdout and execs, both async-signal-safe, with memory prepared before the clone.
+    let r = unsafe { libc::syscall(libc::SYS_clone3, &ca as *const CloneArgs, std::mem::size_of::<CloneArgs>()) };
+    if r == 0 {
+        unsafe {
+            libc::dup2(fds[1], 1);
+            libc::execve(program.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
+            libc::_exit(127);
+        }
+    }
+    let err = std::io::Error::last_os_error();
+    // SAFETY: both descriptors are ours; the read end is handed to the File, once.
+    unsafe { libc::close(fds[1]) };
+    let stdout = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+    if r < 0 {
+        drop(stdout);
+        return Err(format!("clone3 with set_tid {pid}: {err}"));
+    }
+    Ok(AtPid { pid: r as u32, stdout })
+}

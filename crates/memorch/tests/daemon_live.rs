@@ -489,14 +489,90 @@ fn a_light_look_leaves_out_an_app_that_exited_since_the_last_full_look() {
     }
     let (sb, front, gone) = front_and_cached("memorch-light-gone");
     let (d, _cfg) = daemon_looking_each_minute(&sb, 2);
-    let reused = counter(&d, "reused_looks");
     // The test started it and does not reap it: it stays a zombie.
     memorch_linux::pidfd::Pidfd::open(gone).unwrap().send_signal(libc::SIGKILL).unwrap();
     assert!(testkit::wait_for(Duration::from_secs(5), || !alive(gone)), "the app did not exit");
     assert!(std::fs::read_to_string(format!("/proc/{gone}/stat")).is_ok(), "a zombie, not yet reaped");
-    switch(&d, front, "previous");
-    assert_eq!(counter(&d, "reused_looks"), reused + 1, "decided on a light look: {}", d.log());
-    assert_eq!(d.status()["data"]["apps"].as_u64(), Some(1), "without the app gone: {}", d.log());
+    switched_on_a_light_look(&d, front, 1, "without the app gone");
+}
+
+/// `front` switched away, decided on a light look (no walk of the processes), after which the
+/// daemon counts `apps` apps (`what` they are).
+fn switched_on_a_light_look(d: &DaemonGuard, front: u32, apps: u64, what: &str) {
+    let reused = counter(d, "reused_looks");
+    switch(d, front, "previous");
+    assert_eq!(counter(d, "reused_looks"), reused + 1, "decided on a light look: {}", d.log());
+    assert_eq!(d.status()["data"]["apps"].as_u64(), Some(apps), "{what}: {}", d.log());
+}
+
+/// A pid the kernel reused since the last full look is the new process in the light looks
+/// after the next full look: the pidfd held of the process that exited is let go and the new
+/// one opened, or the new app would be left out of every light look as the old one gone. The
+/// reuse is made on demand: the old process reaped, a new one started at its pid (clone3).
+#[test]
+fn a_pid_reused_is_the_new_process_in_the_light_looks_after_the_next_full_look() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let (mut sb, front, old) = front_and_cached("memorch-pid-reuse");
+    let (d, _cfg) = daemon_looking_each_minute(&sb, 2);
+    let mut child = sb.take_child(old).expect("the sandbox started it");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let domain = format!("cgroup:{}", sb.path);
+    let exe = env!("CARGO_BIN_EXE_memorch");
+    let reborn = testkit::spawn_at_pid(old, &[exe, "spawn", "--domain", &domain, "--class", "cached", "--", exe, "app", "--anon-mb", "8"]);
+    if !testkit::facility("a process started at a chosen pid (clone3 set_tid)", reborn.as_ref().map(|_| ()).map_err(|e| e.clone())) {
+        return;
+    }
+    let reborn = reborn.unwrap();
+    assert_eq!(reborn.pid, old);
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(&reborn.stdout), &mut line).unwrap();
+    assert!(line.starts_with("ready "), "the app at the reused pid did not get ready: {line:?}");
+    // A launch intent takes a full look, which finds the pid alive again.
+    let full = counter(&d, "full_snapshots");
+    assert_eq!(d.request(&Request::Launch { app: "reborn".into(), expect_mb: None })["ok"], true);
+    assert!(testkit::wait_for(Duration::from_secs(5), || counter(&d, "full_snapshots") > full), "a full look for the launch: {}", d.log());
+    switched_on_a_light_look(&d, front, 2, "the app at the reused pid among them");
+}
+
+/// Each return a launcher reports counts toward the app's popularity (`fronts` in the learned
+/// statistics, half of its chance of a return): the daemon's view has the app in front when
+/// the engine hears of the switch, and the return must count all the same.
+#[test]
+fn each_return_a_launcher_reports_counts_toward_the_apps_popularity() {
+    if !testkit::sandbox_facility() {
+        return;
+    }
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-fronts"), Some(256 * MIB)).unwrap();
+    let maps = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "8", "--name", "maps"]).id();
+    let mail = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8", "--name", "mail"]).id();
+    let (mut d, _cfg) = daemon_looking_each_minute(&sb, 2);
+    let front = |app: &str, pid: u32, launched: bool| {
+        if launched {
+            // Named as a launcher names it: what its statistics are kept under.
+            assert_eq!(d.request(&Request::Launched { app: app.into(), pid, ms: 100, cold: true })["ok"], true);
+        }
+        // Decided alone, at the next tick, as a visit longer than a tick is (realapps: 1.5 s).
+        let before = counter(&d, "decisions");
+        assert_eq!(d.request(&Request::State { pid, class: "foreground".into() })["ok"], true);
+        assert!(testkit::wait_for(Duration::from_secs(5), || counter(&d, "decisions") > before), "{}", d.log());
+    };
+    front("maps", maps, true);
+    // mail launched, then each app returned to in turn, each switch told as a launcher tells it.
+    for (away, back, name, launched) in [(maps, mail, "mail", true), (mail, maps, "maps", false), (maps, mail, "mail", false), (mail, maps, "maps", false)] {
+        switch(&d, away, "previous");
+        front(name, back, launched);
+    }
+    // Home: decided before the answer, with the last switch.
+    assert_eq!(d.request(&Request::Home {})["ok"], true);
+    d.stop();
+    let file = d.state_dir.join("app-stats.json");
+    let stats: Value = serde_json::from_slice(&std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))).unwrap();
+    let fronts = |app: &str| stats["stats"]["apps"][app]["fronts"].as_u64();
+    // A launch each, and the returns: two to maps, one to mail.
+    assert_eq!((fronts("maps"), fronts("mail")), (Some(3), Some(2)), "{stats:#}\n{}", d.log());
 }
 
 /// With memory short, the same report takes a full look: the figures a step acts on are fresh.

@@ -8,6 +8,8 @@ use super::stats::REFAULT_WINDOW_MS;
 use super::{Input, State};
 
 pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
+    // The apps this input's events bring to the front (or make visible).
+    let mut brought = Vec::new();
     for e in input.events {
         match e {
             Event::Screen { on } => {
@@ -26,15 +28,27 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
                 state.stats.entry(app).observe_launch(*ms, *cold);
                 state.stats.came_to_front(app);
                 state.front(*pid, input.now_ms);
+                state.in_front.insert(*pid);
+                brought.push(*pid);
             }
             Event::AppState { pid, class } if *class <= crate::Class::Visible => {
                 // A return to an app already running: it is popular (launches count above).
-                if let Some(a) = input.apps.iter().find(|a| a.pid == *pid && a.class > crate::Class::Visible) {
-                    state.stats.came_to_front(&a.name);
+                // Away is what the events and inputs before said of it (`State::in_front`),
+                // not its class in this input: a launcher's report and an inferred switch
+                // reach the engine with the class already changed (or changed again, when
+                // the app left within the same input's events).
+                if state.in_front.insert(*pid) {
+                    if let Some(a) = input.apps.iter().find(|a| a.pid == *pid) {
+                        state.stats.came_to_front(&a.name);
+                    }
                 }
+                brought.push(*pid);
                 state.front(*pid, input.now_ms);
                 // Back in front, its pages came back with it: it may give again.
                 state.dry.remove(pid);
+            }
+            Event::AppState { pid, .. } => {
+                state.in_front.remove(pid);
             }
             Event::LaunchIntent { app, expected_bytes } => {
                 state.launch_in_flight = Some((app.clone(), input.now_ms));
@@ -63,6 +77,8 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     state.so_done.retain(alive);
     state.dry.retain(|pid, at| alive(pid) && input.now_ms.saturating_sub(*at) < super::learn::DRY_MS);
     state.last_front_ms.retain(|pid, _| alive(pid));
+    // In front or visible now: brought there by this input's events, or so in its classes.
+    state.in_front.retain(|pid| brought.contains(pid) || input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible));
     state.last_front_switch.retain(|pid, _| alive(pid));
     state.prefetched.retain(|pid, _| alive(pid));
     state.read_back_whole.retain(|pid, _| alive(pid));

@@ -131,6 +131,10 @@ pub struct State {
     pub switches: u64,
     #[serde(default)]
     pub last_front_switch: BTreeMap<u32, u64>,
+    /// Apps the events last said are in front or visible, by pid: an app-state event that
+    /// brings one of the others there is a return (it counts toward the app's popularity).
+    #[serde(default)]
+    pub in_front: BTreeSet<u32>,
     /// What the user does, inferred where no launcher says it.
     #[serde(default)]
     pub observed: infer::Observed,
@@ -197,6 +201,7 @@ impl Default for State {
             last_front_ms: BTreeMap::new(),
             switches: 0,
             last_front_switch: BTreeMap::new(),
+            in_front: BTreeSet::new(),
             observed: infer::Observed::default(),
             cached_since: BTreeMap::new(),
             trim_sent: None,

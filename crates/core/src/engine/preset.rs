@@ -155,6 +155,14 @@ pub struct Bands {
     /// shortage for the pressure step to pay for from the apps in the background.
     #[serde(default)]
     pub whole_stops_at_low_band: bool,
+    /// Below the low band and its margin, the whole read-back goes on only for a favourite:
+    /// an app brought to the front at least half as often as the most visited app running
+    /// ([`crate::engine::ladder::FAVOURITE_POPULARITY`]). What it reads there, the pressure
+    /// step and the device's reclaim take from the apps in the background; an app the user
+    /// comes back to less than those apps is not worth their pages. It acts only where
+    /// popularity is weighed (`kill.return_by_popularity`): else every app is a favourite.
+    #[serde(default)]
+    pub whole_below_low_favourites_only: bool,
 }
 
 fn yes() -> bool {
@@ -303,6 +311,14 @@ pub struct KillPolicy {
     /// recency (half-life 2 min) and front counts (ladder/mod.rs `p_return`).
     #[serde(default)]
     pub return_by_sessions: bool,
+    /// Whether `p_return`'s recency-and-fronts estimate weighs how often the app came to the
+    /// front against the most popular app running. False: every app counts as popular as the
+    /// most, so recency alone orders the apps, and `p_return` is at least ½. Until returns
+    /// counted (2026-11-28) the daemon counted launches only, so every preset was measured and
+    /// tuned that way; counted, it made memorch's returns slower on realapps and cost kills
+    /// (docs/results.md), so it stays off.
+    #[serde(default)]
+    pub return_by_popularity: bool,
 }
 
 /// Reclaim ahead of time (MOS).
@@ -487,7 +503,7 @@ impl KillPolicy {
     /// How and whom to kill, with none of memorch's optional behaviours (each a switch,
     /// docs/presets.md): what every paper's preset and Android's daemons do.
     fn plain(mode: KillMode, order: VictimOrder) -> KillPolicy {
-        KillPolicy { mode, order, forget_after_switches: None, when_swap_full: false, return_by_sessions: false }
+        KillPolicy { mode, order, forget_after_switches: None, when_swap_full: false, return_by_sessions: false, return_by_popularity: false }
     }
 }
 
@@ -544,6 +560,7 @@ impl Preset {
             _ if k.starts_with("detection.psi_some_target_pct") => "Senpai/TMO: aim for a small bounded pressure (anchors.md)",
             _ if k.starts_with("detection.low_band_spares_likely") => "issue 11: below the low band, half of memorch's squeezes that warmed a return followed a whole read-back of the app in front, which takes memory down to the critical band; sparing the likely apps down to there (true): on realapps those warm returns went from 13 to 2, but the kernel's reclaim took their place (direct reclaims 237 against 20, stall twice), p50 longer on two seeds of three and a kill (docs/results.md)",
             _ if k.starts_with("detection.whole_stops_at_low_band") => "issue 11: the whole read-back takes memory down to the critical band, and the pressure step pays for it from the apps in the background (11 warm returns on realapps followed such a squeeze); stopped at the low band (true) it made no such squeeze, but the app in front stayed partly in swap: on realapps p50 longer on every seed, warm returns 26 against 19 (docs/results.md)",
+            _ if k.starts_with("detection.whole_below_low_favourites_only") => "issue 11: what the whole read-back reads below the low band the apps in the background pay for; a favourite's pages are worth theirs, a rarely visited app's (on realapps `notes`, two visits, read back 150 MiB) may not be; it needs popularity weighed (kill.return_by_popularity), and was measured only while the daemon counted no returns, when it did not act (docs/results.md)",
             _ if k.starts_with("detection.refault_target") => "refault study (paper 003): re-fault 20–37 % is the cost to avoid",
             _ if k.starts_with("detection.") => "memorch (DESIGN.md §4): bands chosen here, documented in docs/presets.md",
             "thesis" if k.starts_with("compaction.") => "thesis §3.3: empty apps first, whole at idle, 32 pages a step under slight shortage",
@@ -581,6 +598,7 @@ impl Preset {
             "memorch" if k == "ahead.unseen_launch_chance" => "issue 11: with every app seen running, the idle step kept only the threshold, and a new app's first launch after the screen came on waited for its room (realapps: 'chat' 275 ms); Good-Turing's chance of an unseen app over sessions; null: on realapps, with every app giving, p50 longer on every seed; with only the unlikely ones, nothing taken (docs/results.md)",
             "memorch" if k == "ahead.unseen_from_every_app" => "issue 11: with the room for an app not seen yet taken from the unlikely apps only, the idle step found none to take from on realapps; false: a launch that may not come does not cost a likely return (docs/results.md)",
             "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB; with the launch answered at once, not better either (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
+            _ if k == "kill.return_by_popularity" => "issue 11: popularity (fronts against the most popular app's) is half of p_return as written since 2026-11-23, but the daemon counted launches only until 2026-11-28, so every preset was measured with it flat; counted (true), memorch's returns on realapps were slower and it killed where it had not (docs/results.md)",
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); off: on realapps its compressions went more to apps back within 10 s and p50 doubled (docs/results.md)",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
@@ -897,6 +915,7 @@ fn memorch() -> Preset {
             stall_near_spares_likely: true,
             low_band_spares_likely: false,
             whole_stops_at_low_band: false,
+            whole_below_low_favourites_only: false,
         }),
         compaction: Some(Compaction {
             idle_min_class: Some(Class::Cached),

@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 24] = [
+pub const SWITCHES: [Switch; 25] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -115,6 +115,13 @@ pub const SWITCHES: [Switch; 24] = [
         // It weighs what orders compressions and kills by the chance of a return: memorch's.
         get: |p| (p.kill.order == super::victims::VictimOrder::LeastExpectedCost).then_some(p.kill.return_by_sessions),
         set: |p, on| p.kill.return_by_sessions = on,
+    },
+    Switch {
+        key: "popularity",
+        what: "weigh how often an app came to the front in how likely a return is, beside recency",
+        // It weighs what orders compressions and kills by the chance of a return: memorch's.
+        get: |p| (p.kill.order == super::victims::VictimOrder::LeastExpectedCost).then_some(p.kill.return_by_popularity),
+        set: |p, on| p.kill.return_by_popularity = on,
     },
     Switch {
         key: "forget",

@@ -33,6 +33,10 @@ pub const DEFAULT_ZRAM_RATIO: f64 = 2.5;
 /// Time away from the front after which a return is half as likely (see `p_return`).
 const RETURN_HALF_MS: f64 = 120_000.0;
 
+/// An app at least this popular ([`Ctx::popularity`]: brought to the front at least half as
+/// often as the most visited app running) is one of the user's favourites.
+pub const FAVOURITE_POPULARITY: f64 = 0.5;
+
 /// The compression ratio of a snapshot's zram swap (orig / compr), or the default before it
 /// has data: what the engine assumes a compressed page saves.
 pub fn zram_ratio(snapshot: &crate::Snapshot) -> f64 {
@@ -229,7 +233,8 @@ impl<'a> Ctx<'a> {
 
     /// How likely a return to `a` is soon: half recency (halved after two minutes away, the
     /// length of a usage session: LSApp's median is 1 min 46 s), half popularity (how often
-    /// it came to the front, against the most popular app running).
+    /// it came to the front, against the most popular app running; 1 for every app unless
+    /// the preset weighs it, `kill.return_by_popularity`).
     ///
     /// With `kill.return_by_sessions`, once a screen-off has divided use into sessions: half
     /// whether the app was in front in the session in progress, half the share of sessions it
@@ -242,12 +247,19 @@ impl<'a> Ctx<'a> {
             let share = s.map_or(0.0, |s| s.sessions as f64 / stats.sessions as f64);
             return (if in_session { 0.5 } else { 0.0 } + 0.5 * share).clamp(0.02, 1.0);
         }
-        let most_fronts = self.most_fronts;
         let away_ms = self.away_ms(a);
         let recency = 1.0 / (1.0 + away_ms as f64 / RETURN_HALF_MS);
+        (0.5 * recency + 0.5 * self.popularity(a)).clamp(0.02, 1.0)
+    }
+
+    /// How often `a` came to the front, against the most popular app running (1 for it); 1
+    /// for every app unless the preset weighs popularity (`kill.return_by_popularity`).
+    pub fn popularity(&self, a: &App) -> f64 {
+        if !self.preset.kill.return_by_popularity {
+            return 1.0;
+        }
         let fronts = self.state.stats.get(&a.name).map_or(0, |s| s.fronts);
-        let popularity = (fronts + 1) as f64 / (most_fronts + 1) as f64;
-        (0.5 * recency + 0.5 * popularity).clamp(0.02, 1.0)
+        (fronts + 1) as f64 / (self.most_fronts + 1) as f64
     }
 
     /// The victims of a batch that free `target` bytes, as the preset chooses: the least

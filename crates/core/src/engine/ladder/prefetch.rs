@@ -142,6 +142,7 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
             _ => 0,
         };
         let left = ctx.frac(WHOLE_STINT_FRAC).saturating_sub(done);
+        let floor = floor.max(favourites_floor(ctx, a));
         let bytes = a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor + taken));
         if bytes < MIN_BYTES {
             let why = if left < MIN_BYTES { format!("read back {} this stint already", mib(done)) } else { format!("available {} is at the band and margin {} it reads down to", mib(ctx.available()), mib(floor)) };
@@ -154,6 +155,16 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
         let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", a.swap_bytes as f64).with("prefetch_bytes", bytes as f64);
         ctx.push(ActionKind::Prefetch { pid: a.pid, app: a.name.clone(), max_pages: bytes / PAGE }, reason, 0);
         taken += bytes;
+    }
+}
+
+/// With `whole_below_low_favourites_only`, the floor of the whole read-back of an app that is
+/// not a favourite ([`super::FAVOURITE_POPULARITY`]): the low band and its margin, so that it
+/// takes no room the apps in the background would pay for. 0 otherwise.
+fn favourites_floor(ctx: &Ctx, a: &App) -> u64 {
+    match &ctx.preset.detection {
+        Detection::Bands(b) if b.whole_below_low_favourites_only && ctx.popularity(a) < super::FAVOURITE_POPULARITY => ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC),
+        _ => 0,
     }
 }
 
