@@ -51,7 +51,7 @@ def read_backs(log, floor_mib):
             piece, available = int(m[2]) * 4096 / 2**20, float(m[3])
             if popularity < 0.5 and available - piece < floor_mib:
                 stopped += 1
-                stopped_mib += min(piece, piece - max(0.0, available - floor_mib))
+                stopped_mib += piece - max(0.0, available - floor_mib)
     return total, stopped, stopped_mib
 
 
