@@ -22,9 +22,9 @@ const KSM_REFRESH: Duration = Duration::from_secs(60);
 pub struct AppView {
     root: SysRoot,
     /// Classes said over the socket, by pid.
-    pub classes: BTreeMap<u32, Class>,
+    classes: BTreeMap<u32, Class>,
     /// Names a launcher gave over the socket (`launched`), by pid.
-    pub names: BTreeMap<u32, String>,
+    names: BTreeMap<u32, String>,
     /// Identities read from the processes themselves, by pid (read once).
     identities: BTreeMap<u32, String>,
     /// memorch and its ancestors: never acted on.
@@ -36,11 +36,47 @@ pub struct AppView {
     /// Each process's app group of its own, if it is in one (for freezing and its refault
     /// count), read once.
     groups: BTreeMap<u32, Option<memorch_linux::appgroup::AppGroup>>,
+    /// When each process started, ms after boot, by pid: a pid found with another start is
+    /// another process, and nothing said or read of the old one is its ([`Self::owned_by`]).
+    starts: BTreeMap<u32, u64>,
 }
 
 impl AppView {
     pub fn new(root: &SysRoot) -> AppView {
-        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), ksm_cache: BTreeMap::new(), groups: BTreeMap::new() }
+        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), ksm_cache: BTreeMap::new(), groups: BTreeMap::new(), starts: BTreeMap::new() }
+    }
+
+    /// A launcher named the process at `pid` (`launched`): its statistics are kept under
+    /// `name` from now on.
+    pub fn tell_name(&mut self, pid: u32, name: String) {
+        self.told_of(pid);
+        self.names.insert(pid, name);
+    }
+
+    /// An activity manager said the process at `pid` is of `class`.
+    pub fn tell_class(&mut self, pid: u32, class: Class) {
+        self.told_of(pid);
+        self.classes.insert(pid, class);
+    }
+
+    /// What is said over the socket is said of the process that has `pid` now: if it is not
+    /// the one last seen with it, what was kept of that one goes first.
+    fn told_of(&mut self, pid: u32) {
+        if let Ok(stat) = memorch_linux::process::read_stat(&self.root, pid) {
+            self.owned_by(pid, stat.start_ticks * 1000 / self.root.clock_ticks);
+        }
+    }
+
+    /// `pid` belongs to the process that started at `start_ms`: where another had it, forget
+    /// what was said or read of that one (its launcher's name and class, its identity, its
+    /// group, its cached figures), so the new process is neither named nor classed as the
+    /// old one nor acted on through its group. (Starts are known to a clock tick: a pid
+    /// reused within the tick its last process started in goes unseen, as it would by
+    /// `owner.rs`.)
+    fn owned_by(&mut self, pid: u32, start_ms: u64) {
+        if self.starts.insert(pid, start_ms).is_some_and(|before| before != start_ms) {
+            self.keep_only(|p| p != pid);
+        }
     }
 
     /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
@@ -60,6 +96,7 @@ impl AppView {
         let near_short = memorch_core::engine::wake::memory_short(&snap.memory, &snap.psi);
         let read_so = preset.compaction.as_ref().is_some_and(|c| c.shared_objects_first) && (near_short || under_pressure);
         for p in snap.processes.iter().flatten() {
+            self.owned_by(p.pid, snap.uptime_ms.saturating_sub(p.age_ms));
             let mut a = App::from_process(p);
             a.name = self.name_of(p.pid, &p.name, snap);
             a.class = self.class_of(p.pid, &p.name, p.class, cfg);
@@ -156,12 +193,18 @@ impl AppView {
 
     /// Forget what was said or read of processes that are gone.
     pub fn forget_gone(&mut self, live: &[u32]) {
-        self.classes.retain(|p, _| live.contains(p));
-        self.names.retain(|p, _| live.contains(p));
-        self.identities.retain(|p, _| live.contains(p));
-        self.so_cache.retain(|p, _| live.contains(p));
-        self.ksm_cache.retain(|p, _| live.contains(p));
-        self.groups.retain(|p, _| live.contains(p));
+        self.keep_only(|p| live.contains(&p));
+        self.starts.retain(|p, _| live.contains(p));
+    }
+
+    /// Keep what was said or read of the pids `keep` holds to only (their starts aside).
+    fn keep_only(&mut self, keep: impl Fn(u32) -> bool) {
+        self.classes.retain(|p, _| keep(*p));
+        self.names.retain(|p, _| keep(*p));
+        self.identities.retain(|p, _| keep(*p));
+        self.so_cache.retain(|p, _| keep(*p));
+        self.ksm_cache.retain(|p, _| keep(*p));
+        self.groups.retain(|p, _| keep(*p));
     }
 }
 
@@ -209,6 +252,47 @@ mod tests {
         for c in [&mut b, &mut again] {
             c.kill().unwrap();
             c.wait().unwrap();
+        }
+    }
+
+    /// When the process at `pid` started, ms after boot, as a look computes it.
+    fn start_ms(root: &SysRoot, pid: u32) -> u64 {
+        memorch_linux::process::read_stat(root, pid).unwrap().start_ticks * 1000 / root.clock_ticks
+    }
+
+    /// A launcher named and classed a process; it exited and the kernel gave its pid to
+    /// another (made on demand: clone3 at the chosen pid). Neither the name nor the class is
+    /// the new process's, whether a look or a launcher's word finds the new one first.
+    #[test]
+    fn what_was_said_of_a_process_is_not_said_of_the_next_at_its_pid() {
+        let root = SysRoot::live();
+        for told_first in [false, true] {
+            let mut view = AppView::new(&root);
+            let mut old = std::process::Command::new("/bin/sleep").arg("30").spawn().unwrap();
+            let pid = old.id();
+            view.tell_name(pid, "mail".into());
+            view.tell_class(pid, Class::Foreground);
+            view.owned_by(pid, start_ms(&root, pid));
+            assert_eq!(view.names.get(&pid).map(String::as_str), Some("mail"), "a look at the same process keeps what was said");
+            assert_eq!(view.classes.get(&pid), Some(&Class::Foreground));
+            // Start times are kept in clock ticks: the next process at the pid starts a few
+            // ticks later, as any reuse of a pid does outside a test.
+            let later = start_ms(&root, pid) + 3 * 1000 / root.clock_ticks;
+            assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || memorch_linux::process::uptime_ms(&root).is_ok_and(|t| t > later)));
+            old.kill().unwrap();
+            old.wait().unwrap();
+            let new = memorch_linux::testkit::spawn_at_pid(pid, &["/bin/sleep", "30"]);
+            if !memorch_linux::testkit::facility("a process started at a chosen pid (clone3 set_tid)", new.as_ref().map(|_| ()).map_err(|e| e.clone())) {
+                return;
+            }
+            let new = new.unwrap();
+            if told_first {
+                view.tell_name(pid, "game".into());
+            }
+            view.owned_by(pid, start_ms(&root, new.pid));
+            let name = if told_first { Some("game") } else { None };
+            assert_eq!(view.names.get(&pid).map(String::as_str), name, "told first: {told_first}");
+            assert_eq!(view.classes.get(&pid), None, "the old process's class was kept for the new one (told first: {told_first})");
         }
     }
 }

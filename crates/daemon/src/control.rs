@@ -48,7 +48,7 @@ impl Daemon {
             }
             Request::Launched { app, pid, ms, cold } => {
                 // Its name is the launcher's from now on: what its statistics are kept under.
-                self.view.names.insert(pid, app.clone());
+                self.view.tell_name(pid, app.clone());
                 self.events.push(Event::Launched { app, pid, ms, cold });
                 (Answer::ok(None), false)
             }
@@ -99,7 +99,7 @@ impl Daemon {
                 return Answer::err(format!("pid {pid} could not be thawed: {e}"));
             }
         }
-        self.view.classes.insert(pid, class);
+        self.view.tell_class(pid, class);
         self.events.push(Event::AppState { pid, class });
         Answer::ok(None)
     }

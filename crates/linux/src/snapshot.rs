@@ -109,6 +109,9 @@ struct PssRead {
     ksm_merging_pages: Option<u64>,
     /// When read, ms since boot.
     at_ms: u64,
+    /// When the process it was read of started, ms since boot: a pid found with another start
+    /// is another process, and the figures are not its.
+    start_ms: u64,
 }
 
 /// A cached PSS is read again after this long, or when the process's file and shared-memory
@@ -128,13 +131,14 @@ impl PssCache {
         let now = snap.uptime_ms;
         let mut n = 0;
         let Some(procs) = snap.processes.as_mut() else { return 0 };
-        self.entries.retain(|pid, _| procs.iter().any(|p| p.pid == *pid));
+        // Forget the processes gone, and those whose pid another process has since.
+        self.entries.retain(|pid, r| procs.iter().any(|p| p.pid == *pid && now.saturating_sub(p.age_ms) == r.start_ms));
         for p in procs.iter_mut() {
             let mapped = p.rss_file_bytes + p.rss_shmem_bytes;
             let stale = self.entries.get(&p.pid).is_none_or(|r| now.saturating_sub(r.at_ms) >= PSS_REFRESH_MS || r.mapped_bytes.abs_diff(mapped) > r.mapped_bytes / 4);
             if stale && read {
                 if let Ok((pss, ksm)) = process::read_pss_ksm(root, p.pid) {
-                    self.entries.insert(p.pid, PssRead { anon_bytes: p.rss_anon_bytes, mapped_bytes: mapped, pss_bytes: pss, ksm_merging_pages: ksm, at_ms: now });
+                    self.entries.insert(p.pid, PssRead { anon_bytes: p.rss_anon_bytes, mapped_bytes: mapped, pss_bytes: pss, ksm_merging_pages: ksm, at_ms: now, start_ms: now.saturating_sub(p.age_ms) });
                     n += 1;
                 }
             }
@@ -168,12 +172,17 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
-    /// A snapshot of process 7 with `anon` and `file` resident.
+    /// A snapshot of process 7, started 500 ms after boot, with `anon` and `file` resident.
     fn snapshot(uptime_ms: u64, anon: u64, file: u64) -> Snapshot {
+        started_at(500, uptime_ms, anon, file)
+    }
+
+    /// A snapshot of a process 7 that started `start_ms` after boot.
+    fn started_at(start_ms: u64, uptime_ms: u64, anon: u64, file: u64) -> Snapshot {
         fn na<T>() -> Facility<T> {
             Facility::Unavailable { reason: "test".into() }
         }
-        let p = ProcessInfo { pid: 7, ppid: 1, name: "app".into(), uid: 0, oom_score_adj: 0, class: Class::from_oom_score_adj(0), rss_anon_bytes: anon, rss_file_bytes: file, rss_shmem_bytes: 0, pss_bytes: None, swap_bytes: 0, ksm_merging_pages: None, age_ms: 0, pid_ns_init: false };
+        let p = ProcessInfo { pid: 7, ppid: 1, name: "app".into(), uid: 0, oom_score_adj: 0, class: Class::from_oom_score_adj(0), rss_anon_bytes: anon, rss_file_bytes: file, rss_shmem_bytes: 0, pss_bytes: None, swap_bytes: 0, ksm_merging_pages: None, age_ms: uptime_ms - start_ms, pid_ns_init: false };
         Snapshot { domain: "system".into(), uptime_ms, memory: Default::default(), swap: Default::default(), zram: na(), ksm: na(), psi: na(), counters: Default::default(), processes: Some(vec![p]) }
     }
 
@@ -211,8 +220,27 @@ mod tests {
         assert_eq!(cache.fill(&root, &mut s, true), 1, "old: walked again");
     }
 
+    #[test]
+    fn a_pid_another_process_has_since_gets_none_of_the_old_figures() {
+        let dir = crate::testkit::TempDir::new("memorch-pss-reused");
+        let root = SysRoot::at(dir.0.clone());
+        let mut cache = PssCache::default();
+        write_pss(&dir, 50 * 1024);
+        let mut s = snapshot(1_000, 40 * MIB, 20 * MIB);
+        assert_eq!(cache.fill(&root, &mut s, true), 1);
+        // Pid 7 is now a process that started at 1500 ms, the same size: under pressure
+        // nothing is walked, and the dead process's PSS is not this one's.
+        let mut s = started_at(1_500, 2_000, 40 * MIB, 20 * MIB);
+        assert_eq!(cache.fill(&root, &mut s, false), 0);
+        assert_eq!(pss(&s), None, "the old process's PSS was given to the new one");
+        write_pss(&dir, 30 * 1024);
+        let mut s = started_at(1_500, 3_000, 40 * MIB, 20 * MIB);
+        assert_eq!(cache.fill(&root, &mut s, true), 1, "a new process is walked at once, though its sizes are the old one's");
+        assert_eq!(pss(&s), Some(30 * MIB));
+    }
+
     fn read(anon: u64, mapped: u64) -> PssRead {
-        PssRead { anon_bytes: anon, mapped_bytes: mapped, pss_bytes: None, ksm_merging_pages: None, at_ms: 0 }
+        PssRead { anon_bytes: anon, mapped_bytes: mapped, pss_bytes: None, ksm_merging_pages: None, at_ms: 0, start_ms: 0 }
     }
 
     #[test]

@@ -5,7 +5,29 @@
 use super::model::{Event, PAGE};
 use super::preset::{Detection, Preset};
 use super::stats::REFAULT_WINDOW_MS;
-use super::{Input, State};
+use super::{Input, Seen, State};
+
+/// How much younger than at the last look a process may read before its pid is taken for
+/// another process's: its age comes from clock ticks and the uptime read at another moment.
+pub const AGE_SLACK_MS: u64 = 1_000;
+
+/// Forget what is kept by pid for the pids the kernel has given to another process since the
+/// last look (it has another name, or it is younger than it was): otherwise a new process
+/// that got a dead app's pid between two looks would inherit its stint in front, its
+/// squeezes under watch and its marks (dry, read back, cleaned), and be judged by them.
+/// Pids that are gone are forgotten in [`observe`], as before.
+pub fn forget_reborn(state: &mut State, input: &Input) {
+    let reborn: Vec<u32> = input
+        .apps
+        .iter()
+        .filter(|a| state.seen.get(&a.pid).is_some_and(|s| s.name != a.name || a.age_ms + AGE_SLACK_MS < s.age_ms))
+        .map(|a| a.pid)
+        .collect();
+    for pid in reborn {
+        state.forget_pid(pid);
+    }
+    state.seen = input.apps.iter().map(|a| (a.pid, Seen { name: a.name.clone(), age_ms: a.age_ms })).collect();
+}
 
 pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     // The apps this input's events bring to the front (or make visible).
@@ -154,6 +176,26 @@ fn watch_refaults(state: &mut State, preset: &Preset, input: &Input) {
 }
 
 impl State {
+    /// Everything kept of the process that had `pid`: it is gone, and its pid may be another's.
+    /// A pending kill of it is done (its pid was freed, so it was reaped).
+    fn forget_pid(&mut self, pid: u32) {
+        self.compacted.remove(&pid);
+        self.whole.remove(&pid);
+        self.dry.remove(&pid);
+        self.so_done.remove(&pid);
+        self.last_front_ms.remove(&pid);
+        self.last_front_switch.remove(&pid);
+        self.in_front.remove(&pid);
+        self.cached_since.remove(&pid);
+        self.on_screen.remove(&pid);
+        self.prefetched.remove(&pid);
+        self.read_back_whole.remove(&pid);
+        self.read_back_dry.remove(&pid);
+        self.share_window.remove(&pid);
+        self.observed.forget(pid);
+        observe_deaths(self, &[Event::VictimGone { pid }]);
+    }
+
     /// `pid` came to the front at `now_ms`.
     fn front(&mut self, pid: u32, now_ms: u64) {
         self.last_front_ms.insert(pid, now_ms);

@@ -38,6 +38,14 @@ fn from_launcher(e: &Event) -> bool {
 }
 
 impl Observed {
+    /// Forget `pid`'s class and place in front: its pid now belongs to another process.
+    pub fn forget(&mut self, pid: u32) {
+        self.classes.remove(&pid);
+        if self.front == Some(pid) {
+            self.front = None;
+        }
+    }
+
     /// The events the snapshot's apps imply since the last look (none once told).
     pub fn infer(&mut self, now_ms: u64, apps: &[App], events: &[Event]) -> Vec<Event> {
         if self.told || events.iter().any(from_launcher) {

@@ -171,6 +171,17 @@ pub struct State {
     /// The launch in flight, if any: the app and when its intent came (`ahead.launch_first`).
     #[serde(default)]
     pub launch_in_flight: Option<(String, u64)>,
+    /// Who each pid was at the last look: a pid the kernel has given to another process
+    /// since starts with nothing of the old one's (feedback.rs, `forget_reborn`).
+    #[serde(default)]
+    pub seen: BTreeMap<u32, Seen>,
+}
+
+/// A process as the last look saw it: enough to tell it from another given its pid later.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seen {
+    pub name: String,
+    pub age_ms: u64,
 }
 
 /// An app's squeezes within a share window: when the first was, what it held then, what it
@@ -212,6 +223,7 @@ impl Default for State {
             refilled_bytes: 0,
             share_window: BTreeMap::new(),
             launch_in_flight: None,
+            seen: BTreeMap::new(),
         }
     }
 }
@@ -248,6 +260,7 @@ impl Engine {
             ladder::run_kills(&mut ctx);
             return ctx.finish();
         }
+        feedback::forget_reborn(&mut self.state, input);
         let inferred = self.state.observed.infer(input.now_ms, input.apps, input.events);
         let events: Vec<Event>;
         let input = &if inferred.is_empty() {
