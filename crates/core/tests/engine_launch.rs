@@ -43,7 +43,7 @@ fn a_launch_that_fits_only_in_page_cache_is_made_room_for_from_the_unlikely_apps
     // 1 GiB: 100 MiB free and 400 MiB of page cache, so 500 MiB available; a 200 MiB launch
     // fits in available memory, not in free memory.
     let s = snap(1024, 100, 400);
-    let mut e = engine("memorch:popularity=on,ahead.launch_from_free=true");
+    let mut e = engine("memorch:sessions=off,popularity=on,ahead.launch_from_free=true");
     let apps = apps_and_history(&mut e);
     let a = decide(&mut e, 7_000, &s, &apps, &launch(200));
     let squeezed = before_launch_squeezes(&a);
@@ -61,7 +61,7 @@ fn off_by_default_and_nothing_where_free_memory_covers_the_launch() {
     let apps = apps_and_history(&mut e);
     let a = decide(&mut e, 7_000, &snap(1024, 100, 400), &apps, &launch(200));
     assert_eq!(before_launch_squeezes(&a), vec![], "the preset as shipped counts page cache: {a:#?}");
-    let mut e = engine("memorch:popularity=on,ahead.launch_from_free=true");
+    let mut e = engine("memorch:sessions=off,popularity=on,ahead.launch_from_free=true");
     let apps = apps_and_history(&mut e);
     let a = decide(&mut e, 7_000, &snap(1024, 400, 100), &apps, &launch(200));
     assert_eq!(before_launch_squeezes(&a), vec![], "400 MiB free holds a 200 MiB launch: {a:#?}");
@@ -69,7 +69,7 @@ fn off_by_default_and_nothing_where_free_memory_covers_the_launch() {
 
 #[test]
 fn only_the_likely_apps_left_means_nothing_is_taken() {
-    let mut e = engine("memorch:popularity=on,ahead.launch_from_free=true");
+    let mut e = engine("memorch:sessions=off,popularity=on,ahead.launch_from_free=true");
     let apps: Vec<App> = apps_and_history(&mut e).into_iter().filter(|a| a.name == "fav").collect();
     let a = decide(&mut e, 7_000, &snap(1024, 100, 400), &apps, &launch(200));
     assert_eq!(before_launch_squeezes(&a), vec![], "the likely app keeps its pages: {a:#?}");
@@ -117,19 +117,19 @@ fn idle_need_bytes(spec: &str, sessions_of_the_same_apps: u64) -> (u64, Vec<u32>
 #[test]
 fn at_idle_room_is_made_for_an_app_not_seen_yet_while_new_apps_are_likely() {
     // Two apps, one session: each seen once, so a new app is as likely as not (chance 1).
-    let (need, squeezed) = idle_need_bytes("memorch:popularity=on,ahead.unseen_launch_chance=0.1", 1);
+    let (need, squeezed) = idle_need_bytes("memorch:sessions=off,popularity=on,ahead.unseen_launch_chance=0.1", 1);
     // The threshold (60 MiB) plus the median peak of the apps in front (150 MiB) less the
     // 160 MiB available.
     assert!((49 * MIB..=51 * MIB).contains(&need), "{} MiB short", need / MIB);
     assert_eq!(squeezed, vec![10], "for a launch that may not come, only the unlikely app gives");
     assert_eq!(idle_need_bytes("memorch", 1), (0, vec![]), "off as shipped: only apps seen are prepared for");
     // The same two apps in ten sessions: no app seen in one session only, chance 0.
-    assert_eq!(idle_need_bytes("memorch:popularity=on,ahead.unseen_launch_chance=0.1", 10), (0, vec![]), "new apps have become rare");
+    assert_eq!(idle_need_bytes("memorch:sessions=off,popularity=on,ahead.unseen_launch_chance=0.1", 10), (0, vec![]), "new apps have become rare");
 }
 
 #[test]
 fn with_unseen_from_every_app_the_likely_apps_give_too_the_least_likely_first() {
-    let spec = "memorch:popularity=on,ahead.unseen_launch_chance=0.1,ahead.unseen_from_every_app=true";
+    let spec = "memorch:sessions=off,popularity=on,ahead.unseen_launch_chance=0.1,ahead.unseen_from_every_app=true";
     let (need, squeezed) = idle_need_bytes(spec, 1);
     assert!((49 * MIB..=51 * MIB).contains(&need), "{} MiB short", need / MIB);
     assert_eq!(squeezed.first(), Some(&10), "the unlikely app gives first: {squeezed:?}");

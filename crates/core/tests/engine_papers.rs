@@ -747,17 +747,17 @@ fn a_stall_above_the_band_spares_the_likely_apps() {
     let pids = |a: &[memorch_core::engine::Action]| compactions(a).iter().map(|c| c.0).collect::<Vec<_>>();
     // 160 MiB available over a 123 MiB low band, PSI some 5 % (target 1 %).
     let stalled = with_psi(snap(1024, 150, 10), 5.0, 0.0);
-    let mut spare = engine("memorch:popularity=on");
+    let mut spare = engine("memorch:sessions=off,popularity=on");
     history(&mut spare);
     let a = decide(&mut spare, 7_000, &stalled, &apps, &[]);
     assert_eq!(pids(&a), vec![11], "only the app away for an hour gives: {a:#?}");
     // With only the likely app to take from, nothing is taken above the band (it is, with
     // the switch off)...
     let likely_only = vec![app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
-    let mut off = engine("memorch:popularity=on,stall_spare=off");
+    let mut off = engine("memorch:sessions=off,popularity=on,stall_spare=off");
     history(&mut off);
     assert_eq!(pids(&decide(&mut off, 7_000, &stalled, &likely_only, &[])), vec![12], "off: the likely app gives on a stall");
-    let mut spare = engine("memorch:popularity=on");
+    let mut spare = engine("memorch:sessions=off,popularity=on");
     history(&mut spare);
     assert_eq!(pids(&decide(&mut spare, 7_000, &stalled, &likely_only, &[])), Vec::<u32>::new());
     // ... and below it, it gives.

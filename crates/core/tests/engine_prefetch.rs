@@ -99,7 +99,7 @@ fn at_idle_the_likely_app_is_read_back_and_room_made_from_the_unlikely_one() {
     let off = [Event::Screen { on: false }];
     // 1 GiB, 200 MiB available: above the low band (123 MiB) and its margin, short of room.
     let s = snap(1024, 200, 0);
-    let mut e = engine("memorch:popularity=on,refill=on");
+    let mut e = engine("memorch:sessions=off,popularity=on,refill=on");
     history(&mut e);
     let a = decide(&mut e, 7_000, &s, &apps, &off);
     let read = prefetches(&a);
@@ -117,12 +117,12 @@ fn at_idle_the_likely_app_is_read_back_and_room_made_from_the_unlikely_one() {
     assert_eq!(prefetches(&decide(&mut e, 9_000, &plenty, &apps, &off)).len(), 1, "the next idle period carries on");
     // Nothing less likely to take from and no room above what the idle step keeps: nothing.
     let likely_only = vec![swapped(12, "fav", Class::Cached, 60, 200)];
-    let mut e = engine("memorch:popularity=on,refill=on");
+    let mut e = engine("memorch:sessions=off,popularity=on,refill=on");
     history(&mut e);
     let a = decide(&mut e, 7_000, &snap(1024, 140, 0), &likely_only, &off);
     assert_eq!(prefetches(&a), vec![], "{a:#?}");
     // Screen on, or the switch off (the preset as shipped): nothing read back.
-    let mut e = engine("memorch:popularity=on,refill=on");
+    let mut e = engine("memorch:sessions=off,popularity=on,refill=on");
     history(&mut e);
     assert_eq!(prefetches(&decide(&mut e, 7_000, &s, &apps, &[Event::Timer])), vec![]);
     let mut e = engine("memorch");
@@ -223,7 +223,7 @@ fn under_the_low_band_only_a_favourite_is_read_back_whole_when_asked() {
         let front = [swapped(10, "maps", Class::Foreground, 60, 300), app(11, "mail", Class::Cached, 20)];
         prefetches(&decide(&mut e, t + 1_250, &s, &front, &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum::<u64>()
     };
-    let on = "memorch:popularity=on,detection.whole_below_low_favourites_only=true";
+    let on = "memorch:sessions=off,popularity=on,detection.whole_below_low_favourites_only=true";
     assert_eq!(read("memorch", 4), 16, "as shipped: a piece, favourite or not");
     assert_eq!(read(on, 4), 0, "maps in front once against mail's four times: not a favourite");
     assert_eq!(read(on, 1), 16, "once each: a favourite");
@@ -278,7 +278,7 @@ fn at_idle_an_app_whose_read_back_found_little_is_left_alone() {
     let off = [Event::Screen { on: false }];
     let s = snap(1024, 200, 0);
     let history = |e: &mut memorch_core::engine::Engine| favourite_history(e, &apps);
-    let mut e = engine("memorch:popularity=on,refill=on");
+    let mut e = engine("memorch:sessions=off,popularity=on,refill=on");
     history(&mut e);
     let input = Input { now_ms: 7_000, snapshot: &s, apps: &apps, events: &off };
     let acts = e.decide(&input);

@@ -1,6 +1,7 @@
-//! How likely a return is, judged by usage sessions (`memorch:sessions=on`,
-//! `kill.return_by_sessions`), on the pure engine: the app used in the session in progress
-//! is spared before one used often in an earlier session.
+//! How likely a return is, judged by usage sessions (`kill.return_by_sessions`, on in the
+//! `memorch` preset; `memorch:sessions=off` judges it by recency and front counts), on the
+//! pure engine: the app used in the session in progress is spared before one used often in
+//! an earlier session.
 
 mod common;
 use common::*;
@@ -61,7 +62,7 @@ fn squeezed_under_pressure(spec: &str, screen_off: bool) -> Vec<u32> {
 #[test]
 fn the_app_of_the_session_in_progress_is_spared_before_an_earlier_favourite() {
     // Recency and front counts: maps, in front five times and 10 s ago, outranks mail.
-    assert_eq!(squeezed_under_pressure("memorch:popularity=on", true).first(), Some(&11), "mail first by recency and fronts");
+    assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=off", true).first(), Some(&11), "mail first by recency and fronts");
     // Sessions: mail was used since the screen came on; maps in one of the two sessions.
     assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", true).first(), Some(&10), "maps first: not in the session in progress");
 }
@@ -69,7 +70,7 @@ fn the_app_of_the_session_in_progress_is_spared_before_an_earlier_favourite() {
 #[test]
 fn without_a_screen_off_the_chance_of_a_return_is_judged_as_before() {
     // One session only: nothing to tell the apps apart by; recency and fronts decide.
-    assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", false), squeezed_under_pressure("memorch:popularity=on", false));
+    assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", false), squeezed_under_pressure("memorch:popularity=on,sessions=off", false));
     assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", false).first(), Some(&11));
 }
 

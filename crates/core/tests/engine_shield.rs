@@ -47,7 +47,7 @@ fn the_likeliest_apps_that_fit_in_the_budget_are_shielded_and_no_other() {
         shieldable(12, "old", Class::Cached, 100, false),
         app(13, "no-group", Class::Cached, 10),
     ];
-    let mut e = engine("memorch:popularity=on,shield=on");
+    let mut e = engine("memorch:sessions=off,popularity=on,shield=on");
     history(&mut e, &s, &apps);
     let a = decide(&mut e, 21_000, &s, &apps, &[Event::Timer]);
     assert_eq!(shields(&a), (vec![10, 11], vec![]), "{a:#?}");
@@ -65,7 +65,7 @@ fn the_likeliest_apps_that_fit_in_the_budget_are_shielded_and_no_other() {
 #[test]
 fn an_app_grown_past_the_budget_gives_its_shield_to_a_smaller_one() {
     let s = snap(1024, 600, 100);
-    let mut e = engine("memorch:popularity=on,shield=on");
+    let mut e = engine("memorch:sessions=off,popularity=on,shield=on");
     let small = [shieldable(10, "fg", Class::Foreground, 100, true), shieldable(11, "mail", Class::Cached, 100, true), shieldable(12, "old", Class::Cached, 50, false)];
     history(&mut e, &s, &small);
     // mail grew to 200 MiB: fg and mail no longer fit together. mail, opened three times, is
@@ -77,7 +77,7 @@ fn an_app_grown_past_the_budget_gives_its_shield_to_a_smaller_one() {
 
 #[test]
 fn below_the_critical_band_every_shield_is_lifted_so_the_kernel_may_swap_anything() {
-    let mut e = engine("memorch:popularity=on,shield=on");
+    let mut e = engine("memorch:sessions=off,popularity=on,shield=on");
     let apps = [shieldable(10, "fg", Class::Foreground, 100, true), shieldable(11, "mail", Class::Cached, 100, true)];
     history(&mut e, &snap(1024, 600, 100), &apps);
     // 10 MiB available of 1 GiB: under memorch's critical band (a few per cent).
