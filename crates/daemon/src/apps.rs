@@ -63,7 +63,7 @@ impl AppView {
     /// the one last seen with it, what was kept of that one goes first.
     fn told_of(&mut self, pid: u32) {
         if let Ok(stat) = memorch_linux::process::read_stat(&self.root, pid) {
-            self.owned_by(pid, stat.start_ticks * 1000 / self.root.clock_ticks);
+            self.owned_by(pid, stat.start_ms(&self.root));
         }
     }
 
@@ -257,7 +257,7 @@ mod tests {
 
     /// When the process at `pid` started, ms after boot, as a look computes it.
     fn start_ms(root: &SysRoot, pid: u32) -> u64 {
-        memorch_linux::process::read_stat(root, pid).unwrap().start_ticks * 1000 / root.clock_ticks
+        memorch_linux::process::read_stat(root, pid).unwrap().start_ms(root)
     }
 
     /// A launcher named and classed a process; it exited and the kernel gave its pid to

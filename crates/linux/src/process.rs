@@ -51,6 +51,12 @@ impl Stat {
     pub fn is_kernel_thread(&self) -> bool {
         self.flags & PF_KTHREAD != 0
     }
+
+    /// When the process started, ms after boot (to a clock tick): what a snapshot's
+    /// `uptime_ms - age_ms` gives back for it.
+    pub fn start_ms(&self, root: &SysRoot) -> u64 {
+        self.start_ticks * 1000 / root.clock_ticks
+    }
 }
 
 /// Parse `/proc/PID/stat`. The name sits in parentheses and may itself hold spaces and
@@ -218,7 +224,7 @@ impl<'a> ProcessReader<'a> {
             Some(Ok(())) => self.buf.trim().parse().ok(),
             _ => None,
         };
-        let start_ms = stat.start_ticks * 1000 / self.root.clock_ticks;
+        let start_ms = stat.start_ms(self.root);
         Ok(Some(ProcessInfo {
             pid,
             ppid: stat.ppid,

@@ -95,17 +95,10 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     // their pidfds tell ([`Event::VictimGone`]); a victim missing from the process list may
     // still be freeing its memory. Each step waits at most its own bound (`kill_pending`).
     // Forget marks of apps that are gone.
-    state.whole.retain(|pid, _| alive(pid));
-    state.so_done.retain(alive);
-    state.dry.retain(|pid, at| alive(pid) && input.now_ms.saturating_sub(*at) < super::learn::DRY_MS);
-    state.last_front_ms.retain(|pid, _| alive(pid));
+    state.keep_pids(|pid| alive(&pid));
+    state.dry.retain(|_, at| input.now_ms.saturating_sub(*at) < super::learn::DRY_MS);
     // In front or visible now: brought there by this input's events, or so in its classes.
     state.in_front.retain(|pid| brought.contains(pid) || input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible));
-    state.last_front_switch.retain(|pid, _| alive(pid));
-    state.prefetched.retain(|pid, _| alive(pid));
-    state.read_back_whole.retain(|pid, _| alive(pid));
-    state.read_back_dry.retain(|pid, _| alive(pid));
-    state.share_window.retain(|pid, _| alive(pid));
     watch_refaults(state, preset, input);
     if let (Detection::Bands(b), Some(psi)) = (&preset.detection, input.snapshot.psi.get()) {
         // Senpai/TMO: back off when compaction costs more stall than the target, push on when
@@ -179,21 +172,27 @@ impl State {
     /// Everything kept of the process that had `pid`: it is gone, and its pid may be another's.
     /// A pending kill of it is done (its pid was freed, so it was reaped).
     fn forget_pid(&mut self, pid: u32) {
-        self.compacted.remove(&pid);
-        self.whole.remove(&pid);
-        self.dry.remove(&pid);
-        self.so_done.remove(&pid);
-        self.last_front_ms.remove(&pid);
-        self.last_front_switch.remove(&pid);
+        self.keep_pids(|p| p != pid);
         self.in_front.remove(&pid);
-        self.cached_since.remove(&pid);
-        self.on_screen.remove(&pid);
-        self.prefetched.remove(&pid);
-        self.read_back_whole.remove(&pid);
-        self.read_back_dry.remove(&pid);
-        self.share_window.remove(&pid);
         self.observed.forget(pid);
         observe_deaths(self, &[Event::VictimGone { pid }]);
+    }
+
+    /// Keep the marks and watches kept by pid for the pids `keep` holds to only (what is in
+    /// front, inferred classes and pending kills follow rules of their own).
+    fn keep_pids(&mut self, keep: impl Fn(u32) -> bool) {
+        self.compacted.retain(|p, _| keep(*p));
+        self.whole.retain(|p, _| keep(*p));
+        self.dry.retain(|p, _| keep(*p));
+        self.so_done.retain(|p| keep(*p));
+        self.last_front_ms.retain(|p, _| keep(*p));
+        self.last_front_switch.retain(|p, _| keep(*p));
+        self.cached_since.retain(|p, _| keep(*p));
+        self.on_screen.retain(|p| keep(*p));
+        self.prefetched.retain(|p, _| keep(*p));
+        self.read_back_whole.retain(|p, _| keep(*p));
+        self.read_back_dry.retain(|p, _| keep(*p));
+        self.share_window.retain(|p, _| keep(*p));
     }
 
     /// `pid` came to the front at `now_ms`.
