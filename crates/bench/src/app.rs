@@ -148,23 +148,33 @@ fn anon_heap(len: usize, content: Content, seed: u64) -> io::Result<Mapping> {
     Ok(map)
 }
 
+/// Create `path`, or extend it, to at least `len` bytes of text, written to storage: an app's
+/// code file or shared object as installed. The bench installs every synthetic app's before
+/// its first run (campaign.rs), so no launch pays for the writing; an app started by hand
+/// writes its own on its first start.
+pub fn install_file(path: &Path, len: u64, seed: u64) -> io::Result<()> {
+    let len = len.div_ceil(PAGE as u64) * PAGE as u64;
+    let have = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if have >= len {
+        return Ok(());
+    }
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut page = vec![0u8; PAGE];
+    for i in (have / PAGE as u64)..(len / PAGE as u64) {
+        content::fill(&mut page, PageKind::Text, seed, i);
+        f.write_all(&page)?;
+    }
+    f.sync_all()
+}
+
 /// Map `len` bytes of `path` privately and read every page, creating or extending the file
 /// with text first. Its pages are then file-backed RSS: clean, dropped without swap. With
 /// `relocate`, every page is written once too (as a loader relocates a library): private
 /// copies in the file's mapping, which only swap can take.
 fn map_file(path: &Path, len: usize, seed: u64, relocate: bool) -> io::Result<Mapping> {
     let len = len.div_ceil(PAGE) * PAGE;
-    let have = std::fs::metadata(path).map(|m| m.len() as usize).unwrap_or(0);
-    if have < len {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-        let mut page = vec![0u8; PAGE];
-        for i in (have / PAGE)..(len / PAGE) {
-            content::fill(&mut page, PageKind::Text, seed, i as u64);
-            f.write_all(&page)?;
-        }
-        f.sync_all()?;
-    }
+    install_file(path, len as u64, seed)?;
     let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::other("NUL in path"))?;
     // SAFETY: plain open/mmap/close of a path we were given.
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };

@@ -6,6 +6,7 @@
 use crate::driver::{self, RunConfig};
 use crate::peer::{is_peer, PEERS};
 use crate::report::{self, Summary};
+use crate::running;
 use crate::results::RunResult;
 use crate::scenario::{expand, resolve_program, Assets, Scenario, IDLE};
 use memorch_core::engine::Preset;
@@ -65,6 +66,26 @@ pub fn check_managers(managers: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Write every synthetic app's code file and shared object into `work` before the first run,
+/// as a device has its apps installed: written inside a run, they cost that run's first
+/// launches the writing (on `swam40` its first run's launches took 15-35 % longer), and the
+/// pages the writing left cached were charged to no later run's device. Returns how many
+/// files the apps map.
+fn install_synthetic_files(scenario: &Scenario, work: &Path, stop: &AtomicBool, progress: &dyn Progress) -> Result<usize, String> {
+    let files: Vec<_> = scenario.apps.iter().flat_map(|a| running::installed_files(a, work)).collect();
+    let mib: u64 = files.iter().map(|f| f.mb).sum();
+    if !files.is_empty() {
+        progress.prepare(&format!("installing the apps' files: {} files, {mib} MiB in {}", files.len(), work.display()));
+    }
+    for (i, f) in files.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            return Err(format!("stopped while installing the apps' files ({i} of {} written); no run was started", files.len()));
+        }
+        crate::app::install_file(&f.path, f.mb << 20, scenario.seed + i as u64).map_err(|e| format!("installing {}: {e} (the bench writes the apps' files under --out: is there room?)", f.path.display()))?;
+    }
+    Ok(files.len())
+}
+
 impl Campaign {
     pub fn run(mut self, stop: &AtomicBool, progress: &dyn Progress) -> Result<Outcome, String> {
         check_managers(&self.managers)?;
@@ -85,6 +106,10 @@ impl Campaign {
             true => Some(memorch_linux::lxcfs::Lxcfs::start().map_err(|e| format!("peers (earlyoom, nohang) need lxcfs: {e}"))?),
             false => None,
         };
+        // Nothing half-written is left behind: up to a few GiB of files.
+        let installed = install_synthetic_files(&scenario, &work, stop, progress).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&work);
+        })?;
         let total = self.repeat as usize * self.managers.len();
         let mut runs = Vec::new();
         let mut stopped = None;
@@ -108,13 +133,23 @@ impl Campaign {
                 note: &|msg| progress.note(msg),
                 lxcfs: lxcfs.as_ref(),
             };
-            // Every run's first launches read the scenario's data from storage
-            // (data_cache.rs), whatever the run before it left in the page cache.
+            // Every run's first launches read the scenario's data and the synthetic apps' files
+            // from storage (data_cache.rs), whatever the run before it left in the page cache.
             if !scenario.prepare.is_empty() {
                 match crate::data_cache::drop_cached(&scenario.data_dir()) {
                     Ok(d) if n == 1 => progress.note(&format!("the scenario's data ({} files) is dropped from the page cache before each run, so that every run's first launches read it from storage ({} MiB were cached now)", d.files, d.cached_bytes >> 20)),
                     Ok(_) => {}
                     Err(e) => progress.note(&format!("could not drop the scenario's data from the page cache ({}): {e}; this run's first launches may find it cached", scenario.data_dir().display())),
+                }
+            }
+            if installed > 0 {
+                match crate::data_cache::drop_cached(&work) {
+                    Ok(d) if n == 1 => progress.note(&format!("the apps' files ({} files) are dropped from the page cache before each run, so that every run's first launches read them from storage and its device is charged for their pages ({} MiB were cached now)", d.files, d.cached_bytes >> 20)),
+                    Ok(_) => {}
+                    Err(e) => {
+                        stopped = Some(format!("run {n} ({m}): could not drop the apps' files from the page cache ({}): {e}", work.display()));
+                        break;
+                    }
                 }
             }
             let r = match driver::run(&cfg) {
@@ -232,7 +267,62 @@ pub fn visit_count(order: &[String]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::run_order;
+    use super::{install_synthetic_files, run_order, Progress};
+    use crate::results::RunResult;
+    use crate::scenario::Scenario;
+    use std::cell::RefCell;
+    use std::sync::atomic::AtomicBool;
+
+    /// Keeps what the bench would show.
+    #[derive(Default)]
+    struct Kept(RefCell<Vec<String>>);
+    impl Progress for Kept {
+        fn prepare(&self, what: &str) {
+            self.0.borrow_mut().push(what.to_string());
+        }
+        fn run_started(&self, _: usize, _: usize, _: &str, _: u64, _: usize) {}
+        fn step(&self, _: usize, _: usize, _: &str) {}
+        fn run_finished(&self, _: &RunResult) {}
+        fn note(&self, msg: &str) {
+            self.0.borrow_mut().push(msg.to_string());
+        }
+    }
+
+    #[test]
+    fn the_apps_files_are_installed_before_the_first_run_once_each_and_are_what_their_commands_name() {
+        let text = "name = \"t\"\nram_mb = 256\n[visits]\nsequence = [\"a\", \"b\", \"sh\"]\n\
+            [[apps]]\nname = \"a\"\nanon_mb = 1\nfile_mb = 2\nso_mb = 1\n\
+            [[apps]]\nname = \"b\"\nanon_mb = 1\n\
+            [[apps]]\nname = \"sh\"\nanon_mb = 1\ncommand = [\"sh\", \"-c\", \"true\"]\nready = \"line:ok\"\n";
+        let scenario = Scenario::parse(text).unwrap();
+        let work = std::env::temp_dir().join(format!("memorch-install-test-{}", std::process::id()));
+        std::fs::create_dir_all(&work).unwrap();
+        let shown = Kept::default();
+        // A bench stopped (Ctrl-C) before the files are written writes none and says so.
+        let err = install_synthetic_files(&scenario, &work, &AtomicBool::new(true), &shown).unwrap_err();
+        assert!(err.contains("stopped while installing") && err.contains("0 of 2"), "{err}");
+        assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+        let go = AtomicBool::new(false);
+        assert_eq!(install_synthetic_files(&scenario, &work, &go, &shown).unwrap(), 2, "a's code file and shared object; b maps none; a real program none");
+        let (bin, so) = (work.join("a.bin"), work.join("liba.so"));
+        assert_eq!(std::fs::metadata(&bin).unwrap().len(), 2 << 20);
+        assert_eq!(std::fs::metadata(&so).unwrap().len(), 1 << 20);
+        assert_eq!(std::fs::read_dir(&work).unwrap().count(), 2);
+        assert!(shown.0.borrow().last().unwrap().contains("2 files, 3 MiB"), "{:?}", shown.0.borrow());
+        // A second bench in the same place writes nothing again.
+        let written = std::fs::metadata(&bin).unwrap().modified().unwrap();
+        install_synthetic_files(&scenario, &work, &go, &shown).unwrap();
+        assert_eq!(std::fs::metadata(&bin).unwrap().modified().unwrap(), written);
+        // The app is started on exactly these files.
+        let a = scenario.apps.iter().find(|a| a.name == "a").unwrap();
+        let cmd = crate::running::app_command(std::path::Path::new("/m"), "d", a, 1, &work, Default::default());
+        let args: Vec<String> = cmd.get_args().map(|x| x.to_string_lossy().into_owned()).collect();
+        for (flag, path) in [("--file", &bin), ("--so", &so)] {
+            let at = args.iter().position(|x| x == flag).unwrap_or_else(|| panic!("{flag} in {args:?}"));
+            assert_eq!(args[at + 1], path.to_string_lossy());
+        }
+        std::fs::remove_dir_all(&work).unwrap();
+    }
 
     #[test]
     fn each_repeat_starts_one_manager_further_and_runs_every_manager_once() {

@@ -234,11 +234,8 @@ pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, work: &Path,
     c.arg(exe).arg("app");
     c.args(["--name", &a.name, "--anon-mb", &a.anon_mb.to_string(), "--content", &a.content, "--seed", &seed.to_string()]);
     c.args(["--init-ms", &a.init_ms.to_string(), "--working-set", &a.working_set.to_string(), "--front"]);
-    if a.file_mb > 0 {
-        c.arg("--file").arg(work.join(format!("{}.bin", a.name))).args(["--file-mb", &a.file_mb.to_string()]);
-    }
-    if a.so_mb > 0 {
-        c.arg("--so").arg(work.join(format!("lib{}.so", a.name))).args(["--so-mb", &a.so_mb.to_string()]);
+    for f in installed_files(a, work) {
+        c.arg(f.flag).arg(f.path).args([f.mb_flag, &f.mb.to_string()]);
     }
     if a.background_ms > 0 {
         c.args(["--background-ms", &a.background_ms.to_string()]);
@@ -250,6 +247,32 @@ pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, work: &Path,
         }
     }
     c
+}
+
+/// A file a synthetic app maps: its code file (`--file`, read-only) or its shared object
+/// (`--so`, relocated), as the app's flags name them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstalledFile {
+    pub flag: &'static str,
+    pub mb_flag: &'static str,
+    pub path: PathBuf,
+    pub mb: u64,
+}
+
+/// The files a synthetic app maps, in `work` (none for a real program): what the bench
+/// installs before its first run and the app's command names.
+pub fn installed_files(a: &AppDef, work: &Path) -> Vec<InstalledFile> {
+    if !a.command.is_empty() {
+        return Vec::new();
+    }
+    let mut files = Vec::new();
+    if a.file_mb > 0 {
+        files.push(InstalledFile { flag: "--file", mb_flag: "--file-mb", path: work.join(format!("{}.bin", a.name)), mb: a.file_mb });
+    }
+    if a.so_mb > 0 {
+        files.push(InstalledFile { flag: "--so", mb_flag: "--so-mb", path: work.join(format!("lib{}.so", a.name)), mb: a.so_mb });
+    }
+    files
 }
 
 /// Run a `cmd:` probe: `$MEMORCH_APP_PID` is the app's pid, `$MEMORCH_VISIT` the visit's
