@@ -50,14 +50,16 @@ impl Pidfd {
         unsafe { libc::syscall(libc::SYS_process_mrelease, self.raw(), 0) == 0 }
     }
 
-    /// Wait until the process has exited (the pidfd turns readable), up to `timeout`.
+    /// Wait until the process has exited (the pidfd turns readable), up to `timeout`, and no
+    /// shorter: poll counts whole milliseconds, so what is left is rounded up (rounded down,
+    /// a 300 ms pre-kill bound ended at 299.955 ms).
     pub fn wait_exit(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let mut pfd = libc::pollfd { fd: self.raw(), events: libc::POLLIN, revents: 0 };
             // SAFETY: one pollfd we own.
-            let r = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
+            let r = unsafe { libc::poll(&mut pfd, 1, left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32) };
             if r > 0 {
                 return true;
             }
