@@ -182,7 +182,8 @@ impl<'a> Run<'a> {
 
     /// Notice deaths since the last look, and who caused them.
     fn reap(&mut self) {
-        let victims = self.daemon.as_ref().map(ManagedDaemon::victims).unwrap_or_default();
+        let daemon = self.daemon.as_ref();
+        let victims = || daemon.map(ManagedDaemon::victims).unwrap_or_default();
         let at = self.now_ms();
         let dead = self.book.reap(&self.root, &self.domain, &mut self.running, &victims, at);
         self.kills.extend(dead);

@@ -620,6 +620,52 @@ fn with_forget_on_a_forgotten_app_dies_before_the_favourite_is_squeezed() {
     assert!(kills(&off).is_empty() && compactions(&off).iter().any(|c| c.0 == 11), "off: the favourite is squeezed, nobody dies: {off:?}");
 }
 
+/// Issue 11, the forgotten judged by usage sessions (`kill.forget_below_session_share`):
+/// under pressure, with the unlikely apps squeezed already, the next pages would come from an
+/// app used in the session in progress; a cached app used in one session of six and not in
+/// this one is killed instead, once a session. Off (the shipped preset), memorch takes from
+/// the app of this session and kills nothing.
+#[test]
+fn an_app_of_few_sessions_dies_once_a_session_before_this_sessions_app_is_squeezed() {
+    let fav = app(11, "fav", Class::Cached, 200);
+    // Squeezed already: little left resident, most of it in swap.
+    let squeezed = |pid, name| memorch_core::engine::App { anon_bytes: 3 * MIB, swap_bytes: 150 * MIB, pss_bytes: Some(3 * MIB), ..app(pid, name, Class::Cached, 3) };
+    let apps = vec![fav.clone(), squeezed(12, "old"), app(2, "fg", Class::Foreground, 100)];
+    let run = |spec: &str, sessions: u64| {
+        let mut e = Engine::new(Preset::from_spec(spec).unwrap());
+        let plenty = snap(1024, 600, 10);
+        // The first session brings 'old' and 'fav' up; every later one 'fav' alone, and then 'fg'.
+        decide(&mut e, 0, &plenty, &apps, &[Event::AppState { pid: 12, class: Class::Foreground }]);
+        let mut t = 1_000;
+        for i in 0..sessions {
+            if i > 0 {
+                decide(&mut e, t, &plenty, &apps, &[Event::Screen { on: false }]);
+                decide(&mut e, t + 500, &plenty, &apps, &[Event::Screen { on: true }]);
+            }
+            decide(&mut e, t + 600, &plenty, &apps, &[Event::AppState { pid: 11, class: Class::Foreground }]);
+            decide(&mut e, t + 700, &plenty, &apps, &[Event::AppState { pid: 2, class: Class::Foreground }]);
+            t += 1_000;
+        }
+        // Then memory runs short.
+        let first = decide(&mut e, t, &snap(1024, 60, 10), &apps, &[]);
+        (e, first, t)
+    };
+    let spec = "memorch:kill.forget_below_session_share=0.2";
+    let (_, few, _) = run(spec, 3);
+    assert!(kills(&few).is_empty(), "three sessions: too few to judge: {few:?}");
+    let (mut e, on, t) = run(spec, 6);
+    assert_eq!(kills(&on), vec![vec![12]], "'old', one session of six, dies: {on:?}");
+    let kill = on.iter().find(|a| matches!(a.kind, ActionKind::Kill { .. })).unwrap();
+    assert_eq!(kill.reason.step, Step::UnderPressure);
+    assert!(kill.reason.fields["session_share"] < 0.2 && kill.reason.fields["spared_p_return"] >= 0.5, "{:?}", kill.reason);
+    // Short again in the same session, another such app: no second kill, 'fav' gives.
+    let again = vec![fav, squeezed(13, "old"), app(2, "fg", Class::Foreground, 100)];
+    let later = decide(&mut e, t + 5_000, &snap(1024, 60, 10), &again, &[]);
+    assert!(kills(&later).is_empty() && compactions(&later).iter().any(|c| c.0 == 11), "one kill a session: {later:?}");
+    let (_, off, _) = run("memorch", 6);
+    assert!(kills(&off).is_empty() && compactions(&off).iter().any(|c| c.0 == 11), "off: this session's app is squeezed, nobody dies: {off:?}");
+}
+
 /// Swap full and unable to grow, available between the critical and the low band: the
 /// pressure step has nothing to compress into, and what the kernel reclaims instead is the
 /// apps' code and the likely apps' pages (realapps: 90 s at 42 MiB available, 36 MiB critical,

@@ -155,6 +155,10 @@ pub struct State {
     /// `last_front_switch` then, and the bytes read back in that stint.
     #[serde(default)]
     pub read_back_whole: BTreeMap<u32, (u64, u64)>,
+    /// The session (`Stats::sessions`) of the last kill of an app forgotten by its share
+    /// of sessions (`KillPolicy::forget_below_session_share`): one such kill a session.
+    #[serde(default)]
+    pub forgot_in_session: Option<u64>,
     /// Apps whose last read-back found little of what was asked in swap, by pid, with the
     /// app's `last_front_switch` then: what is left of their swap is where reading their
     /// memory does not reach (shared memory), so they are not read back again until they
@@ -219,6 +223,7 @@ impl Default for State {
             on_screen: BTreeSet::new(),
             prefetched: BTreeMap::new(),
             read_back_whole: BTreeMap::new(),
+            forgot_in_session: None,
             read_back_dry: BTreeMap::new(),
             refilled_bytes: 0,
             share_window: BTreeMap::new(),

@@ -297,6 +297,14 @@ pub struct KillPolicy {
     /// apps' hot pages then lack. `None`: compress before any kill.
     #[serde(default)]
     pub forget_after_switches: Option<u64>,
+    /// The forgotten judged by usage sessions (with `return_by_sessions`, once
+    /// [`super::victims::FORGET_MIN_SESSIONS`] sessions are seen): before taking memory from
+    /// an app used in the session in progress, kill a cached app not used in it and used in
+    /// fewer than this share of the sessions; at most one such kill a session. The apps of a
+    /// session that does not fit then squeeze each other on every switch (realapps: the app
+    /// read back whole in front, the one left a second before squeezed for it). `None`: off.
+    #[serde(default)]
+    pub forget_below_session_share: Option<f64>,
     /// Kill at the low band, not only at the critical one, once swap is full and no storage
     /// file can be added (ladder/kill.rs): compression has nothing left to give, and what the
     /// kernel reclaims then is the apps' code and the likely apps' pages (earlyoom and lmkd
@@ -503,7 +511,7 @@ impl KillPolicy {
     /// How and whom to kill, with none of memorch's optional behaviours (each a switch,
     /// docs/presets.md): what every paper's preset and Android's daemons do.
     fn plain(mode: KillMode, order: VictimOrder) -> KillPolicy {
-        KillPolicy { mode, order, forget_after_switches: None, when_swap_full: false, return_by_sessions: false, return_by_popularity: false }
+        KillPolicy { mode, order, forget_after_switches: None, forget_below_session_share: None, when_swap_full: false, return_by_sessions: false, return_by_popularity: false }
     }
 }
 
@@ -590,6 +598,7 @@ impl Preset {
             _ if k == "work_nice" => "the daemon's own priority (loop.nice) for all its work; a value runs the background squeezes, reclaims and read-backs at it (kswapd reclaims at nice 0; Android's compaction thread at nice 2, CachedAppOptimizer's ServiceThread)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
+            "memorch" if k == "kill.forget_below_session_share" => "issue 11: on realapps' seed 6 the apps of one session squeezed each other on every switch (21 warm returns after a pressure squeeze that followed a whole read-back of the app in front), while apps used in one session of ten kept their share of RAM in swap; measured on realapps (docs/results.md)",
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
             "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once), with the squeezes made beside the launch at the apps' priority (work_nice = 0): p50 and p95 shorter on realapps in two benches; answered at once at the daemon's priority it was not shown better (docs/results.md)",
             "memorch" if k == "ahead.compress_budget_ms" => "issue 11: what the launch step squeezes before the pressure step and the app's own reclaim take the rest (at compress_bytes_per_ms); answered at once it bounds no wait, but 1500 ms (the whole need on realapps) made p95 longer on every seed and the apps reclaim for themselves more often (docs/results.md)",

@@ -48,6 +48,11 @@ pub const STATE_LOSS_MS: f64 = 200.0;
 /// once a session drops out of sight for 25 and more.
 pub const FORGET_AFTER_SWITCHES: u64 = 25;
 
+/// Sessions seen before an app's share of them may count it as forgotten
+/// (`KillPolicy::forget_below_session_share`): with fewer, every app the first launches
+/// brought up holds a share of one session in a handful.
+pub const FORGET_MIN_SESSIONS: u64 = 5;
+
 /// An app that may be killed, with what its death frees and costs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate<'a> {

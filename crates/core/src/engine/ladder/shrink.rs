@@ -9,13 +9,15 @@
 //!
 //! With `kill.forget_after_switches` (`memorch:forget=on`, off in every preset by measurement:
 //! docs/results.md), a cached app out of sight for that many switches is killed before an app
-//! likely to be wanted soon gives anything.
+//! likely to be wanted soon gives anything. With `kill.forget_below_session_share` (judged by
+//! usage sessions), a cached app not used in the session in progress and used in few
+//! sessions is killed, once a session, before an app used in this session gives anything.
 
 use super::{mib, CompactScope, Ctx, Step, PAGE};
 use crate::engine::model::App;
 use crate::engine::ShareWindow;
 use crate::engine::preset::KillMode;
-use crate::engine::victims::Candidate;
+use crate::engine::victims::{Candidate, FORGET_MIN_SESSIONS};
 use crate::Class;
 
 /// An app at least this likely to come back soon is one the user is likely to want: what is
@@ -84,13 +86,21 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
         if forgotten == Some(a.pid) {
             continue;
         }
-        if let Some(victim) = forgotten_instead_of(ctx, step, a, p_return, min_step) {
+        if let Some((victim, by_sessions)) = forgotten_instead_of(ctx, step, a, p_return, min_step) {
             let freed = victim.freeable_bytes;
             forgotten = Some(victim.pid);
+            let share = session_share(ctx, victim.app);
+            let forgotten_how = if by_sessions {
+                ctx.state.forgot_in_session = Some(ctx.state.stats.sessions);
+                format!("used in {:.0} % of {} sessions and not in this one", share * 100.0, ctx.state.stats.sessions)
+            } else {
+                format!("not in front for {} switches", ctx.switches_away(victim.pid))
+            };
             let r = ctx
-                .reason(step, format!("{why}: {} short: kill '{}', not in front for {} switches, rather than take from '{}', {:.0} % likely to be wanted soon (the forgotten before the favourite)", mib(bytes), victim.app, ctx.switches_away(victim.pid), a.name, p_return * 100.0))
+                .reason(step, format!("{why}: {} short: kill '{}', {forgotten_how}, rather than take from '{}', {:.0} % likely to be wanted soon (the forgotten before the favourite)", mib(bytes), victim.app, a.name, p_return * 100.0))
                 .with("need_bytes", bytes as f64)
                 .with("switches_away", ctx.switches_away(victim.pid) as f64)
+                .with("session_share", share)
                 .with("p_return", victim.p_return)
                 .with("spared_p_return", p_return);
             ctx.kill(vec![victim], bytes, Class::Cached, r);
@@ -143,21 +153,51 @@ fn given(ctx: &mut Ctx, a: &App, bytes: u64) {
     w.given_bytes += bytes;
 }
 
-/// The cached app to kill instead of taking memory from `a`, if the preset forgets apps
-/// (`KillPolicy::forget_after_switches`): under pressure or before a launch, when `a` is
-/// likely to be wanted soon, the least costly cached app the user has not come back to for
-/// that many switches, if its death frees at least a step. An app kept alive in swap still
-/// holds a share of RAM (zram keeps 1/ratio of it; real programs' data compress ~1.7×), so
-/// keeping a forgotten app costs the likely apps' hot pages on their returns, where its kill
-/// costs one relaunch if the user ever comes back. One a decision, none while a kill is
-/// pending.
-fn forgotten_instead_of<'a>(ctx: &Ctx<'a>, step: Step, a: &App, p_return: f64, min_bytes: u64) -> Option<Candidate<'a>> {
-    let after = ctx.preset.kill.forget_after_switches?;
+/// The cached app to kill instead of taking memory from `a`, if the preset forgets apps,
+/// and whether it was judged forgotten by its share of sessions: under pressure or before a
+/// launch, when `a` is likely to be wanted soon, the least costly cached app that the user
+/// has not come back to for `KillPolicy::forget_after_switches` switches, or (with
+/// `KillPolicy::forget_below_session_share`, once a session) that was not used in the
+/// session in progress and in fewer than that share of the sessions, if its death frees at
+/// least a step. An app kept alive in swap still holds a share of RAM (zram keeps 1/ratio
+/// of it; real programs' data compress ~1.7×), so keeping a forgotten app costs the likely
+/// apps' hot pages on their returns, where its kill costs one relaunch if the user ever
+/// comes back. One a decision, none while a kill is pending.
+fn forgotten_instead_of<'a>(ctx: &Ctx<'a>, step: Step, a: &App, p_return: f64, min_bytes: u64) -> Option<(Candidate<'a>, bool)> {
+    let after = ctx.preset.kill.forget_after_switches;
+    let stats = &ctx.state.stats;
+    let below_share = ctx
+        .preset
+        .kill
+        .forget_below_session_share
+        .filter(|_| ctx.preset.kill.return_by_sessions && stats.sessions >= FORGET_MIN_SESSIONS && ctx.state.forgot_in_session != Some(stats.sessions));
+    if after.is_none() && below_share.is_none() {
+        return None;
+    }
     if !matches!(step, Step::UnderPressure | Step::BeforeLaunch) || ctx.preset.kill.mode == KillMode::Never || p_return < LIKELY_RETURN || ctx.kill_pending(1000) {
         return None;
     }
+    let by_sessions = |c: &Candidate| {
+        let in_session = stats.get(c.app).is_some_and(|s| s.last_session == stats.sessions);
+        below_share.is_some_and(|max| !in_session && session_share(ctx, c.app) < max)
+    };
     // In the preset's kill order: the least expected cost first.
     ctx.candidates(Class::Cached)
         .into_iter()
-        .find(|c| c.class >= Class::Cached && c.pid != a.pid && !ctx.is_touched(c.pid) && ctx.switches_away(c.pid) >= after && c.freeable_bytes >= min_bytes)
+        .filter(|c| c.class >= Class::Cached && c.pid != a.pid && !ctx.is_touched(c.pid) && c.freeable_bytes >= min_bytes)
+        .find_map(|c| {
+            if after.is_some_and(|n| ctx.switches_away(c.pid) >= n) {
+                Some((c, false))
+            } else if by_sessions(&c) {
+                Some((c, true))
+            } else {
+                None
+            }
+        })
+}
+
+/// The share of the usage sessions seen that `app` was used in (0 for an app never in front).
+fn session_share(ctx: &Ctx, app: &str) -> f64 {
+    let stats = &ctx.state.stats;
+    stats.get(app).map_or(0.0, |s| s.sessions as f64 / stats.sessions.max(1) as f64)
 }
