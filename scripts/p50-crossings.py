@@ -8,7 +8,7 @@ those clusters, so it moves by whole clusters when a few visits change side. For
 this counts the warm returns of apps whose hot median (over the bench's runs) is under the
 run's p50 but which took p50 or longer (they crossed it), the warm returns of apps that are
 at or over p50 even hot (they move p95 and the wait, not p50), and the warm returns that
-stayed under it; medians per manager.
+stayed under it; medians per manager. It prints first each app's hot median.
 
     scripts/p50-crossings.py RESULTS.json [RESULTS.json ...]
 """
@@ -42,6 +42,7 @@ def main(paths):
             row["slow apps"].append(sum(not fast(v) for v in warm))
             row["under p50"].append(sum(v["latency_ms"] < p50 for v in warm))
         print(path)
+        print("  hot median ms by app:", ", ".join(f"{a} {ms:.1f}" for a, ms in sorted(hot_ms.items(), key=lambda x: x[1])))
         for m in sorted(per):
             print(f"  {m:<40}", "  ".join(f"{k} {st.median(v):.1f}" for k, v in per[m].items()))
 

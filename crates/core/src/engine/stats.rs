@@ -108,6 +108,17 @@ impl Stats {
         }
     }
 
+    /// Whether `app` came to the front in the session in progress.
+    pub fn in_this_session(&self, app: &str) -> bool {
+        self.get(app).is_some_and(|s| s.last_session == self.sessions)
+    }
+
+    /// The share of the sessions seen that `app` came to the front in (0 for an app never in
+    /// front, or before any session).
+    pub fn session_share(&self, app: &str) -> f64 {
+        self.get(app).map_or(0.0, |s| s.sessions as f64 / self.sessions.max(1) as f64)
+    }
+
     /// The chance that the next usage session brings an app not seen yet: Good-Turing's
     /// estimate over sessions, the apps seen in one session only over all the apps' session
     /// counts (a history of apps each used once says new ones are common; one of apps used

@@ -242,10 +242,8 @@ impl<'a> Ctx<'a> {
     pub fn p_return(&self, a: &App) -> f64 {
         let stats = &self.state.stats;
         if self.preset.kill.return_by_sessions && stats.sessions >= 2 {
-            let s = stats.get(&a.name);
-            let in_session = s.is_some_and(|s| s.last_session == stats.sessions);
-            let share = s.map_or(0.0, |s| s.sessions as f64 / stats.sessions as f64);
-            return (if in_session { 0.5 } else { 0.0 } + 0.5 * share).clamp(0.02, 1.0);
+            let in_session = if stats.in_this_session(&a.name) { 0.5 } else { 0.0 };
+            return (in_session + 0.5 * stats.session_share(&a.name)).clamp(0.02, 1.0);
         }
         let away_ms = self.away_ms(a);
         let recency = 1.0 / (1.0 + away_ms as f64 / RETURN_HALF_MS);

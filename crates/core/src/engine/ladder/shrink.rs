@@ -89,7 +89,7 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
         if let Some((victim, by_sessions)) = forgotten_instead_of(ctx, step, a, p_return, min_step) {
             let freed = victim.freeable_bytes;
             forgotten = Some(victim.pid);
-            let share = session_share(ctx, victim.app);
+            let share = ctx.state.stats.session_share(victim.app);
             let forgotten_how = if by_sessions {
                 ctx.state.forgot_in_session = Some(ctx.state.stats.sessions);
                 format!("used in {:.0} % of {} sessions and not in this one", share * 100.0, ctx.state.stats.sessions)
@@ -177,10 +177,7 @@ fn forgotten_instead_of<'a>(ctx: &Ctx<'a>, step: Step, a: &App, p_return: f64, m
     if !matches!(step, Step::UnderPressure | Step::BeforeLaunch) || ctx.preset.kill.mode == KillMode::Never || p_return < LIKELY_RETURN || ctx.kill_pending(1000) {
         return None;
     }
-    let by_sessions = |c: &Candidate| {
-        let in_session = stats.get(c.app).is_some_and(|s| s.last_session == stats.sessions);
-        below_share.is_some_and(|max| !in_session && session_share(ctx, c.app) < max)
-    };
+    let by_sessions = |c: &Candidate| below_share.is_some_and(|max| !stats.in_this_session(c.app) && stats.session_share(c.app) < max);
     // In the preset's kill order: the least expected cost first.
     ctx.candidates(Class::Cached)
         .into_iter()
@@ -194,10 +191,4 @@ fn forgotten_instead_of<'a>(ctx: &Ctx<'a>, step: Step, a: &App, p_return: f64, m
                 None
             }
         })
-}
-
-/// The share of the usage sessions seen that `app` was used in (0 for an app never in front).
-fn session_share(ctx: &Ctx, app: &str) -> f64 {
-    let stats = &ctx.state.stats;
-    stats.get(app).map_or(0.0, |s| s.sessions as f64 / stats.sessions.max(1) as f64)
 }
