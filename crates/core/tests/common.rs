@@ -77,6 +77,15 @@ pub fn with_psi(mut s: Snapshot, some_avg10: f64, full_avg10: f64) -> Snapshot {
     s
 }
 
+/// `s` with the PSI `some` stall total at `total_us` (its PSI set first by [`with_psi`]): over
+/// looks at a total of 0 before, a stall that goes on (`detection.stall_near_ongoing`).
+pub fn with_stall_total(mut s: Snapshot, total_us: u64) -> Snapshot {
+    if let Facility::Available(p) = &mut s.psi {
+        p.some.total_us = total_us;
+    }
+    s
+}
+
 pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
     App {
         pid,

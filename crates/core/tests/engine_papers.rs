@@ -773,6 +773,34 @@ fn a_stall_above_the_low_band_compresses_only_with_stall_near_on() {
     assert!(!compactions(&below).is_empty(), "off, below the band: compress: {below:?}");
 }
 
+/// `detection.stall_near_ongoing`: a stall near the band counts while it goes on. PSI some
+/// avg10 stays over the target for seconds after a stall ends; with the rule on, a look whose
+/// last two seconds stalled under the target compresses nothing, one whose last two seconds
+/// stalled over it compresses as before (on in `memorch`), and with it off avg10 alone
+/// decides whatever the recent stall.
+#[test]
+fn a_stall_near_the_band_counts_only_while_it_goes_on() {
+    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    // 160 MiB available over a 123 MiB low band, avg10 5 % (target 1 %), the stall total
+    // (µs) as given.
+    let stalled = |avg10: f64, total_us: u64| with_stall_total(with_psi(snap(1024, 150, 10), avg10, 0.0), total_us);
+    let looks = |spec: &str, grown_us: u64| {
+        let mut e = engine(spec);
+        // Looks every 500 ms over 2 s with the stall grown by `grown_us` each; avg10 under the
+        // target until the last, so only the last may compress.
+        (0..=4).map(|i| decide(&mut e, 10_000 + 500 * i, &stalled(if i < 4 { 0.5 } else { 5.0 }, 1_000_000 + grown_us * i), &apps, &[])).last().unwrap()
+    };
+    let ongoing = "memorch:stall_spare=off";
+    // 1 ms a look: 0.2 % of the time, under the 1 % target: the stall is over.
+    assert!(compactions(&looks(ongoing, 1_000)).is_empty(), "the stall ended: nothing compressed");
+    // 50 ms a look: 10 % of the time.
+    assert!(!compactions(&looks(ongoing, 50_000)).is_empty(), "the stall goes on: compress");
+    assert!(!compactions(&looks("memorch:stall_spare=off,detection.stall_near_ongoing=false", 1_000)).is_empty(), "off, avg10 alone decides");
+    // A single look cannot tell: avg10 decides.
+    let first = decide(&mut engine(ongoing), 0, &stalled(5.0, 1_000_000), &apps, &[]);
+    assert!(!compactions(&first).is_empty(), "one look: avg10 says: {first:?}");
+}
+
 /// `fav` (pid 12) launched and came to the front five times in the last seconds, then `fg`
 /// (pid 2) was launched: `fav` is an app likely to be wanted soon (up to 6 s of `e`'s clock).
 fn fav_came_to_the_front_five_times(e: &mut memorch_core::engine::Engine, apps: &[memorch_core::engine::App]) {
@@ -792,8 +820,9 @@ fn a_stall_above_the_band_spares_the_likely_apps() {
     let apps = vec![memorch_core::engine::App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 100) }, app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
     let history = |e: &mut memorch_core::engine::Engine| fav_came_to_the_front_five_times(e, &apps);
     let pids = |a: &[memorch_core::engine::Action]| compactions(a).iter().map(|c| c.0).collect::<Vec<_>>();
-    // 160 MiB available over a 123 MiB low band, PSI some 5 % (target 1 %).
-    let stalled = with_psi(snap(1024, 150, 10), 5.0, 0.0);
+    // 160 MiB available over a 123 MiB low band, PSI some 5 % (target 1 %), 100 ms of stall
+    // since the look a second before: it goes on.
+    let stalled = with_stall_total(with_psi(snap(1024, 150, 10), 5.0, 0.0), 100_000);
     let mut spare = engine("memorch:sessions=off,popularity=on");
     history(&mut spare);
     let a = decide(&mut spare, 7_000, &stalled, &apps, &[]);

@@ -100,6 +100,9 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     // In front or visible now: brought there by this input's events, or so in its classes.
     state.in_front.retain(|pid| brought.contains(pid) || input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible));
     watch_refaults(state, preset, input);
+    if let Some(psi) = input.snapshot.psi.get() {
+        state.note_stall(input.now_ms, psi.some.total_us);
+    }
     if let (Detection::Bands(b), Some(psi)) = (&preset.detection, input.snapshot.psi.get()) {
         // Senpai/TMO: back off when compaction costs more stall than the target, push on when
         // it costs nothing.

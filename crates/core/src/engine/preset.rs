@@ -142,6 +142,14 @@ pub struct Bands {
     /// measurement (realapps: p50, p95, stall and anonymous refaults all lower; docs/results.md).
     #[serde(default = "yes")]
     pub stall_near_spares_likely: bool,
+    /// Such a stall counts only while it goes on: the stall over the daemon's looks of the
+    /// last two seconds ([`crate::engine::RECENT_STALL_WINDOW_MS`]) is over the target too.
+    /// `avg10` is a ten-second average: after a launch's stall it stays over the target for
+    /// seconds, and each look asked for half the margin again (realapps: sixteen squeezes of
+    /// 1.8 MiB of one app in 3.5 s while available memory rose 33 MiB, into storage swap).
+    /// On in `memorch` by measurement (docs/results.md).
+    #[serde(default)]
+    pub stall_near_ongoing: bool,
     /// Below the low band but above the floor of the app in front's whole read-back (the
     /// critical band and its margin as shipped, ladder/prefetch.rs `whole_floor_frac`), take
     /// nothing from the apps likely to be wanted soon either: there the shortage is mostly
@@ -566,6 +574,7 @@ impl Preset {
             _ if k.starts_with("detection.kill_timeout_ms") => "lmkd kill timeout 100 ms: one kill, then wait for it to die",
             _ if k.starts_with("detection.critical_available_frac") => "ChromeOS resourced critical margin 5.2 % (anchors.md)",
             _ if k.starts_with("detection.psi_some_target_pct") => "Senpai/TMO: aim for a small bounded pressure (anchors.md)",
+            _ if k.starts_with("detection.stall_near_ongoing") => "issue 11: PSI some avg10 is a ten-second average; after a launch's stall it stays over the target for seconds, and each look squeezed half the margin again (realapps: sixteen squeezes of 1.8 MiB of `maps` in 3.5 s while available memory rose 33 MiB, into storage swap); true: the stall over the last 2 s of looks must be over the target too; on: on realapps (six paired runs, seeds 3-8) p50 shorter in four pairs, the same in one, longer in one, stall and file refaults lower on seeds 3-5, no more kills (docs/results.md); memorch:detection.stall_near_ongoing=false is the preset before",
             _ if k.starts_with("detection.low_band_spares_likely") => "issue 11: below the low band, half of memorch's squeezes that warmed a return followed a whole read-back of the app in front, which takes memory down to the critical band; sparing the likely apps down to there (true): on realapps those warm returns went from 13 to 2, but the kernel's reclaim took their place (direct reclaims 237 against 20, stall twice), p50 longer on two seeds of three and a kill; again with popularity weighed, when only the likely apps were spared: p50 longer on every seed, direct reclaims 173 against 1 (docs/results.md)",
             _ if k.starts_with("detection.whole_stops_at_low_band") => "issue 11: the whole read-back takes memory down to the critical band, and the pressure step pays for it from the apps in the background (11 warm returns on realapps followed such a squeeze); stopped at the low band (true) it made no such squeeze, but the app in front stayed partly in swap: on realapps p50 longer on every seed, warm returns 26 against 19 (docs/results.md)",
             _ if k.starts_with("detection.whole_below_low_favourites_only") => "issue 11: what the whole read-back reads below the low band the apps in the background pay for; a favourite's pages are worth theirs, a rarely visited app's (on realapps `notes`, two visits, read back 150 MiB) may not be; it needs popularity weighed (kill.return_by_popularity); with returns counted it read back a quarter as much, but the apps it left partly in swap came back warm with no squeeze between: p50 longer on two seeds of three (docs/results.md)",
@@ -922,6 +931,7 @@ fn memorch() -> Preset {
             refault_target: 0.2,
             stall_near_band: true,
             stall_near_spares_likely: true,
+            stall_near_ongoing: true,
             low_band_spares_likely: false,
             whole_stops_at_low_band: false,
             whole_below_low_favourites_only: false,

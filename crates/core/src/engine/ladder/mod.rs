@@ -111,6 +111,12 @@ impl<'a> Ctx<'a> {
         self.input.snapshot.psi.get().map_or(0.0, |p| p.some.avg10)
     }
 
+    /// Whether the stall over the last looks (`State::recent_stall_pct`) is over `target_pct`;
+    /// with too few looks to tell, `avg10` says.
+    pub fn stall_goes_on(&self, target_pct: f64) -> bool {
+        self.state.recent_stall_pct().unwrap_or_else(|| self.psi_some_avg10()) > target_pct
+    }
+
     pub fn psi_full_avg10(&self) -> f64 {
         self.input.snapshot.psi.get().map_or(0.0, |p| p.full.avg10)
     }

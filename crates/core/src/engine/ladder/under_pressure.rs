@@ -34,7 +34,7 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
                 Some(format!("available {} below the low band {}", mib(ctx.available()), mib(low)))
             } else if !b.stall_near_band {
                 None
-            } else if ctx.available() < 2 * low && ctx.psi_some_avg10() > b.psi_some_target_pct {
+            } else if ctx.available() < 2 * low && ctx.psi_some_avg10() > b.psi_some_target_pct && (!b.stall_near_ongoing || ctx.stall_goes_on(b.psi_some_target_pct)) {
                 Some(format!("PSI some {:.1} % over the {:.1} % target with available {} near the low band", ctx.psi_some_avg10(), b.psi_some_target_pct, mib(ctx.available())))
             } else {
                 ctx.pressure_event().filter(|_| ctx.available() < 2 * low).map(|l| format!("PSI {l:?} stall trigger with available {} near the low band", mib(ctx.available())))
