@@ -179,12 +179,11 @@ pub struct State {
     /// since starts with nothing of the old one's (feedback.rs, `forget_reborn`).
     #[serde(default)]
     pub seen: BTreeMap<u32, Seen>,
-    /// The domain's PSI `some` stall total (µs) at each look within the last
-    /// [`RECENT_STALL_WINDOW_MS`] and the one before it, with its time (ms), oldest first: the
-    /// stall going on now,
-    /// which `avg10` (a ten-second average) still shows seconds after it ended.
+    /// The domain's PSI `some` stall total at each look within the last
+    /// [`RECENT_STALL_WINDOW_MS`]: the stall going on now, which `avg10` (a ten-second
+    /// average) still shows seconds after it ended.
     #[serde(default)]
-    pub psi_some_reads: std::collections::VecDeque<(u64, u64)>,
+    pub psi_some_reads: stall_trigger::StallWindow,
 }
 
 /// How far back [`State::psi_some_reads`] looks: the kernel's shortest trigger window here.
@@ -238,32 +237,22 @@ impl Default for State {
             share_window: BTreeMap::new(),
             launch_in_flight: None,
             seen: BTreeMap::new(),
-            psi_some_reads: std::collections::VecDeque::new(),
+            psi_some_reads: stall_trigger::StallWindow::default(),
         }
     }
 }
 
 impl State {
-    /// Keep the look at `now_ms` with the stall total `total_us`, and those within the
-    /// window before it (a total that went back, the group made anew, starts again).
+    /// Keep the look at `now_ms` with the domain's stall total `total_us`.
     pub fn note_stall(&mut self, now_ms: u64, total_us: u64) {
-        let reads = &mut self.psi_some_reads;
-        if reads.back().is_some_and(|&(t, v)| now_ms < t || total_us < v) {
-            reads.clear();
-        }
-        reads.push_back((now_ms, total_us));
-        // The oldest kept is the last look at or before the window's start, so the span
-        // covers the window wherever the looks allow.
-        while reads.get(1).is_some_and(|&(t, _)| t + RECENT_STALL_WINDOW_MS <= now_ms) {
-            reads.pop_front();
-        }
+        self.psi_some_reads.push(now_ms * 1000, total_us, RECENT_STALL_WINDOW_MS * 1000);
     }
 
     /// The share of time (%) the domain stalled (`some`) over the looks of the last window,
     /// if they span at least half of it: the stall going on now.
     pub fn recent_stall_pct(&self) -> Option<f64> {
-        let (&(t0, v0), &(t1, v1)) = (self.psi_some_reads.front()?, self.psi_some_reads.back()?);
-        (t1 - t0 >= RECENT_STALL_WINDOW_MS / 2).then(|| (v1 - v0) as f64 / ((t1 - t0) * 1000) as f64 * 100.0)
+        let (span_us, grown_us) = self.psi_some_reads.growth();
+        (span_us >= RECENT_STALL_WINDOW_MS * 1000 / 2).then(|| grown_us as f64 / span_us as f64 * 100.0)
     }
 
     /// The app's stint in front: its `last_front_switch` (0 before it was ever in front).

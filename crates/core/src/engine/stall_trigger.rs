@@ -13,20 +13,50 @@
 //! window (the kernel also counts a share of the window before). One event a window, whoever
 //! raises it first: a kernel event within a window of a read's is the same stall again.
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+
+/// A PSI stall total's reads within a window: how much the stall grew over it. The trigger
+/// below and the engine's "is the stall going on" (`State::recent_stall_pct`) both count so.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StallWindow {
+    /// (time µs, stall total µs) of the reads within the last window, oldest first.
+    reads: VecDeque<(u64, u64)>,
+}
+
+impl StallWindow {
+    /// Keep the read of `total_us` at `now_us` and those within `window_us` before it; a total
+    /// that went back (the group made anew) starts the count again.
+    pub fn push(&mut self, now_us: u64, total_us: u64, window_us: u64) {
+        if self.reads.back().is_some_and(|&(t, v)| now_us < t || total_us < v) {
+            self.reads.clear();
+        }
+        while self.reads.front().is_some_and(|&(t, _)| t + window_us < now_us) {
+            self.reads.pop_front();
+        }
+        self.reads.push_back((now_us, total_us));
+    }
+
+    /// The time the kept reads span and the stall's growth over it (µs).
+    pub fn growth(&self) -> (u64, u64) {
+        match (self.reads.front(), self.reads.back()) {
+            (Some(&(t0, v0)), Some(&(t1, v1))) => (t1 - t0, v1 - v0),
+            _ => (0, 0),
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct StallTrigger {
     pub stall_us: u64,
     pub window_us: u64,
-    /// (time µs, stall total µs) of the reads within the last window, oldest first.
-    reads: VecDeque<(u64, u64)>,
+    reads: StallWindow,
     last_event_us: Option<u64>,
 }
 
 impl StallTrigger {
     pub fn new(stall_us: u64, window_us: u64) -> StallTrigger {
-        StallTrigger { stall_us, window_us, reads: VecDeque::new(), last_event_us: None }
+        StallTrigger { stall_us, window_us, reads: StallWindow::default(), last_event_us: None }
     }
 
     fn within_window_of_last(&self, now_us: u64) -> bool {
@@ -47,16 +77,8 @@ impl StallTrigger {
     /// `now_us`: whether the stall within the last window reached the threshold and no event
     /// came within the window, so the trigger should have fired and did not.
     pub fn read(&mut self, now_us: u64, total_us: u64) -> bool {
-        // A total that went back (the group made anew) starts the count again.
-        if self.reads.back().is_some_and(|&(t, v)| now_us < t || total_us < v) {
-            self.reads.clear();
-        }
-        while self.reads.front().is_some_and(|&(t, _)| t + self.window_us < now_us) {
-            self.reads.pop_front();
-        }
-        self.reads.push_back((now_us, total_us));
-        let oldest = self.reads.front().map_or(total_us, |&(_, v)| v);
-        if total_us - oldest < self.stall_us || self.within_window_of_last(now_us) {
+        self.reads.push(now_us, total_us, self.window_us);
+        if self.reads.growth().1 < self.stall_us || self.within_window_of_last(now_us) {
             return false;
         }
         self.last_event_us = Some(now_us);
