@@ -27,6 +27,12 @@ fn away(pid: u32) -> Event {
 /// then `mail` returned to and `chat` (12) launched; then available memory falls below the
 /// low band with `maps` and `mail` cached. The apps squeezed, in order.
 fn squeezed_under_pressure(spec: &str, screen_off: bool) -> Vec<u32> {
+    squeezes(&under_pressure(spec, screen_off, &snap(1024, 100, 0)))
+}
+
+/// The sessions of [`squeezed_under_pressure`], then one decision on `short` (a snapshot
+/// with available memory under the low band): its actions.
+fn under_pressure(spec: &str, screen_off: bool, short: &memorch_core::Snapshot) -> Vec<Action> {
     let plenty = snap(1024, 700, 0);
     let mut e = engine(spec);
     let with = |front: u32, running: &[u32]| -> Vec<App> {
@@ -54,9 +60,71 @@ fn squeezed_under_pressure(spec: &str, screen_off: bool) -> Vec<u32> {
     decide(&mut e, 18_000, &plenty, &with(11, &[10, 11, 13]), &[away(13), to_front(11)]);
     decide(&mut e, 18_500, &plenty, &with(0, &[10, 11, 13]), &[away(11)]);
     decide(&mut e, 19_000, &plenty, &with(12, &all), &[launched("chat", 12)]);
-    // 100 MiB available of 1 GiB: 23 MiB under memorch's low band (12 %).
-    let a = decide(&mut e, 20_000, &snap(1024, 100, 0), &with(12, &all), &[Event::Timer]);
-    squeezes(&a)
+    decide(&mut e, 20_000, short, &with(12, &all), &[Event::Timer])
+}
+
+/// 100 MiB available of 1 GiB (23 MiB under memorch's low band, 12 %), its zram (256 MiB)
+/// `zram_pct` full.
+fn short_with_zram(zram_pct: u64) -> memorch_core::Snapshot {
+    let mut s = snap(1024, 100, 0);
+    s.swap.devices[0].used_bytes = s.swap.devices[0].size_bytes * zram_pct / 100;
+    s.swap.used_bytes = s.swap.devices[0].used_bytes;
+    s
+}
+
+/// The squeezes a decision sends to a storage file of their own (`to_storage`), by pid.
+fn to_storage(actions: &[Action]) -> Vec<u32> {
+    actions.iter().filter_map(|a| if let ActionKind::Compact { pid, to_storage: true, .. } = a.kind { Some(pid) } else { None }).collect()
+}
+
+/// With `swap.cold_to_storage_below` (0.25 in `memorch`), an app unlikely to be wanted soon
+/// (maps: not used in the session in progress, in one session of two) gives to a storage
+/// file of its own once zram is half full, so that zram's room is left to the likely apps;
+/// with zram emptier, or the parameter off, its squeeze goes where the kernel puts it.
+#[test]
+fn an_unlikely_apps_squeeze_goes_to_storage_of_its_own_once_zram_is_half_full() {
+    let cold = "memorch:popularity=on,sessions=on,swap.cold_to_storage_below=0.3";
+    // As the preset ships (0.25), an app used in half the sessions is not that unlikely:
+    // maps' chance is 0.25 (half its share of sessions), and it stays with zram.
+    let shipped = under_pressure("memorch:popularity=on,sessions=on", true, &short_with_zram(60));
+    assert!(to_storage(&shipped).is_empty(), "as the preset ships: {shipped:?}");
+    let half = under_pressure(cold, true, &short_with_zram(60));
+    assert_eq!(squeezes(&half).first(), Some(&10), "maps gives first: {half:?}");
+    assert_eq!(to_storage(&half), vec![10], "maps, and only maps, to storage: {half:?}");
+    let a = half.iter().find(|a| a.pids() == vec![10]).expect("maps' squeeze");
+    assert!(matches!(a.kind, ActionKind::Compact { max_pages: Some(p), .. } if p > 0), "sized, for its file: {a:?}");
+    assert!(a.reason.text.contains("storage file of its own"), "{}", a.reason.text);
+    let roomy = under_pressure(cold, true, &short_with_zram(20));
+    assert_eq!(squeezes(&roomy).first(), Some(&10), "{roomy:?}");
+    assert!(to_storage(&roomy).is_empty(), "zram a fifth full: where the kernel puts it: {roomy:?}");
+    let off = under_pressure("memorch:popularity=on,sessions=on,swap.cold_to_storage_below=null", true, &short_with_zram(60));
+    assert!(to_storage(&off).is_empty(), "off: where the kernel puts it: {off:?}");
+    // Likely apps never: with the threshold under maps' chance, nothing goes.
+    let likely = under_pressure("memorch:popularity=on,sessions=on,swap.cold_to_storage_below=0.2", true, &short_with_zram(60));
+    assert!(to_storage(&likely).is_empty(), "{likely:?}");
+}
+
+/// A file made for an unlikely app's squeeze, above zram in priority, is removed once it holds
+/// under an eighth of its size (its app came back or went): its room would take the next
+/// pages swapped out ahead of zram. One still holding its app's pages stays, and so does a
+/// storage file below zram however empty it is (the ISOP eraser's, at idle).
+#[test]
+fn a_drained_storage_file_above_zram_is_removed() {
+    let drops = |acts: &[Action]| acts.iter().filter(|a| matches!(a.kind, ActionKind::SwapDropCold)).count();
+    let apps = vec![app(11, "c1", Class::Cached, 50), app(2, "fg", Class::Foreground, 100)];
+    let with_file = |used_mb: u64, priority: i32| {
+        let mut s = snap(1024, 600, 100);
+        s.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-3.swap".into(), kind: "file".into(), size_bytes: 64 * MIB, used_bytes: used_mb * MIB, priority });
+        s.swap.total_bytes += 64 * MIB;
+        s.swap.used_bytes += used_mb * MIB;
+        s
+    };
+    let drained = decide(&mut engine("memorch"), 0, &with_file(4, 101), &apps, &[]);
+    assert_eq!(drops(&drained), 1, "4 of 64 MiB above zram: removed: {drained:?}");
+    let held = decide(&mut engine("memorch"), 0, &with_file(40, 101), &apps, &[]);
+    assert_eq!(drops(&held), 0, "40 of 64 MiB: it stays: {held:?}");
+    let below = decide(&mut engine("memorch"), 0, &with_file(0, 10), &apps, &[]);
+    assert_eq!(drops(&below), 0, "below zram: not this rule's: {below:?}");
 }
 
 #[test]

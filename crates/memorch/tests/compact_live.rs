@@ -188,3 +188,63 @@ fn squeezes_run_together_each_take_what_was_asked_of_its_own_app() {
     assert!(results[1].is_ok(), "{:?}", results[1]);
     drop(sb);
 }
+
+/// An unlikely app's squeeze to a storage file of its own (`swap.cold_to_storage_below`):
+/// the file is made to the squeeze's size one above zram in priority, and takes the pages
+/// zram would have; it stays while it holds them, and goes once its app has gone. A squeeze
+/// that cannot be done leaves no file behind.
+#[test]
+fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_which_goes_once_drained() {
+    use memorch_core::engine::CompactScope;
+    use memorch_daemon::executor::{live::Live, Actuators, Squeeze};
+    use memorch_linux::{Domain, DomainSpec};
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let zram = zram_swap();
+    let zram_orig = || -> u64 {
+        let stat = std::fs::read_to_string(format!("/sys/block/{}/mm_stat", zram.setup.device)).unwrap();
+        stat.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-squeeze-storage"), Some(1 << 30)).unwrap();
+    let pid = spawn_app(&mut sb, &["--app-group", "--class", "cached"], &["--anon-mb", "64", "--content", "text"]).id();
+    let mut child = sb.take_child(pid).expect("the app is the sandbox's child");
+    let root = SysRoot::live();
+    let domain = Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let dir = testkit::TempDir::new("memorch-squeeze-storage");
+    let swap_dir = dir.join("swap");
+    let mut live = Live::new(root.clone(), domain, swap_dir.clone());
+    let ours = |path: &str| -> Option<(u64, u64, i32)> {
+        let swaps = memorch_linux::swaps::read(&root).unwrap();
+        swaps.devices.into_iter().find(|d| d.path == path).map(|d| (d.size_bytes, d.used_bytes, d.priority))
+    };
+
+    let gone = Squeeze { pid: 4_000_000, app: "gone", scope: CompactScope::Anon, max_pages: Some(256) };
+    let refused = live.compact_to_storage(gone);
+    assert!(refused.as_ref().is_err_and(|e| e.contains("4000000")), "{refused:?}");
+    assert!(live.swap_files().is_empty() && std::fs::read_dir(&swap_dir).map_or(true, |d| d.count() == 0), "no file left for a squeeze not done");
+
+    let zram_before = zram_orig();
+    let asked = 32 * MIB;
+    let (what, moved) = live.compact_to_storage(Squeeze { pid, app: "cold", scope: CompactScope::Anon, max_pages: Some(asked / 4096) }).expect("squeeze to storage");
+    let files = live.swap_files();
+    assert_eq!(files.len(), 1, "one file of its own: {what}");
+    let (size, used, priority) = ours(&files[0]).unwrap_or_else(|| panic!("{} is not active swap: {what}", files[0]));
+    assert_eq!(priority, zram.setup.priority + 1, "one above zram: {what}");
+    assert!(size >= asked && size <= asked + 2 * MIB, "sized to the squeeze: {size}");
+    assert!(moved as f64 >= 0.8 * asked as f64, "asked {asked}, moved {moved}: {what}");
+    assert!(used as f64 >= 0.8 * asked as f64, "the file holds {used} of the {moved} bytes moved: {what}");
+    assert!(zram_orig() - zram_before < 4 * MIB, "zram took {} bytes of it", zram_orig() - zram_before);
+
+    let held = live.swap_drop_cold();
+    assert!(held.is_err() && ours(&files[0]).is_some(), "full: it stays: {held:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || ours(&files[0]).is_some_and(|(_, used, _)| used == 0)), "its app gone, the file holds nothing");
+    let dropped = live.swap_drop_cold().expect("the drained file goes");
+    assert!(dropped.contains(&files[0]), "{dropped}");
+    assert!(ours(&files[0]).is_none() && !std::path::Path::new(&files[0]).exists(), "swapped off and deleted");
+    assert!(live.swap_files().is_empty());
+    drop(sb);
+}

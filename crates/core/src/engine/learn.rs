@@ -51,7 +51,7 @@ impl Engine {
                 // does not get emptier by asking every tick.
                 ActionKind::SwapGrow { .. } => self.state.last_swap_grow_ms = Some(now),
                 _ if !done => {}
-                ActionKind::Compact { pid, app, scope, max_pages } => {
+                ActionKind::Compact { pid, app, scope, max_pages, .. } => {
                     if *scope == CompactScope::SharedObjects {
                         self.state.so_done.insert(*pid);
                     }

@@ -140,8 +140,17 @@ pub struct Victim {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum ActionKind {
-    /// process_madvise the app's pages; `max_pages: None` = all of them.
-    Compact { pid: u32, app: String, scope: CompactScope, max_pages: Option<u64> },
+    /// process_madvise the app's pages; `max_pages: None` = all of them. `to_storage`: to a
+    /// storage swap file made for this squeeze, above zram in priority (an app unlikely to be
+    /// wanted soon: `SwapPolicy::cold_to_storage_below`); absent in JSON when false.
+    Compact {
+        pid: u32,
+        app: String,
+        scope: CompactScope,
+        max_pages: Option<u64>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        to_storage: bool,
+    },
     /// Reclaim this much from the domain (page cache first). Its JSON key is not `bytes`: an
     /// action event flattens the action beside its own `bytes` (what was done), and a line
     /// with the key twice is no event to a client (both were lost to every subscriber).
@@ -158,6 +167,10 @@ pub enum ActionKind {
     },
     /// Remove storage swap files that hold nothing.
     SwapShrink,
+    /// Remove the storage files made for unlikely apps' squeezes that hold little now (their
+    /// app came back or went): above zram in priority, their free room would take any
+    /// page the kernel swaps out next, ahead of zram.
+    SwapDropCold,
     Freeze { pid: u32 },
     Thaw { pid: u32 },
     /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0).
@@ -184,6 +197,7 @@ impl ActionKind {
             ActionKind::Ksm { .. } => "ksm",
             ActionKind::SwapGrow { .. } => "swap_grow",
             ActionKind::SwapShrink => "swap_shrink",
+            ActionKind::SwapDropCold => "swap_drop_cold",
             ActionKind::Freeze { .. } => "freeze",
             ActionKind::Thaw { .. } => "thaw",
             ActionKind::Shield { .. } => "shield",

@@ -12,6 +12,8 @@ use std::time::Instant;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
     Compact { pid: u32, scope: CompactScope, max_pages: Option<u64> },
+    /// A squeeze to a storage file of its own.
+    CompactToStorage { pid: u32, max_pages: Option<u64> },
     /// Squeezes asked for together (each is then recorded as a `Compact`).
     Together { pids: Vec<u32>, at_once: usize },
     Kill { pid: u32 },
@@ -19,6 +21,7 @@ pub enum Call {
     Ksm { run: bool },
     SwapGrow { bytes: u64 },
     SwapShrink,
+    SwapDropCold,
     Freeze { pid: u32, frozen: bool },
     Shield { pid: u32, shielded: bool },
     Prefetch { pid: u32, max_pages: u64 },
@@ -98,6 +101,17 @@ impl Actuators for Recording {
 
     fn swap_shrink(&mut self) -> Result<String, String> {
         self.record(Call::SwapShrink);
+        Ok("removed".into())
+    }
+
+    fn compact_to_storage(&mut self, sq: Squeeze) -> Result<(String, u64), String> {
+        self.record(Call::CompactToStorage { pid: sq.pid, max_pages: sq.max_pages });
+        self.check(sq.pid)?;
+        Ok((format!("squeezed '{}' ({}) to a storage file of its own", sq.app, sq.pid), sq.max_pages.unwrap_or(256) * 4096))
+    }
+
+    fn swap_drop_cold(&mut self) -> Result<String, String> {
+        self.record(Call::SwapDropCold);
         Ok("removed".into())
     }
 

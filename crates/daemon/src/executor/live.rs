@@ -22,13 +22,16 @@ pub struct Live {
     swap_file_dir: PathBuf,
     /// Swap files this daemon added, removed on exit.
     swap_files: Vec<SwapFileGuard>,
+    /// Swap files made for one unlikely app's squeeze each, above zram in priority; removed
+    /// once drained, and on exit.
+    cold_files: Vec<SwapFileGuard>,
     /// KSM settings as they were when the daemon first tuned them, put back on exit.
     ksm_guard: Option<KsmGuard>,
 }
 
 impl Live {
     pub fn new(root: SysRoot, domain: Domain, swap_file_dir: PathBuf) -> Live {
-        Live { root, domain, swap_file_dir, swap_files: Vec::new(), ksm_guard: None }
+        Live { root, domain, swap_file_dir, swap_files: Vec::new(), cold_files: Vec::new(), ksm_guard: None }
     }
 }
 
@@ -116,6 +119,59 @@ impl Actuators for Live {
         Ok(format!("removed {n} idle swap files"))
     }
 
+    /// The file is sized to the squeeze and enabled one above the highest priority of the
+    /// swap that is not a file (zram), which the engine reads the same way
+    /// (`adaptive_swap::cold_priority`): the kernel fills it before zram.
+    fn compact_to_storage(&mut self, sq: Squeeze) -> Result<(String, u64), String> {
+        target::check(&self.root, sq.pid, &self.domain).map_err(|e| e.to_string())?;
+        let pages = sq.max_pages.ok_or("a squeeze to storage needs its size (max_pages): none given")?;
+        let mib = 1u64 << 20;
+        let bytes = (pages * self.root.page_size).div_ceil(mib) * mib + self.root.page_size;
+        let file = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string()).and_then(|swaps| {
+            let above = swaps.devices.iter().filter(|d| d.kind != "file").map(|d| d.priority).max().ok_or("no zram (or other swap device) to send the pages past")?;
+            SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, above + 1).map(|g| (g, above + 1)).map_err(|e| e.to_string())
+        });
+        // Without a file of its own the squeeze is still worth doing: where the kernel puts it.
+        let (mut g, priority) = match file {
+            Ok(f) => f,
+            Err(e) => return compact_one(&self.root, &self.domain, sq).map(|(w, b)| (format!("{w} (not to storage of its own: {e})"), b)),
+        };
+        match compact_one(&self.root, &self.domain, sq) {
+            Ok((what, moved)) => {
+                let what = format!("{what}, to {} ({} MiB, priority {priority})", g.path.display(), bytes / mib);
+                self.cold_files.push(g);
+                Ok((what, moved))
+            }
+            // Nothing half-applied: the file made for it goes too.
+            Err(e) => {
+                let _ = g.remove_now();
+                Err(e)
+            }
+        }
+    }
+
+    fn swap_drop_cold(&mut self) -> Result<String, String> {
+        let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
+        let drained = |g: &SwapFileGuard| swaps.devices.iter().any(|d| std::path::Path::new(&d.path) == g.path && d.used_bytes < d.size_bytes / 8);
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.cold_files).into_iter().partition(|g| drained(g));
+        self.cold_files = kept;
+        let mut removed = Vec::new();
+        for mut g in gone {
+            match g.remove_now() {
+                Ok(()) => removed.push(g.path.display().to_string()),
+                // Still ours: tried again at the next drain, or at exit.
+                Err(e) => {
+                    tracing::warn!(path = %g.path.display(), error = %e, "a drained storage file could not be removed");
+                    self.cold_files.push(g);
+                }
+            }
+        }
+        if removed.is_empty() {
+            return Err("no drained storage file of this daemon's squeezes to remove".into());
+        }
+        Ok(format!("removed drained storage files {}", removed.join(", ")))
+    }
+
     /// A freeze goes through `target::check` as every action does; a thaw only needs the
     /// app's group (a process on its way out may be thawed, never frozen).
     fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String> {
@@ -152,12 +208,13 @@ impl Actuators for Live {
     }
 
     fn swap_files(&self) -> Vec<String> {
-        self.swap_files.iter().map(|g| g.path.display().to_string()).collect()
+        self.swap_files.iter().chain(&self.cold_files).map(|g| g.path.display().to_string()).collect()
     }
 
     fn put_back(&mut self) -> (Vec<String>, Vec<String>) {
         let (mut done, mut failed) = (Vec::new(), Vec::new());
-        for mut g in std::mem::take(&mut self.swap_files) {
+        let cold = std::mem::take(&mut self.cold_files);
+        for mut g in std::mem::take(&mut self.swap_files).into_iter().chain(cold) {
             match g.remove_now() {
                 Ok(()) => done.push(format!("removed swap file {}", g.path.display())),
                 Err(e) => failed.push(format!("swap file {}: {e}", g.path.display())),

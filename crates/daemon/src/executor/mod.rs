@@ -61,6 +61,16 @@ pub trait Actuators {
     fn swap_grow(&mut self, bytes: u64) -> Result<String, String>;
     /// Remove this daemon's swap files that hold nothing.
     fn swap_shrink(&mut self) -> Result<String, String>;
+    /// Page out a process's anonymous pages to a storage swap file made for them, sized to
+    /// the squeeze and enabled above zram in priority (the kernel fills the highest first),
+    /// so that zram keeps its room; the bytes moved. The file stays until
+    /// [`Actuators::swap_drop_cold`] finds it drained. A file that cannot be made (no room,
+    /// no swap area left) leaves the squeeze to go where the kernel puts it, and says why;
+    /// a squeeze that cannot be done leaves no file.
+    fn compact_to_storage(&mut self, squeeze: Squeeze) -> Result<(String, u64), String>;
+    /// Remove the files [`Actuators::compact_to_storage`] made that hold under an eighth of
+    /// their size (what is left is read back in).
+    fn swap_drop_cold(&mut self) -> Result<String, String>;
     /// Freeze (or thaw) the app's own group, and wait until the kernel says it is done.
     fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String>;
     /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0),
@@ -141,7 +151,8 @@ impl Executor {
     fn work_priority(&self, a: &Action) -> Option<memorch_linux::priority::NiceGuard> {
         let nice = self.work_nice?;
         let memory_work = matches!(a.kind, ActionKind::Compact { .. } | ActionKind::Reclaim { .. } | ActionKind::Prefetch { .. });
-        if !memory_work || (self.launcher_waits && before_launch_squeeze(a).is_some()) {
+        let launch_squeeze = a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. });
+        if !memory_work || (self.launcher_waits && launch_squeeze) {
             return None;
         }
         memorch_linux::priority::NiceGuard::at(nice).inspect_err(|e| tracing::warn!(nice, error = %e, "could not lower this thread's priority for the work; it runs at the daemon's")).ok()
@@ -251,7 +262,12 @@ impl Executor {
         }
         let priority = self.work_priority(a);
         let r = match &a.kind {
-            ActionKind::Compact { pid, app, scope, max_pages } => self.actuators.compact(*pid, app, *scope, *max_pages),
+            ActionKind::Compact { pid, app, scope, max_pages, to_storage: false } => self.actuators.compact(*pid, app, *scope, *max_pages),
+            // Without files of its own to make, the squeeze goes where the kernel puts it.
+            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true } if !self.manage.swap_files => {
+                self.actuators.compact(*pid, app, *scope, *max_pages).map(|(w, b)| (format!("{w} (not to storage: [manage] swap_files = false)"), b))
+            }
+            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true } => self.actuators.compact_to_storage(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages }),
             ActionKind::Kill { victims, .. } => self.kill(victims.iter().map(|v| (v.pid, v.app.as_str())), &a.reason.text, seen_adj, used_before, &mut out.at),
             ActionKind::Reclaim { bytes } => self.actuators.reclaim(*bytes),
             ActionKind::Ksm { .. } if !self.manage.ksm => Err("[manage] ksm = false: KSM left alone".into()),
@@ -259,6 +275,7 @@ impl Executor {
             ActionKind::SwapGrow { .. } if !self.manage.swap_files => Err("[manage] swap_files = false: no swap file added".into()),
             ActionKind::SwapGrow { bytes } => self.actuators.swap_grow(*bytes).map(|w| (w, *bytes)),
             ActionKind::SwapShrink => self.actuators.swap_shrink().map(|w| (w, 0)),
+            ActionKind::SwapDropCold => self.actuators.swap_drop_cold().map(|w| (w, 0)),
             // Sent by the daemon before the decision's other actions (notify.rs).
             ActionKind::Trim { level, .. } => Ok((format!("'{}' notice sent", level.name()), 0)),
             ActionKind::Freeze { pid } => match self.actuators.set_frozen(*pid, true) {
@@ -354,7 +371,9 @@ impl Executor {
 /// says so, `ahead.launch_waits`).
 fn before_launch_squeeze(a: &Action) -> Option<Squeeze<'_>> {
     match &a.kind {
-        ActionKind::Compact { pid, app, scope, max_pages } if a.reason.step == Step::BeforeLaunch => Some(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages }),
+        // One to a storage file of its own runs alone: beside it, another squeeze's pages
+        // would go to that file too, ahead of zram.
+        ActionKind::Compact { pid, app, scope, max_pages, to_storage: false } if a.reason.step == Step::BeforeLaunch => Some(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages }),
         _ => None,
     }
 }

@@ -4,6 +4,8 @@
 
 use super::under_pressure::pressure;
 use super::{mib, ActionKind, Ctx, Step};
+use crate::engine::model::App;
+use crate::engine::preset::COLD_AT_ZRAM_USED_FRAC;
 
 /// How full zram is (its swap devices' data against their disksize), or the swap devices'
 /// own fill where there are no zram statistics; 1 without swap.
@@ -31,6 +33,10 @@ pub fn run(ctx: &mut Ctx) {
     if !p.swap_files {
         return;
     }
+    if let Some(file) = drained_cold_file(ctx) {
+        let r = ctx.reason(Step::AdaptiveSwap, format!("{file}, made for an unlikely app's pages above zram in priority, holds under an eighth of its size now: remove it, before its room takes the next pages swapped out ahead of zram"));
+        ctx.push(ActionKind::SwapDropCold, r, 0);
+    }
     let zram_used = zram_used(ctx);
     let on_demand = (p.grow_on_fill && zram_used >= p.grow_at_zram_used_frac).then(|| "swap is filling".to_string());
     match pressure(ctx).or_else(|| ctx.pressure_event().map(|l| format!("PSI {l:?} stall trigger"))).or(on_demand) {
@@ -41,6 +47,62 @@ pub fn run(ctx: &mut Ctx) {
         }
         None => {}
     }
+}
+
+/// The least priority a swap file above zram has: a file made for an unlikely app's
+/// squeeze (`to_storage`); `None` without zram (nothing to send pages past). zram is the
+/// swap that is not a file, as `/proc/swaps` tells them apart (the daemon's executor reads
+/// the priority the same way).
+fn cold_priority(ctx: &Ctx) -> Option<i32> {
+    ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind != "file").map(|d| d.priority).max().map(|p| p + 1)
+}
+
+/// Smaller squeezes go where the kernel puts them: a file of its own is not worth making.
+const COLD_MIN_BYTES: u64 = 8 << 20;
+
+/// At most this many files of unlikely apps' squeezes at a time. The kernel enables at most
+/// MAX_SWAPFILES swap areas in all: 32 less the swap entry types it keeps for itself, 23
+/// where every option is on (device-private, migration, hwpoison, PTE markers); zram and the
+/// preset's own files (`max_files`, 8 in memorch) need theirs. A file these files leave the
+/// kernel no room for is not made, and the squeeze goes where the kernel puts it. On
+/// realapps (seeds 3-5) a run had up to 17 at once: files rarely drain, as a page read back
+/// keeps its slot while it stays unchanged in the swap cache.
+pub const MAX_COLD_FILES: usize = 12;
+
+/// Whether `app`'s squeeze of `anon_moved` bytes goes to a storage file of its own, above
+/// zram in priority, and the app's chance of a return soon if so: the preset sends unlikely
+/// apps there (`swap.cold_to_storage_below`), zram is at least [`COLD_AT_ZRAM_USED_FRAC`]
+/// full, and the preset's storage swap has the room (issue 11: on realapps zram filled with
+/// the first squeezes, of the unlikely apps, and the likely apps' pages went to storage,
+/// read back three times slower a page).
+pub fn cold_to_storage(ctx: &Ctx, app: &App, anon_moved: u64) -> Option<f64> {
+    let below = ctx.preset.swap.cold_to_storage_below?;
+    if !ctx.preset.swap.swap_files || cold_priority(ctx).is_none() || anon_moved < COLD_MIN_BYTES || zram_used(ctx) < COLD_AT_ZRAM_USED_FRAC {
+        return None;
+    }
+    if storage_room(ctx).saturating_sub(ctx.cold_bytes) < anon_moved || cold_files(ctx) + ctx.cold_squeezes() >= MAX_COLD_FILES {
+        return None;
+    }
+    let p = ctx.p_return(app);
+    (p < below).then_some(p)
+}
+
+/// Whether a swap device is one of the preset's own storage files, below zram (not one made
+/// for an unlikely app's squeeze, which [`drained_cold_file`] looks after).
+fn plain_file(ctx: &Ctx, d: &crate::SwapDevice) -> bool {
+    d.kind == "file" && cold_priority(ctx).is_none_or(|cold| d.priority < cold)
+}
+
+/// How many swap files above zram there are now.
+fn cold_files(ctx: &Ctx) -> usize {
+    cold_priority(ctx).map_or(0, |cold| ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind == "file" && d.priority >= cold).count())
+}
+
+/// A swap file above zram in priority that holds under an eighth of its size (its app came
+/// back, or went): its free room takes any page swapped out, ahead of zram.
+fn drained_cold_file(ctx: &Ctx) -> Option<String> {
+    let cold = cold_priority(ctx)?;
+    ctx.input.snapshot.swap.devices.iter().find(|d| d.kind == "file" && d.priority >= cold && d.used_bytes < d.size_bytes / 8).map(|d| d.path.clone())
 }
 
 /// Whether the preset could still add a storage swap file (it grows swap, and its files
@@ -79,7 +141,7 @@ pub fn idle_file_removable(ctx: &Ctx) -> bool {
     let held = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < FILE_HOLD_MS);
     p.swap_files
         && !held
-        && ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0)
+        && ctx.input.snapshot.swap.devices.iter().any(|d| plain_file(ctx, d) && d.used_bytes == 0)
         && zram_used(ctx) < p.grow_at_zram_used_frac / 2.0
         && !ctx.has_pushed(|k| matches!(k, ActionKind::SwapShrink))
 }
@@ -95,7 +157,7 @@ pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let p = ctx.preset.swap.clone();
     let zram_used = zram_used(ctx);
     let swap = &ctx.input.snapshot.swap;
-    let idle_file = swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes == 0);
+    let idle_file = swap.devices.iter().any(|d| plain_file(ctx, d) && d.used_bytes == 0);
     let bad_ratio = has_zram_data(ctx) && ctx.zram_ratio() < p.grow_below_ratio;
     let to_need = p.grow_to_need && short > 0;
     let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < p.grow_interval_ms);

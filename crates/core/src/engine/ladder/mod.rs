@@ -57,8 +57,11 @@ pub struct Ctx<'a> {
     killed: BTreeSet<u32>,
     /// Bytes the actions so far are expected to give back.
     projected_bytes: u64,
-    /// Anonymous bytes this decision's compactions swap out.
+    /// Anonymous bytes this decision's compactions swap out (where the kernel puts them).
     moved_bytes: u64,
+    /// Anonymous bytes this decision's compactions send to storage files of their own
+    /// (`to_storage`): room taken from the preset's storage swap.
+    cold_bytes: u64,
     /// Why nothing was done, if nothing is.
     quiet: Option<Reason>,
     /// The most times any running app came to the front: popularity's scale in
@@ -70,7 +73,7 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a mut State) -> Ctx<'a> {
         let most_fronts = if preset.kill.return_by_popularity { input.apps.iter().filter(|x| x.actionable()).filter_map(|x| state.stats.get(&x.name)).map(|s| s.fronts).max().unwrap_or(0) } else { 0 };
-        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, moved_bytes: 0, quiet: None, most_fronts }
+        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, moved_bytes: 0, cold_bytes: 0, quiet: None, most_fronts }
     }
 
     pub fn total(&self) -> u64 {
@@ -292,6 +295,11 @@ impl<'a> Ctx<'a> {
         !self.killed.is_empty() || self.state.pending_kill.as_ref().is_some_and(|(_, at)| self.input.now_ms.saturating_sub(*at) < timeout_ms)
     }
 
+    /// How many of this decision's squeezes go to storage files of their own.
+    fn cold_squeezes(&self) -> usize {
+        self.actions.iter().filter(|(a, _)| matches!(a.kind, ActionKind::Compact { to_storage: true, .. })).count()
+    }
+
     /// Whether an action of this decision is of this kind already.
     pub fn has_pushed(&self, kind: impl Fn(&ActionKind) -> bool) -> bool {
         self.actions.iter().any(|(a, _)| kind(&a.kind))
@@ -307,16 +315,34 @@ impl<'a> Ctx<'a> {
     /// Compact an app (the engine watches its pages for refaults once it learns the
     /// compaction was done: [`super::Engine::learn`]). Returns the bytes it is expected to
     /// give back.
-    pub fn compact(&mut self, app: &App, scope: CompactScope, max_pages: Option<u64>, reason: Reason) -> u64 {
+    ///
+    /// An app unlikely to be wanted soon gives to a storage file of its own where the preset
+    /// says so ([`adaptive_swap::cold_to_storage`]): all it moves is saved, and zram's room
+    /// is left to the likely apps.
+    pub fn compact(&mut self, app: &App, scope: CompactScope, max_pages: Option<u64>, mut reason: Reason) -> u64 {
         let anon_moved = anon_moved(app, scope, max_pages);
         let file_freed = match scope {
             CompactScope::File | CompactScope::All => max_pages.map_or(app.file_bytes, |p| (p * PAGE).min(app.file_bytes)),
             CompactScope::SharedObjects => app.so_unshared_bytes.unwrap_or(0),
             CompactScope::Anon => 0,
         };
-        let expected = self.saved_by_moving(anon_moved) + file_freed;
-        self.moved_bytes += anon_moved;
-        self.push(ActionKind::Compact { pid: app.pid, app: app.name.clone(), scope, max_pages }, reason, expected);
+        let cold = adaptive_swap::cold_to_storage(self, app, anon_moved);
+        let expected = match cold {
+            Some(p) => {
+                reason.text.push_str(&format!(", to a storage file of its own (a return is unlikely: {p:.2}), zram kept for the likely apps"));
+                reason = reason.with("p_return", p);
+                self.cold_bytes += anon_moved;
+                anon_moved + file_freed
+            }
+            None => {
+                let saved = self.saved_by_moving(anon_moved) + file_freed;
+                self.moved_bytes += anon_moved;
+                saved
+            }
+        };
+        // A file of its own is made to the squeeze's size: it is given in pages.
+        let max_pages = if cold.is_some() { max_pages.or(Some(anon_moved.div_ceil(PAGE))) } else { max_pages };
+        self.push(ActionKind::Compact { pid: app.pid, app: app.name.clone(), scope, max_pages, to_storage: cold.is_some() }, reason, expected);
         expected
     }
 
@@ -329,19 +355,21 @@ impl<'a> Ctx<'a> {
         let freed: u64 = victims.iter().map(|v| v.freeable_bytes).sum();
         let pids: Vec<u32> = victims.iter().map(|v| v.pid).collect();
         // Compacting a process about to die is wasted work: drop those compactions.
-        let (mut dropped, mut unmoved) = (0, 0);
+        let (mut dropped, mut unmoved, mut uncold) = (0, 0, 0);
         let apps = &self.input.apps;
         self.actions.retain(|(a, expected)| {
-            let ActionKind::Compact { pid, scope, max_pages, .. } = a.kind else { return true };
+            let ActionKind::Compact { pid, scope, max_pages, to_storage, .. } = a.kind else { return true };
             if !pids.contains(&pid) {
                 return true;
             }
             dropped += expected;
-            unmoved += apps.iter().find(|x| x.pid == pid).map_or(0, |x| anon_moved(x, scope, max_pages));
+            let moved = apps.iter().find(|x| x.pid == pid).map_or(0, |x| anon_moved(x, scope, max_pages));
+            *if to_storage { &mut uncold } else { &mut unmoved } += moved;
             false
         });
         self.projected_bytes -= dropped;
         self.moved_bytes = self.moved_bytes.saturating_sub(unmoved);
+        self.cold_bytes = self.cold_bytes.saturating_sub(uncold);
         self.killed.extend(pids.iter().copied());
         let reason = reason.with("target_bytes", target_bytes as f64).with("victims", victims.len() as f64);
         self.push(
