@@ -64,6 +64,24 @@ pub struct SwapDevice {
     pub priority: i32,
 }
 
+impl SwapState {
+    /// The priority of a storage file the kernel fills before zram: one above the highest
+    /// swap that is not a file (zram, as `/proc/swaps` tells them apart); `None` without
+    /// such swap. The engine marks such files as an unlikely app's own by it, and the daemon
+    /// enables them at it.
+    pub fn above_zram_priority(&self) -> Option<i32> {
+        self.devices.iter().filter(|d| d.kind != "file").map(|d| d.priority).max().map(|p| p + 1)
+    }
+}
+
+impl SwapDevice {
+    /// Holds under an eighth of its size: a file made for an unlikely app's squeeze that
+    /// its app came back to or left, removed (what is left is read back in).
+    pub fn drained(&self) -> bool {
+        self.used_bytes < self.size_bytes / 8
+    }
+}
+
 /// The zram devices that are set up (disksize > 0).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ZramState {

@@ -119,17 +119,17 @@ impl Actuators for Live {
         Ok(format!("removed {n} idle swap files"))
     }
 
-    /// The file is sized to the squeeze and enabled one above the highest priority of the
-    /// swap that is not a file (zram), which the engine reads the same way
-    /// (`adaptive_swap::cold_priority`): the kernel fills it before zram.
+    /// The file is sized to the squeeze and enabled above zram
+    /// (`SwapState::above_zram_priority`, which the engine tells these files by): the
+    /// kernel fills it before zram.
     fn compact_to_storage(&mut self, sq: Squeeze) -> Result<(String, u64), String> {
         target::check(&self.root, sq.pid, &self.domain).map_err(|e| e.to_string())?;
         let pages = sq.max_pages.ok_or("a squeeze to storage needs its size (max_pages): none given")?;
         let mib = 1u64 << 20;
         let bytes = (pages * self.root.page_size).div_ceil(mib) * mib + self.root.page_size;
         let file = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string()).and_then(|swaps| {
-            let above = swaps.devices.iter().filter(|d| d.kind != "file").map(|d| d.priority).max().ok_or("no zram (or other swap device) to send the pages past")?;
-            SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, above + 1).map(|g| (g, above + 1)).map_err(|e| e.to_string())
+            let priority = swaps.above_zram_priority().ok_or("no zram (or other swap device) to send the pages past")?;
+            SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, priority).map(|g| (g, priority)).map_err(|e| e.to_string())
         });
         // Without a file of its own the squeeze is still worth doing: where the kernel puts it.
         let (mut g, priority) = match file {
@@ -152,7 +152,7 @@ impl Actuators for Live {
 
     fn swap_drop_cold(&mut self) -> Result<String, String> {
         let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
-        let drained = |g: &SwapFileGuard| swaps.devices.iter().any(|d| std::path::Path::new(&d.path) == g.path && d.used_bytes < d.size_bytes / 8);
+        let drained = |g: &SwapFileGuard| swaps.devices.iter().any(|d| std::path::Path::new(&d.path) == g.path && d.drained());
         let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.cold_files).into_iter().partition(|g| drained(g));
         self.cold_files = kept;
         let mut removed = Vec::new();

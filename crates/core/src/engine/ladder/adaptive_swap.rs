@@ -50,11 +50,9 @@ pub fn run(ctx: &mut Ctx) {
 }
 
 /// The least priority a swap file above zram has: a file made for an unlikely app's
-/// squeeze (`to_storage`); `None` without zram (nothing to send pages past). zram is the
-/// swap that is not a file, as `/proc/swaps` tells them apart (the daemon's executor reads
-/// the priority the same way).
+/// squeeze (`to_storage`); `None` without zram (nothing to send pages past).
 fn cold_priority(ctx: &Ctx) -> Option<i32> {
-    ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind != "file").map(|d| d.priority).max().map(|p| p + 1)
+    ctx.input.snapshot.swap.above_zram_priority()
 }
 
 /// Smaller squeezes go where the kernel puts them: a file of its own is not worth making.
@@ -102,7 +100,7 @@ fn cold_files(ctx: &Ctx) -> usize {
 /// back, or went): its free room takes any page swapped out, ahead of zram.
 fn drained_cold_file(ctx: &Ctx) -> Option<String> {
     let cold = cold_priority(ctx)?;
-    ctx.input.snapshot.swap.devices.iter().find(|d| d.kind == "file" && d.priority >= cold && d.used_bytes < d.size_bytes / 8).map(|d| d.path.clone())
+    ctx.input.snapshot.swap.devices.iter().find(|d| d.kind == "file" && d.priority >= cold && d.drained()).map(|d| d.path.clone())
 }
 
 /// Whether the preset could still add a storage swap file (it grows swap, and its files
