@@ -97,6 +97,9 @@ fn an_unlikely_apps_squeeze_goes_to_storage_of_its_own_once_zram_is_half_full() 
     let roomy = under_pressure(cold, true, &short_with_zram(20));
     assert_eq!(squeezes(&roomy).first(), Some(&10), "{roomy:?}");
     assert!(to_storage(&roomy).is_empty(), "zram a fifth full: where the kernel puts it: {roomy:?}");
+    // How full zram must be is the preset's (`swap.cold_at_zram_used`, half as shipped).
+    let early = under_pressure(&format!("{cold},swap.cold_at_zram_used=0.1"), true, &short_with_zram(20));
+    assert_eq!(to_storage(&early), vec![10], "zram a fifth full, the threshold a tenth: maps to storage: {early:?}");
     let off = under_pressure("memorch:popularity=on,sessions=on,swap.cold_to_storage_below=null", true, &short_with_zram(60));
     assert!(to_storage(&off).is_empty(), "off: where the kernel puts it: {off:?}");
     // Likely apps never: with the threshold under maps' chance, nothing goes.

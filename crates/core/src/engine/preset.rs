@@ -281,17 +281,26 @@ pub struct SwapPolicy {
     pub anon_folio_kb: Option<u32>,
     /// Send a squeeze of an app less likely than this to be wanted soon (`p_return`) to a
     /// storage swap file of its own, made for it and enabled above zram in priority, once
-    /// zram is [`COLD_AT_ZRAM_USED_FRAC`] full: zram keeps its room for the likely apps, whose
+    /// zram is `cold_at_zram_used` full: zram keeps its room for the likely apps, whose
     /// returns read it back three times faster a page than storage (issue 11). `None`: every
     /// squeeze goes where the kernel puts it (zram first).
     #[serde(default)]
     pub cold_to_storage_below: Option<f64>,
+    /// How full zram must be (a share of its disksize) before `cold_to_storage_below` sends
+    /// an unlikely app's squeeze to storage ([`COLD_AT_ZRAM_USED_FRAC`] as presets ship).
+    #[serde(default = "default_cold_at_zram_used")]
+    pub cold_at_zram_used: f64,
 }
 
 /// How full zram must be before an unlikely app's squeeze goes to storage of its own
-/// (`SwapPolicy::cold_to_storage_below`): with zram half empty, every page it takes is
-/// still read back faster than from storage, and there is room for the likely apps too.
+/// (`SwapPolicy::cold_at_zram_used` as presets ship): with zram half empty, every page it
+/// takes is still read back faster than from storage, and there is room for the likely apps
+/// too.
 pub const COLD_AT_ZRAM_USED_FRAC: f64 = 0.5;
+
+fn default_cold_at_zram_used() -> f64 {
+    COLD_AT_ZRAM_USED_FRAC
+}
 
 /// The folio size the `folios` switch asks for: Android's choice for mTHP (64 kB, the arm64
 /// contiguous-PTE size), and the one measured here (docs/results.md).
@@ -501,6 +510,7 @@ fn no_swap() -> SwapPolicy {
         grow_to_need: false,
         anon_folio_kb: None,
         cold_to_storage_below: None,
+        cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
     }
 }
 
@@ -634,7 +644,8 @@ impl Preset {
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
-            "memorch" if k == "swap.cold_to_storage_below" => "issue 11: memorch's warm returns on realapps cost three times the peers' a page because a third to a half came from storage swap, and those were the likely apps' pages: zram filled with the first squeezes, of the unlikely apps (docs/results.md); a storage file above zram in priority, made for one unlikely app's squeeze, sends its pages past zram (the kernel has no zram writeback here), and a squeeze to storage frees all it moves, so fewer apps give; 0.25 (not used in the session in progress, in under half the sessions): on realapps, six paired runs over seeds 3-8, p50 shorter in all six (seeds 3-5: 6.09 against 6.51 ms; 6-8: 15.2 against 18.3), p95 in four, stall lower, half the squeezes, no kills either way; 0.1 was between the two (docs/results.md); memorch:swap.cold_to_storage_below=null turns it off",
+            "memorch" if k == "swap.cold_to_storage_below" => "issue 11: memorch's warm returns on realapps cost three times the peers' a page because a third to a half came from storage swap, and those were the likely apps' pages: zram filled with the first squeezes, of the unlikely apps (docs/results.md); a storage file above zram in priority, made for one unlikely app's squeeze, sends its pages past zram (the kernel has no zram writeback here), and a squeeze to storage frees all it moves, so fewer apps give; 0.25 (not used in the session in progress, in under half the sessions): on realapps, six paired runs over seeds 3-8, p50 shorter in all six (seeds 3-5: 6.09 against 6.51 ms; 6-8: 15.2 against 18.3), p95 in four, stall lower, half the squeezes, no kills either way; 0.1 was between the two, 0.5 longer on all of seeds 3-5 (docs/results.md); memorch:swap.cold_to_storage_below=null turns it off",
+            "memorch" if k == "swap.cold_at_zram_used" => "issue 11: with zram half empty, every page it takes is still read back faster than from storage, and there is room for the likely apps too; a quarter: on realapps (seeds 3-8, six paired runs) p50 longer in four pairs, p95 shorter in four, less stall; the cap of twelve files was reached in every run either way (docs/results.md)",
             "memorch" if k == "swap.grow_to_need" || k == "swap.max_files" => "issue 11: a launch killed an app for 80 MiB with zram 63 % full (SWAM adds one file, once zram is 80 % full), and four files were full before launches that then killed; a file sized to what a launch needs, up to eight files' worth: on realapps' seeds 6-8 no kill in three runs against 2, 3 and 2 (docs/results.md); memorch:swap.grow_to_need=off, memorch:swap.max_files=4 as SWAM",
             "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files, every 5 s while zram is full (SWAM's 30 s killed apps on realapps while one file filled, docs/results.md)",
             "mos" | "android-4.4" if k.starts_with("swap.") => "MOS §I: \"mobile devices do not perform memory swapping\" (Nexus 5, Android 4.4): no swap",
@@ -870,6 +881,7 @@ fn swam() -> Preset {
             grow_to_need: false,
             anon_folio_kb: None,
             cold_to_storage_below: None,
+            cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
         },
         kill: KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::OomBadnessOverRelaunch),
         ahead: None,
@@ -996,6 +1008,7 @@ fn memorch() -> Preset {
             // on by measurement (realapps, six paired runs over seeds 3-8: p50 shorter in
             // all six, fewer squeezes and warm returns; docs/results.md).
             cold_to_storage_below: Some(0.25),
+            cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
         },
         // Killing once swap is full: off by measurement (realapps: p50 shorter in three benches,
         // longer and twice the kills in the fourth, beside the peers; docs/results.md).

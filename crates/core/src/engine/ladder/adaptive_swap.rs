@@ -5,7 +5,6 @@
 use super::under_pressure::pressure;
 use super::{mib, ActionKind, Ctx, Step};
 use crate::engine::model::App;
-use crate::engine::preset::COLD_AT_ZRAM_USED_FRAC;
 
 /// How full zram is (its swap devices' data against their disksize), or the swap devices'
 /// own fill where there are no zram statistics; 1 without swap.
@@ -69,13 +68,13 @@ pub const MAX_COLD_FILES: usize = 12;
 
 /// Whether `app`'s squeeze of `anon_moved` bytes goes to a storage file of its own, above
 /// zram in priority, and the app's chance of a return soon if so: the preset sends unlikely
-/// apps there (`swap.cold_to_storage_below`), zram is at least [`COLD_AT_ZRAM_USED_FRAC`]
+/// apps there (`swap.cold_to_storage_below`), zram is at least `swap.cold_at_zram_used`
 /// full, and the preset's storage swap has the room (issue 11: on realapps zram filled with
 /// the first squeezes, of the unlikely apps, and the likely apps' pages went to storage,
 /// read back three times slower a page).
 pub fn cold_to_storage(ctx: &Ctx, app: &App, anon_moved: u64) -> Option<f64> {
     let below = ctx.preset.swap.cold_to_storage_below?;
-    if !ctx.preset.swap.swap_files || cold_priority(ctx).is_none() || anon_moved < COLD_MIN_BYTES || zram_used(ctx) < COLD_AT_ZRAM_USED_FRAC {
+    if !ctx.preset.swap.swap_files || cold_priority(ctx).is_none() || anon_moved < COLD_MIN_BYTES || zram_used(ctx) < ctx.preset.swap.cold_at_zram_used {
         return None;
     }
     if storage_room(ctx).saturating_sub(ctx.cold_bytes) < anon_moved || cold_files(ctx) + ctx.cold_squeezes() >= MAX_COLD_FILES {
