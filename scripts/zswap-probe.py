@@ -7,11 +7,15 @@ and swap, the file's use, and the kernel's zswap counters: whether the compresse
 charged to the group (as zram's is not) and whether zswap wrote any page back to the file
 (`zswpwb`).
 
-    scripts/zswap-probe.py      # as root, ~10 s; nothing else may be swapping
+    scripts/zswap-probe.py --until-reboot   # as root, ~10 s; nothing else may be swapping
 
-zswap's parameters and swap are machine-wide: it refuses while any swap is on, and puts
-zswap's parameters back, removes its file and group and kills its processes on every exit
-path.
+**It leaves one change until the next reboot**: once zswap has been enabled, the kernel
+reads large anonymous folios back from swap a page at a time until the machine reboots
+(mm/memory.c `alloc_swap_folio`: `!zswap_never_enabled()` falls back to small pages), so
+the `folios` switch loses its gain and `folios_live`'s test of it fails, naming the cause
+(`folios::whole_swapin_blocked`). Hence the flag. Everything else is machine-wide too: it
+refuses while any swap is on, and puts zswap's parameters back, removes its file and group
+and kills its processes on every exit path.
 """
 import os
 import subprocess
@@ -64,6 +68,8 @@ sys.stdin.readline()
 
 
 def main():
+    if sys.argv[1:] != ["--until-reboot"]:
+        sys.exit(__doc__)
     if os.geteuid() != 0:
         sys.exit("run as root: zswap's parameters and swapon are root's")
     if open("/proc/swaps").read().count("\n") > 1:

@@ -150,6 +150,9 @@ pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: 
         }
         let g = memorch_linux::folios::FolioGuard::set(root, kb, "always").map_err(|e| format!("anonymous folios for preset {}: {e}; or set manage.folios = false to leave them to the machine", preset.name))?;
         tracing::info!(size_kb = kb, was = %g.replaced.previous, "anonymous memory in large folios (multi-size THP: always)");
+        if let Some(why) = memorch_linux::folios::whole_swapin_blocked(root) {
+            tracing::warn!(reason = %why, "large folios will not come back from swap whole on this boot: the gain the folios switch is for is lost (its larger faults remain)");
+        }
         extras.folios = Some(g);
     }
     Ok(extras)

@@ -39,6 +39,24 @@ pub fn sizes(root: &SysRoot) -> Vec<u32> {
     out
 }
 
+/// Why large folios are not read back whole on this boot, if they are not: the kernel reads
+/// a swapped-out large folio back in small pages once zswap has been enabled since boot, even
+/// if it is off again (mm/memory.c `alloc_swap_folio` falls back while
+/// `!zswap_never_enabled()`, a switch that only a reboot resets). Told by zswap's `enabled`
+/// parameter, or by pages it stored or loaded since boot (`zswpout`, `zswpin` in
+/// `/proc/vmstat`). Measured here: after one run of `scripts/zswap-probe.py` a 16 MiB heap in
+/// 64 kB folios came back a page a fault.
+pub fn whole_swapin_blocked(root: &SysRoot) -> Option<String> {
+    let enabled = root.read("/sys/module/zswap/parameters/enabled").is_ok_and(|t| t.trim() == "Y");
+    let used: u64 = root
+        .read("/proc/vmstat")
+        .map(|t| t.lines().filter_map(|l| l.split_once(' ')).filter(|(k, _)| *k == "zswpout" || *k == "zswpin").filter_map(|(_, v)| v.trim().parse::<u64>().ok()).sum())
+        .unwrap_or(0);
+    (enabled || used > 0).then(|| {
+        format!("zswap has been on since boot (enabled: {enabled}, {used} pages stored or loaded): the kernel reads large folios back a page at a time until the next reboot")
+    })
+}
+
 /// The policy of one size: the word in brackets (`always [inherit] madvise never`).
 pub fn policy(root: &SysRoot, size_kb: u32) -> Result<String> {
     let path = policy_file(size_kb);
@@ -155,6 +173,25 @@ pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_folios_come_back_whole_only_while_zswap_was_never_used_since_boot() {
+        let dir = crate::testkit::TempDir::new("memorch-zswap-seen");
+        let root = SysRoot::at(dir.0.clone());
+        let write = |enabled: &str, zswpout: u64| {
+            std::fs::create_dir_all(dir.0.join("sys/module/zswap/parameters")).unwrap();
+            std::fs::create_dir_all(dir.0.join("proc")).unwrap();
+            std::fs::write(dir.0.join("sys/module/zswap/parameters/enabled"), format!("{enabled}\n")).unwrap();
+            std::fs::write(dir.0.join("proc/vmstat"), format!("pswpin 5\nzswpin 0\nzswpout {zswpout}\nzswpwb 0\n")).unwrap();
+        };
+        write("N", 0);
+        assert_eq!(whole_swapin_blocked(&root), None, "never used: whole");
+        write("Y", 0);
+        assert!(whole_swapin_blocked(&root).is_some_and(|w| w.contains("enabled: true")), "on now");
+        write("N", 12);
+        let why = whole_swapin_blocked(&root).expect("off again, but used since boot");
+        assert!(why.contains("12 pages") && why.contains("reboot"), "{why}");
+    }
 
     #[test]
     fn the_policy_is_the_word_in_brackets() {

@@ -44,7 +44,7 @@ impl Drop for Heap {
 
 #[test]
 fn a_heap_goes_out_to_zram_and_comes_back_a_whole_folio_a_fault_and_the_policy_is_put_back() {
-    if !testkit::zram_facility() || !testkit::folio_facility(KB) {
+    if !testkit::zram_facility() || !testkit::whole_folio_swapin_facility(KB) {
         return;
     }
     let _lock = testkit::machine_test_lock();

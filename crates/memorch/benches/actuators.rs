@@ -139,8 +139,9 @@ fn main() {
         }
     }
 
-    // In 64 kB folios a fault brings back 16 pages from zram (Linux 6.12+, folios.rs).
-    if testkit::folio_facility(64) {
+    // In 64 kB folios a fault brings back 16 pages from zram (Linux 6.12+, zswap never on
+    // since boot: folios.rs).
+    if testkit::whole_folio_swapin_facility(64) {
         println!();
         let _zram = ZramGuard::setup(&root, 2 << 30, Some("lz4"), 100).unwrap();
         for policy in ["never", "always"] {
