@@ -48,10 +48,7 @@ pub fn sizes(root: &SysRoot) -> Vec<u32> {
 /// 64 kB folios came back a page a fault.
 pub fn whole_swapin_blocked(root: &SysRoot) -> Option<String> {
     let enabled = root.read("/sys/module/zswap/parameters/enabled").is_ok_and(|t| t.trim() == "Y");
-    let used: u64 = root
-        .read("/proc/vmstat")
-        .map(|t| t.lines().filter_map(|l| l.split_once(' ')).filter(|(k, _)| *k == "zswpout" || *k == "zswpin").filter_map(|(_, v)| v.trim().parse::<u64>().ok()).sum())
-        .unwrap_or(0);
+    let used: u64 = root.read("/proc/vmstat").map(|t| crate::parse::pairs(&t).filter(|(k, _)| matches!(*k, "zswpout" | "zswpin")).map(|(_, v)| v).sum()).unwrap_or(0);
     (enabled || used > 0).then(|| {
         format!("zswap has been on since boot (enabled: {enabled}, {used} pages stored or loaded): the kernel reads large folios back a page at a time until the next reboot")
     })

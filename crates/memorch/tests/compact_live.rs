@@ -248,7 +248,7 @@ fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_which_goes_once_drain
     // slots whose pages are still cached are freed only when those pages go (or swap is over
     // half full). On a device that is short of memory the next reclaim takes them; here
     // nothing is short, so the sandbox's group is reclaimed as the device's would be. (Without
-    // it the file held over an eighth 5 s after its app died in one run of about ten.)
+    // it the file held over an eighth 5 s after its app died in one clean-clone run.)
     let sandbox_domain = Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     memorch_linux::reclaim::reclaim(&root, &sandbox_domain, 64 * MIB, false).expect("reclaim the sandbox as a device short of memory would");
     // Drained as the daemon judges it (under an eighth): a slot whose page sits in the swap
