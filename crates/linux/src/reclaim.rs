@@ -125,6 +125,33 @@ pub fn reclaim(root: &SysRoot, domain: &Domain, bytes: u64, dry_run: bool) -> Re
     Ok(report)
 }
 
+/// Bytes of the domain's memory held in the swap cache (`swapcached` in its group's
+/// memory.stat; `None` for the `system` domain or a kernel that does not count it). A page
+/// paged out (`MADV_PAGEOUT`) to a storage swap device stays there, charged, after it has
+/// left its process, until the kernel reclaims it again; one paged out to zram is freed at
+/// once (`scripts/storage-squeeze-probe.py`: 128 MiB paged out to a file freed 0 MiB in 2 s).
+pub fn swap_cached_bytes(domain: &Domain) -> Option<u64> {
+    let (dir, key) = match domain.cgroup.as_ref()?.memory_source()? {
+        MemorySource::V1(dir) => (dir, "total_swapcached"),
+        MemorySource::V2(dir) => (dir, "swapcached"),
+    };
+    let stat = std::fs::read_to_string(dir.join("memory.stat")).ok()?;
+    crate::parse::field(&stat, key)
+}
+
+/// Free what a squeeze left in the domain's swap cache: `cached_before` is
+/// [`swap_cached_bytes`] before it, `moved` what left its processes (the most that is freed).
+/// Without this a squeeze to a storage file frees nothing until the next reclaim, though the
+/// engine counts it freed. `Ok(None)`: nothing worth a reclaim (under 1 MiB) was left.
+pub fn free_swap_cache_left(root: &SysRoot, domain: &Domain, cached_before: Option<u64>, moved: u64) -> Result<Option<ReclaimReport>> {
+    let (Some(before), Some(after)) = (cached_before, swap_cached_bytes(domain)) else { return Ok(None) };
+    let left = after.saturating_sub(before).min(moved);
+    if left < 1 << 20 {
+        return Ok(None);
+    }
+    reclaim(root, domain, left, false).map(Some)
+}
+
 /// Page out file pages of cached and empty apps, least important first, until `bytes`.
 fn compact_cached_files(root: &SysRoot, domain: &Domain, bytes: u64) -> Result<Option<String>> {
     let snap = snapshot::full(root, domain)?;

@@ -37,7 +37,8 @@ impl Live {
 
 impl Actuators for Live {
     fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String> {
-        compact_one(&self.root, &self.domain, Squeeze { pid, app, scope, max_pages })
+        let mut done = freeing_swap_cache(&self.root, &self.domain, || vec![compact_one(&self.root, &self.domain, Squeeze { pid, app, scope, max_pages })]);
+        done.pop().unwrap_or_else(|| Err("not carried out".into()))
     }
 
     /// `at_once` workers, this thread and helpers, each taking the next squeeze as it
@@ -53,15 +54,18 @@ impl Actuators for Live {
             let Some(sq) = squeezes.get(i) else { break };
             *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(compact_one(root, domain, *sq));
         };
-        std::thread::scope(|s| {
-            for _ in 1..at_once.min(squeezes.len()) {
-                if let Err(e) = std::thread::Builder::new().name("memorch-squeeze".into()).spawn_scoped(s, work) {
-                    tracing::warn!(error = %e, "no helper thread for a squeeze: fewer run at once");
+        // Measured around the whole batch: squeezes at once would count each other's.
+        freeing_swap_cache(root, domain, || {
+            std::thread::scope(|s| {
+                for _ in 1..at_once.min(squeezes.len()) {
+                    if let Err(e) = std::thread::Builder::new().name("memorch-squeeze".into()).spawn_scoped(s, work) {
+                        tracing::warn!(error = %e, "no helper thread for a squeeze: fewer run at once");
+                    }
                 }
-            }
-            work();
-        });
-        results.into_iter().map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_else(|| Err("not carried out".into()))).collect()
+                work();
+            });
+            results.iter().map(|r| r.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(|| Err("not carried out".into()))).collect()
+        })
     }
 
     fn kill(&mut self, pid: u32, why: &str, seen_adj: Option<i32>) -> Result<Killed, String> {
@@ -136,7 +140,8 @@ impl Actuators for Live {
             Ok(f) => f,
             Err(e) => return compact_one(&self.root, &self.domain, sq).map(|(w, b)| (format!("{w} (not to storage of its own: {e})"), b)),
         };
-        match compact_one(&self.root, &self.domain, sq) {
+        let mut done = freeing_swap_cache(&self.root, &self.domain, || vec![compact_one(&self.root, &self.domain, sq)]);
+        match done.pop().unwrap_or_else(|| Err("not carried out".into())) {
             Ok((what, moved)) => {
                 let what = format!("{what}, to {} ({} MiB, priority {priority})", g.path.display(), bytes / mib);
                 self.cold_files.push(g);
@@ -228,6 +233,27 @@ impl Actuators for Live {
         }
         (done, failed)
     }
+}
+
+/// Run squeezes, then free what they left in the domain's swap cache. A page that
+/// process_madvise sends to a storage swap file leaves its process but stays in the swap
+/// cache, charged to the domain, until the kernel reclaims it again (a squeeze of an app's
+/// own group reclaims until its use has fallen, so it leaves none): without this, a squeeze
+/// to storage frees nothing the engine can see, and the next decision squeezes again. The
+/// domain is asked for at most what the squeezes moved; the note goes on the last one done.
+fn freeing_swap_cache(root: &SysRoot, domain: &Domain, squeeze: impl FnOnce() -> Vec<Result<(String, u64), String>>) -> Vec<Result<(String, u64), String>> {
+    let cached = reclaim::swap_cached_bytes(domain);
+    let mut done = squeeze();
+    let moved = done.iter().flatten().map(|(_, b)| b).sum();
+    let note = match reclaim::free_swap_cache_left(root, domain, cached, moved) {
+        Ok(None) => return done,
+        Ok(Some(r)) => format!("; then {} MiB of what it left in the swap cache (written to storage) freed in {} µs", r.reclaimed_bytes >> 20, r.elapsed_us),
+        Err(e) => format!("; what it left in the swap cache (written to storage) stays until the kernel reclaims it: {e}"),
+    };
+    if let Some(Ok((what, _))) = done.iter_mut().rev().find(|r| r.is_ok()) {
+        what.push_str(&note);
+    }
+    done
 }
 
 /// Anonymous pages of an app in a group of its own are taken coldest first, by squeezing its
