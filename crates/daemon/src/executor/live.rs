@@ -138,10 +138,9 @@ impl Actuators for Live {
         // Without a file of its own the squeeze is still worth doing: where the kernel puts it.
         let (mut g, priority) = match file {
             Ok(f) => f,
-            Err(e) => return compact_one(&self.root, &self.domain, sq).map(|(w, b)| (format!("{w} (not to storage of its own: {e})"), b)),
+            Err(e) => return self.compact(sq.pid, sq.app, sq.scope, sq.max_pages).map(|(w, b)| (format!("{w} (not to storage of its own: {e})"), b)),
         };
-        let mut done = freeing_swap_cache(&self.root, &self.domain, || vec![compact_one(&self.root, &self.domain, sq)]);
-        match done.pop().unwrap_or_else(|| Err("not carried out".into())) {
+        match self.compact(sq.pid, sq.app, sq.scope, sq.max_pages) {
             Ok((what, moved)) => {
                 let what = format!("{what}, to {} ({} MiB, priority {priority})", g.path.display(), bytes / mib);
                 self.cold_files.push(g);
