@@ -20,22 +20,11 @@ import subprocess
 import sys
 import time
 
+from probe_group import own_memory_group, write
+
 SWAP_FILE = "/var/tmp/memorch-storage-squeeze-probe.swap"
 WHOLE_RUN_LOCK = "/run/lock/memorch-test.lock"  # crates/linux/src/lock.rs
 MIB = 128
-
-
-def own_memory_group():
-    for line in open("/proc/self/cgroup"):
-        _, controllers, path = line.rstrip("\n").split(":", 2)
-        if "memory" in controllers.split(","):
-            return "/sys/fs/cgroup/memory" + path.rstrip("/")
-    sys.exit("no v1 memory group for this process: the probe measures v1 charging")
-
-
-def write(path, value):
-    with open(path, "w") as f:
-        f.write(str(value))
 
 
 def usage(group):

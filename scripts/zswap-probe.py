@@ -22,23 +22,12 @@ import subprocess
 import sys
 import time
 
+from probe_group import own_memory_group, write
+
 ZSWAP = "/sys/module/zswap/parameters/"
 PARAMS = ["enabled", "compressor", "max_pool_percent", "shrinker_enabled"]
 SWAP_FILE = "/var/tmp/memorch-zswap-probe.swap"
 GROUP_LIMIT_MIB = 256
-
-
-def own_memory_group():
-    for line in open("/proc/self/cgroup"):
-        _, controllers, path = line.rstrip("\n").split(":", 2)
-        if "memory" in controllers.split(","):
-            return "/sys/fs/cgroup/memory" + path.rstrip("/")
-    sys.exit("no v1 memory group for this process: the probe measures v1 charging")
-
-
-def write(path, value):
-    with open(path, "w") as f:
-        f.write(str(value))
 
 
 def counters():
