@@ -1,6 +1,6 @@
 """What the machine probes share (imported by scripts/zswap-probe.py and
 storage-squeeze-probe.py): the v1 memory group this process runs in, below which a probe
-makes its own, and writing a control file."""
+makes its own and removes, and writing a control file."""
 import sys
 
 
@@ -16,3 +16,20 @@ def own_memory_group():
 def write(path, value):
     with open(path, "w") as f:
         f.write(str(value))
+
+
+def remove_group(group, procs):
+    """Kill the probe's processes and remove its group once their charges have left it
+    (rmdir fails with EBUSY until then; tried for up to 5 s)."""
+    import os
+    import time
+    for p in procs:
+        p.kill()
+        p.wait()
+    if os.path.isdir(group):
+        for _ in range(100):
+            try:
+                os.rmdir(group)
+                return
+            except OSError:
+                time.sleep(0.05)

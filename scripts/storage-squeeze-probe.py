@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from probe_group import own_memory_group, write
+from probe_group import own_memory_group, remove_group, write
 
 SWAP_FILE = "/var/tmp/memorch-storage-squeeze-probe.swap"
 WHOLE_RUN_LOCK = "/run/lock/memorch-test.lock"  # crates/linux/src/lock.rs
@@ -110,16 +110,7 @@ def main():
                 write(group + "/memory.limit_in_bytes", limit)
             report(group, device, f"group reclaimed {left >> 20} MiB ({(time.monotonic() - t) * 1000:.0f} ms)")
     finally:
-        if hog:
-            hog.kill()
-            hog.wait()
-        if os.path.isdir(group):
-            for _ in range(100):
-                try:
-                    os.rmdir(group)
-                    break
-                except OSError:
-                    time.sleep(0.05)  # the killed process's charges leave the group
+        remove_group(group, [hog] if hog else [])
         subprocess.run(["swapoff", device], capture_output=True)
         if zram:
             write("/sys/block/zram0/reset", 1)

@@ -12,8 +12,8 @@ charged to the group (as zram's is not) and whether zswap wrote any page back to
 **It leaves one change until the next reboot**: once zswap has been enabled, the kernel
 reads large anonymous folios back from swap a page at a time until the machine reboots
 (mm/memory.c `alloc_swap_folio`: `!zswap_never_enabled()` falls back to small pages), so
-the `folios` switch loses its gain and `folios_live`'s test of it fails, naming the cause
-(`folios::whole_swapin_blocked`). Hence the flag. Everything else is machine-wide too: it
+the `folios` switch loses its gain, and `folios_live`'s test can then check only that the
+heap comes back a page a fault (`folios::whole_swapin_blocked` tells that state). Hence the flag. Everything else is machine-wide too: it
 refuses while any swap is on, and puts zswap's parameters back, removes its file and group
 and kills its processes on every exit path.
 """
@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-from probe_group import own_memory_group, write
+from probe_group import own_memory_group, remove_group, write
 
 ZSWAP = "/sys/module/zswap/parameters/"
 PARAMS = ["enabled", "compressor", "max_pool_percent", "shrinker_enabled"]
@@ -101,16 +101,7 @@ def main():
         first.stdout.readline()
         report(group, f"the first 300 MiB read again in {time.monotonic() - t:.2f} s")
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-        if os.path.isdir(group):
-            for _ in range(100):
-                try:
-                    os.rmdir(group)
-                    break
-                except OSError:
-                    time.sleep(0.05)  # the killed processes' charges leave the group
+        remove_group(group, procs)
         subprocess.run(["swapoff", SWAP_FILE], capture_output=True)
         if os.path.exists(SWAP_FILE):
             os.remove(SWAP_FILE)
