@@ -37,8 +37,7 @@ impl Live {
 
 impl Actuators for Live {
     fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String> {
-        let mut done = freeing_swap_cache(&self.root, &self.domain, || vec![compact_one(&self.root, &self.domain, Squeeze { pid, app, scope, max_pages })]);
-        done.pop().unwrap_or_else(|| Err("not carried out".into()))
+        compact_one(&self.root, &self.domain, Squeeze { pid, app, scope, max_pages })
     }
 
     /// `at_once` workers, this thread and helpers, each taking the next squeeze as it
@@ -54,18 +53,15 @@ impl Actuators for Live {
             let Some(sq) = squeezes.get(i) else { break };
             *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(compact_one(root, domain, *sq));
         };
-        // Measured around the whole batch: squeezes at once would count each other's.
-        freeing_swap_cache(root, domain, || {
-            std::thread::scope(|s| {
-                for _ in 1..at_once.min(squeezes.len()) {
-                    if let Err(e) = std::thread::Builder::new().name("memorch-squeeze".into()).spawn_scoped(s, work) {
-                        tracing::warn!(error = %e, "no helper thread for a squeeze: fewer run at once");
-                    }
+        std::thread::scope(|s| {
+            for _ in 1..at_once.min(squeezes.len()) {
+                if let Err(e) = std::thread::Builder::new().name("memorch-squeeze".into()).spawn_scoped(s, work) {
+                    tracing::warn!(error = %e, "no helper thread for a squeeze: fewer run at once");
                 }
-                work();
-            });
-            results.iter().map(|r| r.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(|| Err("not carried out".into()))).collect()
-        })
+            }
+            work();
+        });
+        results.into_iter().map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_else(|| Err("not carried out".into()))).collect()
     }
 
     fn kill(&mut self, pid: u32, why: &str, seen_adj: Option<i32>) -> Result<Killed, String> {
@@ -138,9 +134,9 @@ impl Actuators for Live {
         // Without a file of its own the squeeze is still worth doing: where the kernel puts it.
         let (mut g, priority) = match file {
             Ok(f) => f,
-            Err(e) => return self.compact(sq.pid, sq.app, sq.scope, sq.max_pages).map(|(w, b)| (format!("{w} (not to storage of its own: {e})"), b)),
+            Err(e) => return compact_one(&self.root, &self.domain, sq).map(|(w, b)| (format!("{w} (not to storage of its own: {e})"), b)),
         };
-        match self.compact(sq.pid, sq.app, sq.scope, sq.max_pages) {
+        match compact_one(&self.root, &self.domain, sq) {
             Ok((what, moved)) => {
                 let what = format!("{what}, to {} ({} MiB, priority {priority})", g.path.display(), bytes / mib);
                 self.cold_files.push(g);
@@ -234,27 +230,6 @@ impl Actuators for Live {
     }
 }
 
-/// Run squeezes, then free what they left in the domain's swap cache. A page that
-/// process_madvise sends to a storage swap file leaves its process but stays in the swap
-/// cache, charged to the domain, until the kernel reclaims it again (a squeeze of an app's
-/// own group reclaims until its use has fallen, so it leaves none): without this, a squeeze
-/// to storage frees nothing the engine can see, and the next decision squeezes again. The
-/// domain is asked for at most what the squeezes moved; the note goes on the last one done.
-fn freeing_swap_cache(root: &SysRoot, domain: &Domain, squeeze: impl FnOnce() -> Vec<Result<(String, u64), String>>) -> Vec<Result<(String, u64), String>> {
-    let cached = reclaim::swap_cached_bytes(domain);
-    let mut done = squeeze();
-    let moved = done.iter().flatten().map(|(_, b)| b).sum();
-    let note = match reclaim::free_swap_cache_left(root, domain, cached, moved) {
-        Ok(None) => return done,
-        Ok(Some(r)) => format!("; then {} MiB of what it left in the swap cache (written to storage) freed in {} µs", r.reclaimed_bytes >> 20, r.elapsed_us),
-        Err(e) => format!("; what it left in the swap cache (written to storage) stays until the kernel reclaims it: {e}"),
-    };
-    if let Some(Ok((what, _))) = done.iter_mut().rev().find(|r| r.is_ok()) {
-        what.push_str(&note);
-    }
-    done
-}
-
 /// Anonymous pages of an app in a group of its own are taken coldest first, by squeezing its
 /// group (the kernel's LRU chooses); otherwise, and for file and shared-object pages, by
 /// process_madvise.
@@ -269,6 +244,18 @@ fn compact_one(root: &SysRoot, domain: &Domain, sq: Squeeze) -> Result<(String, 
             return Ok((format!("squeezed '{app}' ({pid}) in {}: {moved} bytes of its coldest pages out in {} µs", g.path, t0.elapsed().as_micros()), moved));
         }
     }
+    // A page process_madvise sends to a storage swap file leaves the process but stays in the
+    // swap cache, charged to the domain, until the kernel reclaims it again (a squeeze of the
+    // app's own group above reclaims until its use has fallen, so it leaves none): freed here
+    // for at most what moved, or the squeeze frees nothing the engine can see and the next
+    // decision squeezes again. Squeezes run together each see the others' pages too; what one
+    // frees of them the next no longer finds.
+    let cached = reclaim::swap_cached_bytes(domain);
     let r = compact::compact(root, &t, scope, Advice::Pageout, max_pages, false).map_err(|e| e.to_string())?;
-    Ok((format!("compacted '{app}' ({pid}): {} bytes out in {} µs{}", r.moved_bytes, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.moved_bytes))
+    let freed = match reclaim::free_swap_cache_left(root, domain, cached, r.moved_bytes) {
+        Ok(None) => String::new(),
+        Ok(Some(f)) => format!("; then {} MiB of what it left in the swap cache (written to storage) freed in {} µs", f.reclaimed_bytes >> 20, f.elapsed_us),
+        Err(e) => format!("; what it left in the swap cache (written to storage) stays until the kernel reclaims it: {e}"),
+    };
+    Ok((format!("compacted '{app}' ({pid}): {} bytes out in {} µs{}{freed}", r.moved_bytes, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.moved_bytes))
 }
