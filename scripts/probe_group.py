@@ -1,7 +1,9 @@
 """What the machine probes share (imported by scripts/zswap-probe.py and
 storage-squeeze-probe.py): the v1 memory group this process runs in, below which a probe
 makes its own and removes, and writing a control file."""
+import os
 import sys
+import time
 
 
 def own_memory_group():
@@ -21,8 +23,6 @@ def write(path, value):
 def remove_group(group, procs):
     """Kill the probe's processes and remove its group once their charges have left it
     (rmdir fails with EBUSY until then; tried for up to 5 s)."""
-    import os
-    import time
     for p in procs:
         p.kill()
         p.wait()

@@ -64,11 +64,12 @@ def main():
         sys.exit("swap is on already: the probe would mix its pages with others'; run it with no swap on")
     device = "/dev/zram0" if zram else SWAP_FILE
     group = own_memory_group() + f"/memorch-storage-squeeze-probe-{os.getpid()}"
+    # Checked before anything is made: the clean-up below resets zram0, which must be ours.
+    if zram and int(open("/sys/block/zram0/disksize").read()) != 0:
+        sys.exit("zram0 is set up already: not ours to use")
     hog = None
     try:
         if zram:
-            if int(open("/sys/block/zram0/disksize").read()) != 0:
-                sys.exit("zram0 is set up already: not ours to use")
             write("/sys/block/zram0/comp_algorithm", "lz4")
             write("/sys/block/zram0/disksize", 2 * MIB << 20)
             subprocess.run(["mkswap", device], check=True, capture_output=True)
