@@ -52,7 +52,8 @@ pub struct Outcome {
 }
 
 /// Check a manager list: `kernel`, a preset spec (`memorch`, `memorch:home=off`) or a peer,
-/// each optionally `+nokswapd` (its device without background reclaim).
+/// each optionally `+nokswapd` (its device without background reclaim) and `+scopes` (its
+/// apps each in a group of the device's making).
 pub fn check_managers(managers: &[String]) -> Result<(), String> {
     for m in managers.iter().map(|m| crate::device::split_manager(m).0) {
         if is_peer(m) {

@@ -15,20 +15,42 @@ use std::path::Path;
 use std::process::{Child, Command};
 
 /// What a manager name may ask of its device beyond the manager: `MANAGER+nokswapd` runs it
-/// on a device without the background reclaimer (the refault study's "kswapd off").
+/// on a device without the background reclaimer (the refault study's "kswapd off");
+/// `MANAGER+scopes` on a device that starts each app in a group of its own, as systemd's
+/// scopes and Android's per-app groups do (the manager finds apps it did not start there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeviceOptions {
     pub background_reclaim: bool,
+    pub app_scopes: bool,
+}
+
+impl Default for DeviceOptions {
+    /// The device as the scenarios describe it: background reclaim on, apps in the device's group.
+    fn default() -> Self {
+        DeviceOptions { background_reclaim: true, app_scopes: false }
+    }
 }
 
 /// The suffix that turns the device's background reclaimer off.
 pub const NO_KSWAPD: &str = "+nokswapd";
+/// The suffix that gives each app a group of the device's own making.
+pub const SCOPES: &str = "+scopes";
 
-/// A manager name split into the manager itself and its device's options.
+/// A manager name split into the manager itself and its device's options (suffixes in any
+/// order).
 pub fn split_manager(name: &str) -> (&str, DeviceOptions) {
-    match name.strip_suffix(NO_KSWAPD) {
-        Some(m) => (m, DeviceOptions { background_reclaim: false }),
-        None => (name, DeviceOptions { background_reclaim: true }),
+    let mut opts = DeviceOptions::default();
+    let mut rest = name;
+    loop {
+        if let Some(m) = rest.strip_suffix(NO_KSWAPD) {
+            opts.background_reclaim = false;
+            rest = m;
+        } else if let Some(m) = rest.strip_suffix(SCOPES) {
+            opts.app_scopes = true;
+            rest = m;
+        } else {
+            return (rest, opts);
+        }
     }
 }
 
@@ -43,7 +65,7 @@ pub struct Device {
 
 impl Device {
     pub fn create(name: &str, ram_bytes: u64, zram_bytes: u64, algorithm: &str) -> Result<Device, String> {
-        Self::create_with(name, ram_bytes, zram_bytes, algorithm, DeviceOptions { background_reclaim: true })
+        Self::create_with(name, ram_bytes, zram_bytes, algorithm, DeviceOptions::default())
     }
 
     pub fn create_with(name: &str, ram_bytes: u64, zram_bytes: u64, algorithm: &str, opts: DeviceOptions) -> Result<Device, String> {
@@ -95,6 +117,18 @@ impl Device {
             Some(ns) => ns.spawn(cmd).map_err(|e| e.to_string()),
             None => cmd.spawn().map_err(|e| format!("start {:?}: {e}", cmd.get_program())),
         }
+    }
+
+    /// A group of the device's own making for one launch of an app, below the device's in
+    /// every hierarchy (as systemd makes a scope): the domain to start it in. It stays, empty,
+    /// once the app is gone, and goes with the device.
+    pub fn app_scope(&self, app: &str, launch: usize) -> Result<String, String> {
+        let name = format!("{app}-{launch}.scope");
+        for d in self.sandbox.dirs() {
+            let g = d.join(&name);
+            std::fs::create_dir(&g).map_err(|e| format!("{}: {e}", g.display()))?;
+        }
+        Ok(format!("cgroup:{}/{name}", self.sandbox.path))
     }
 
     pub fn domain(&self) -> String {
@@ -175,5 +209,19 @@ impl DeviceRecord {
             .collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manager_name_keeps_its_device_options_apart_in_any_order() {
+        assert_eq!(split_manager("memorch"), ("memorch", DeviceOptions::default()));
+        assert_eq!(split_manager("kernel+nokswapd"), ("kernel", DeviceOptions { background_reclaim: false, app_scopes: false }));
+        let both = DeviceOptions { background_reclaim: false, app_scopes: true };
+        assert_eq!(split_manager("memorch:app_groups=false+scopes+nokswapd"), ("memorch:app_groups=false", both));
+        assert_eq!(split_manager("memorch:app_groups=false+nokswapd+scopes"), ("memorch:app_groups=false", both));
     }
 }

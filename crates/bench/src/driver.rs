@@ -107,6 +107,8 @@ struct Run<'a> {
     launches: Vec<Option<String>>,
     /// Apps get a memory group of their own (the manager's preset says).
     app_groups: bool,
+    /// The device starts each app in a group of its own making (`MANAGER+scopes`).
+    app_scopes: bool,
     interrupted: bool,
     aborted: Option<String>,
     // Last: the device goes after everything in it.
@@ -170,6 +172,7 @@ impl<'a> Run<'a> {
             idle_available: Vec::new(),
             launches: Vec::new(),
             app_groups: !is_peer && memorch_core::engine::Preset::from_spec(manager).is_ok_and(|p| p.app_groups),
+            app_scopes: device_opts.app_scopes,
             interrupted: false,
             aborted: None,
             device,
@@ -308,8 +311,10 @@ impl<'a> Run<'a> {
         let t = Instant::now();
         self.tell(Request::Launch { app: def.name.clone(), expect_mb: Some(def.anon_mb + def.file_mb + def.so_mb) });
         let trim_socket = self.daemon.as_ref().map(|d| d.socket().to_path_buf());
-        let start = running::Start { app_group: self.app_groups, ksm: self.cfg.scenario.ksm, trim_socket: trim_socket.as_deref() };
-        let cmd = running::app_command(self.cfg.exe, &self.domain_name, def, self.cfg.scenario.seed + number as u64, self.cfg.work_dir, start);
+        // An app the device put in a group of its own needs none of the manager's.
+        let start = running::Start { app_group: self.app_groups && !self.app_scopes, ksm: self.cfg.scenario.ksm, trim_socket: trim_socket.as_deref() };
+        let domain = if self.app_scopes { self.device.app_scope(&def.name, number)? } else { self.domain_name.clone() };
+        let cmd = running::app_command(self.cfg.exe, &domain, def, self.cfg.scenario.seed + number as u64, self.cfg.work_dir, start);
         let log = self.cfg.log_dir.join(format!("{}.{number}.log", def.name));
         let device = &self.device;
         let started = Running::start(def, cmd, &log, |c| device.spawn(c, true));

@@ -145,12 +145,14 @@ impl AppView {
         self.groups.entry(pid).or_insert_with(|| memorch_linux::appgroup::of_process(root, pid, domain)).as_ref()
     }
 
+    /// Only a group memorch made is frozen or shielded: nothing would undo either in a
+    /// group of the system's if memorch died.
     fn is_freezable(&mut self, pid: u32, domain: &Domain) -> bool {
-        self.group(pid, domain).is_some_and(|g| g.v2_dir().is_some())
+        self.group(pid, domain).is_some_and(|g| g.made_by_memorch && g.v2_dir().is_some())
     }
 
     fn is_shieldable(&mut self, pid: u32, domain: &Domain) -> bool {
-        self.group(pid, domain).is_some_and(memorch_linux::appgroup::has_swappiness)
+        self.group(pid, domain).is_some_and(|g| g.made_by_memorch && memorch_linux::appgroup::has_swappiness(g))
     }
 
     /// Whether the process opted in to KSM, read again after [`KSM_REFRESH`].

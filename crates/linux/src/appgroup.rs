@@ -11,6 +11,13 @@
 //!
 //! `memorch spawn --app-group` makes one for the process it starts; the group is removed by
 //! the daemon once empty ([`remove_empty`]), and with its domain's sandbox.
+//!
+//! An app the system started in a group of its own below the domain (a systemd scope,
+//! Android's `uid_N/pid_M`, a container per app) is squeezed the same way: a group is the
+//! app's own when every process in it is the app's process or one of its descendants
+//! ([`of_process`]). Such a group is the system's: a squeeze puts its own limit and
+//! swappiness back, and memorch never freezes, shields, thaws or removes it (nothing would
+//! undo that if memorch died; [`AppGroup::made_by_memorch`]).
 
 use crate::cgroup::{self, CgroupDirs, MemorySource};
 use crate::domain::Domain;
@@ -28,6 +35,15 @@ pub struct AppGroup {
     pub path: String,
     pub memory: PathBuf,
     pub v2: Option<PathBuf>,
+    /// Made by memorch (`DOMAIN/app-PID`, [`create_for_self`]), not by the system that
+    /// started the app: only such a group may be frozen, shielded, thawed at start or removed.
+    pub made_by_memorch: bool,
+}
+
+/// Whether a group's name is one [`create_for_self`] gives (`app-` and a pid): groups of
+/// other names, and `app-…` groups of systemd's (`app-firefox-1234.scope`), are not memorch's.
+pub fn is_made_by_memorch(name: &str) -> bool {
+    name.strip_prefix(PREFIX).is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
 impl AppGroup {
@@ -58,22 +74,52 @@ pub fn create_for_self(domain: &CgroupDirs, swappiness: Option<u32>) -> Result<A
     }
     let dirs = CgroupDirs { path: format!("{}/{name}", domain.path.trim_end_matches('/')), v1_memory: Some(memory.clone()), v2: v2.clone(), v2_top: None };
     cgroup::join_self(&dirs)?;
-    Ok(AppGroup { path: dirs.path, memory, v2 })
+    Ok(AppGroup { path: dirs.path, memory, v2, made_by_memorch: true })
 }
 
-/// The app group `pid` is in, if it is in one of `domain`'s.
+/// The group of `pid`'s own below `domain`'s, if it is in one: one memorch made for it
+/// (`app-PID`, a child of the domain's), or any group below the domain's, at any depth, that
+/// holds only `pid` and its descendants (a group the system gave the app). A group shared
+/// with other apps is not one app's: squeezing it would take from them all.
 pub fn of_process(root: &SysRoot, pid: u32, domain: &Domain) -> Option<AppGroup> {
     let dirs = domain.cgroup.as_ref()?;
     let path = cgroup::process_cgroup_path(root, &pid.to_string()).ok()?;
-    let name = path.strip_prefix(dirs.path.trim_end_matches('/'))?.strip_prefix('/')?;
-    if !name.starts_with(PREFIX) || name.contains('/') {
+    let below = path.strip_prefix(dirs.path.trim_end_matches('/'))?.strip_prefix('/')?.trim_end_matches('/');
+    if below.is_empty() {
         return None;
     }
     let memory = match dirs.memory_source()? {
-        MemorySource::V1(d) | MemorySource::V2(d) => d.join(name),
+        MemorySource::V1(d) | MemorySource::V2(d) => d.join(below),
     };
-    let v2 = dirs.v2.as_ref().map(|d| d.join(name)).filter(|d| d.is_dir() && *d != memory);
-    memory.is_dir().then(|| AppGroup { path, memory, v2 })
+    let v2 = dirs.v2.as_ref().map(|d| d.join(below)).filter(|d| d.is_dir() && *d != memory);
+    let made_by_memorch = !below.contains('/') && is_made_by_memorch(below);
+    if !memory.is_dir() || (!made_by_memorch && !holds_only(root, &path, &memory, pid)) {
+        return None;
+    }
+    Some(AppGroup { path, memory, v2, made_by_memorch })
+}
+
+/// Whether every process in the group `memory` (and in the groups below it) is `pid` or
+/// one of its descendants.
+fn holds_only(root: &SysRoot, path: &str, memory: &Path, pid: u32) -> bool {
+    let dirs = CgroupDirs { path: path.to_string(), v1_memory: Some(memory.to_path_buf()), v2: None, v2_top: None };
+    let Ok(pids) = cgroup::pids(&dirs) else { return false };
+    pids.iter().all(|&p| descends_from(root, p, pid))
+}
+
+/// Whether `p` is `ancestor` or below it in the process tree (a process gone meanwhile is not).
+fn descends_from(root: &SysRoot, mut p: u32, ancestor: u32) -> bool {
+    // A bound, against a tree that changes under the walk.
+    for _ in 0..64 {
+        if p == ancestor {
+            return true;
+        }
+        match crate::process::read_stat(root, p) {
+            Ok(s) if s.ppid > 1 && s.ppid != p => p = s.ppid,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// Anonymous pages the kernel read back into this app's group after evicting them
@@ -97,8 +143,9 @@ pub const SQUEEZE_SWAPPINESS: u32 = 200;
 
 /// Make the kernel reclaim `bytes` of the app's coldest anonymous pages: its group's
 /// swappiness is raised to [`SQUEEZE_SWAPPINESS`], its limit lowered to its use less `bytes`
-/// (the kernel reclaims inside that write, in LRU order), then both are put back at once.
-/// Returns the bytes its use fell by.
+/// (the kernel reclaims inside that write, in LRU order), then both are put back at once, to
+/// what they were (a group the system made may have a limit of its own). Returns the bytes
+/// its use fell by.
 pub fn shrink(group: &AppGroup, bytes: u64) -> Result<u64> {
     let before = usage(group)?;
     let swappiness = group.memory.join("memory.swappiness");
@@ -114,23 +161,26 @@ pub fn shrink(group: &AppGroup, bytes: u64) -> Result<u64> {
     Ok(before.saturating_sub(usage(group).unwrap_or(before)))
 }
 
-/// Lower the group's limit to `before − bytes`, then lift it whatever came of that.
+/// Lower the group's limit to `before − bytes`, then put the limit it had back whatever came
+/// of the lowering.
 fn squeeze(group: &AppGroup, before: u64, bytes: u64) -> Result<()> {
     let to = before.saturating_sub(bytes).max(1 << 20);
-    let (limit_file, unlimited) = if group.memory.join("memory.limit_in_bytes").exists() {
-        (group.memory.join("memory.limit_in_bytes"), "-1")
-    } else {
-        (group.memory.join("memory.max"), "max")
-    };
+    let limit_file = ["memory.limit_in_bytes", "memory.max"].iter().map(|n| group.memory.join(n)).find(|f| f.exists()).ok_or_else(|| Error::Refused(format!("{}: no memory limit file", group.memory.display())))?;
+    let had = std::fs::read_to_string(&limit_file).map_err(|e| Error::io(&limit_file, e))?;
+    let had = had.trim();
+    if had != "max" && had.parse::<u64>().is_ok_and(|limit| limit <= to) {
+        // Its own limit is already that low: lowering would raise it.
+        return Ok(());
+    }
     let lowered = std::fs::write(&limit_file, to.to_string());
-    // Lifted whatever came of the lowering: an app group never keeps a limit of its own.
-    let lifted = std::fs::write(&limit_file, unlimited);
+    // Put back whatever came of the lowering: a squeeze never leaves a limit behind.
+    let put_back = std::fs::write(&limit_file, had);
     match lowered {
         // EBUSY: the kernel could not get all of it (nothing more reclaimable now).
         Err(e) if e.raw_os_error() != Some(libc::EBUSY) => return Err(Error::io(&limit_file, e)),
         _ => {}
     }
-    lifted.map_err(|e| Error::io(&limit_file, e))
+    put_back.map_err(|e| Error::io(&limit_file, e))
 }
 
 /// Whether the group has a swappiness of its own (v1 memory groups do; v2 groups have none).
@@ -160,14 +210,14 @@ pub fn set_shielded(group: &AppGroup, on: bool) -> Result<u32> {
     Ok(value)
 }
 
-/// Thaw every app group of the domain left frozen (by a memorch that died, or one that could
+/// Thaw every app group memorch made in the domain left frozen (by a memorch that died, or one that could
 /// not thaw at exit): nothing stays frozen once memorch is not there to thaw it. Returns the
 /// groups thawed, and those that could not be.
 pub fn thaw_all(domain: &Domain) -> (Vec<String>, Vec<String>) {
     let (mut done, mut failed) = (Vec::new(), Vec::new());
     let Some(v2) = domain.cgroup.as_ref().and_then(|d| d.v2.as_ref()) else { return (done, failed) };
     for e in std::fs::read_dir(v2).into_iter().flatten().flatten() {
-        let is_app = e.file_name().to_str().is_some_and(|n| n.starts_with(PREFIX));
+        let is_app = e.file_name().to_str().is_some_and(is_made_by_memorch);
         if !is_app || !crate::freeze::is_frozen(&e.path()) {
             continue;
         }
@@ -180,14 +230,15 @@ pub fn thaw_all(domain: &Domain) -> (Vec<String>, Vec<String>) {
     (done, failed)
 }
 
-/// Remove the domain's app groups that no process is in any more. Returns how many.
+/// Remove the app groups memorch made in the domain that no process is in any more (never a
+/// group of another's, whatever its name). Returns how many.
 pub fn remove_empty(domain: &Domain) -> usize {
     let Some(dirs) = &domain.cgroup else { return 0 };
     let mut removed = 0;
     for parent in dirs.dirs() {
         for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
             let name = e.file_name();
-            let is_app = name.to_str().is_some_and(|n| n.starts_with(PREFIX));
+            let is_app = name.to_str().is_some_and(is_made_by_memorch);
             if is_app && empty(&e.path()) && settled(&e.path()) && std::fs::remove_dir(e.path()).is_ok() {
                 removed += 1;
             }

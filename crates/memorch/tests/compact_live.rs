@@ -294,3 +294,92 @@ fn a_squeeze_of_a_process_to_storage_frees_what_it_moves_at_once() {
     drop(sb);
     live.swap_drop_cold().ok();
 }
+
+/// The groups below the sandbox's that a test makes as the system would (a systemd scope per
+/// app), in every hierarchy the sandbox has; they go with the sandbox.
+fn system_group(sb: &Sandbox, name: &str) -> Vec<std::path::PathBuf> {
+    sb.dirs()
+        .map(|d| {
+            let g = d.join(name);
+            std::fs::create_dir(&g).unwrap_or_else(|e| panic!("{}: {e}", g.display()));
+            g
+        })
+        .collect()
+}
+
+/// An app the system started in a group of its own (a systemd scope, not memorch's
+/// `app-PID`) is squeezed there, the kernel's LRU choosing, and the group's own limit and
+/// swappiness are put back; in a group it shares with another app it is squeezed alone by
+/// process_madvise. memorch does not freeze it, and neither removes nor thaws a group of
+/// the system's whose name looks like its own (`app-…`), where it does its own.
+#[test]
+fn an_app_in_a_group_the_system_made_is_squeezed_there_and_the_group_left_as_it_was() {
+    use memorch_core::engine::CompactScope;
+    use memorch_daemon::executor::{live::Live, Actuators};
+    use memorch_linux::{appgroup, freeze, Domain, DomainSpec};
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let _zram = zram_swap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-system-group"), Some(1 << 30)).unwrap();
+    let Some(v1) = sb.v1_memory.clone() else {
+        assert!(std::env::var("MEMORCH_REQUIRE_KERNEL").as_deref() != Ok("1"), "no v1 memory hierarchy: a group's own limit and swappiness are v1 files here");
+        eprintln!("SKIP: no v1 memory hierarchy for the sandbox");
+        return;
+    };
+    system_group(&sb, "chat.scope");
+    let own_limit = 768 * MIB;
+    std::fs::write(v1.join("chat.scope/memory.limit_in_bytes"), own_limit.to_string()).unwrap();
+    std::fs::write(v1.join("chat.scope/memory.swappiness"), "30").unwrap();
+    let scope = |name: &str| format!("{}/{name}", sb.path);
+    let (chat_scope, shared_scope) = (scope("chat.scope"), scope("shared.scope"));
+    let chat = spawn_app_in(&mut sb, &chat_scope, &["--class", "cached"], &["--anon-mb", "96", "--content", "text"]).id();
+    system_group(&sb, "shared.scope");
+    let shared: Vec<u32> = (0..2).map(|_| spawn_app_in(&mut sb, &shared_scope, &["--class", "cached"], &["--anon-mb", "48", "--content", "text"]).id()).collect();
+    let root = SysRoot::live();
+    let domain = || Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let dir = testkit::TempDir::new("memorch-system-group");
+    let mut live = Live::new(root.clone(), domain(), dir.join("swap"));
+
+    let asked = 32 * MIB;
+    let swap_before = status_kib(chat, "VmSwap");
+    let (what, moved) = live.compact(chat, "chat", CompactScope::Anon, Some(asked / 4096)).expect("squeeze of the app in its own scope");
+    assert!(what.contains("squeezed") && what.contains("chat.scope"), "squeezed in the group the system made: {what}");
+    let swapped = status_kib(chat, "VmSwap") - swap_before;
+    assert!(moved as f64 >= 0.8 * asked as f64 && moved <= asked + 4 * MIB, "asked {asked} bytes, moved {moved}: {what}");
+    assert!(swapped as f64 >= 0.8 * asked as f64, "asked {asked} bytes, {swapped} went to zram: {what}");
+    let read = |f: &str| std::fs::read_to_string(v1.join("chat.scope").join(f)).unwrap().trim().to_string();
+    assert_eq!(read("memory.limit_in_bytes"), own_limit.to_string(), "the group's own limit is put back");
+    assert_eq!(read("memory.swappiness"), "30", "the group's own swappiness is put back");
+    let frozen = live.set_frozen(chat, true);
+    assert!(frozen.as_ref().is_err_and(|e| e.contains("the system made")), "a group of the system's is not frozen: {frozen:?}");
+
+    let (what, _) = live.compact(shared[0], "one of two", CompactScope::Anon, Some(asked / 4096)).expect("squeeze of an app in a shared group");
+    assert!(what.starts_with("compacted"), "an app that shares its group is squeezed alone, by process_madvise: {what}");
+    assert!(appgroup::of_process(&root, shared[0], &domain()).is_none(), "a group of two apps is neither's own");
+
+    // Empty groups, one named as memorch names its own and one as systemd names a scope,
+    // made long enough ago to be removed; and the same two frozen.
+    let [mine, systemds] = ["app-4000001", "app-firefox-1234.scope"].map(|n| system_group(&sb, n));
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for g in mine.iter().chain(&systemds) {
+        std::fs::File::open(g).and_then(|f| f.set_modified(long_ago)).unwrap_or_else(|e| panic!("{}: {e}", g.display()));
+    }
+    assert!(appgroup::remove_empty(&domain()) >= 1, "memorch removes its own empty group");
+    assert!(mine.iter().all(|g| !g.exists()), "its own empty group is removed");
+    assert!(systemds.iter().all(|g| g.exists()), "an empty group of the system's is not removed, whatever its name");
+    let [mine, systemds] = ["app-4000002", "app-firefox-5678.scope"].map(|n| system_group(&sb, n));
+    let v2 = |gs: &[std::path::PathBuf]| gs.iter().find(|g| g.join("cgroup.freeze").exists()).cloned();
+    if let (Some(mine), Some(systemds)) = (v2(&mine), v2(&systemds)) {
+        for g in [&mine, &systemds] {
+            std::fs::write(g.join("cgroup.freeze"), "1").unwrap();
+        }
+        let (thawed, failed) = appgroup::thaw_all(&domain());
+        assert!(failed.is_empty(), "{failed:?}");
+        assert!(!freeze::is_frozen(&mine) && thawed.iter().any(|t| t.contains("app-4000002")), "memorch thaws its own group left frozen: {thawed:?}");
+        assert!(freeze::is_frozen(&systemds), "a group the system froze stays frozen: {thawed:?}");
+        std::fs::write(systemds.join("cgroup.freeze"), "0").unwrap();
+    }
+    drop(sb);
+}

@@ -178,7 +178,7 @@ impl Actuators for Live {
         if frozen {
             target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
         }
-        let g = appgroup::of_process(&self.root, pid, &self.domain).ok_or_else(|| format!("pid {pid} is not in an app group of its own: it cannot be frozen alone"))?;
+        let g = memorchs_group(&self.root, pid, &self.domain, "frozen alone")?;
         let t0 = std::time::Instant::now();
         memorch_linux::freeze::set_frozen(&self.root, &g.path, frozen, FREEZE_TIMEOUT).map_err(|e| e.to_string())?;
         Ok(format!("{} {pid} ({}) in {} µs", if frozen { "froze" } else { "thawed" }, g.path, t0.elapsed().as_micros()))
@@ -190,7 +190,7 @@ impl Actuators for Live {
         if shielded {
             target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
         }
-        let g = appgroup::of_process(&self.root, pid, &self.domain).ok_or_else(|| format!("pid {pid} is not in an app group of its own: its pages cannot be shielded alone"))?;
+        let g = memorchs_group(&self.root, pid, &self.domain, "shielded alone")?;
         let value = appgroup::set_shielded(&g, shielded).map_err(|e| e.to_string())?;
         Ok(format!("{} {pid} ({}): swappiness {value}", if shielded { "shielded" } else { "unshielded" }, g.path))
     }
@@ -227,6 +227,17 @@ impl Actuators for Live {
             }
         }
         (done, failed)
+    }
+}
+
+/// The app group memorch made for `pid`, for what only such a group may have done to it
+/// (`what`: frozen, shielded): a group the system made is squeezed, never left frozen or
+/// with a swappiness of memorch's, since nothing would undo that if memorch died.
+fn memorchs_group(root: &SysRoot, pid: u32, domain: &Domain, what: &str) -> Result<appgroup::AppGroup, String> {
+    match appgroup::of_process(root, pid, domain) {
+        Some(g) if g.made_by_memorch => Ok(g),
+        Some(g) => Err(format!("pid {pid} is in a group of its own the system made ({}), not memorch: it is squeezed there, but not {what}", g.path)),
+        None => Err(format!("pid {pid} is not in an app group of its own: it cannot be {what}")),
     }
 }
 

@@ -24,7 +24,9 @@ use std::sync::Mutex;
 /// and the peers `earlyoom` and `nohang` (Debian's packages, run unmodified inside the
 /// device's namespace with lxcfs showing them the device's memory; scripts/setup installs
 /// all of them). Any of them `+nokswapd` runs on a device without its background reclaimer
-/// (kswapd off, as in the refault study).
+/// (kswapd off, as in the refault study); `+scopes` on a device that starts each app in a
+/// group of its own, as systemd's scopes and Android's per-app groups do (memorch then
+/// squeezes apps it did not start in their groups, their coldest pages first).
 ///
 /// It exits non-zero if any visit failed or a run could not run, after writing its results;
 /// each failure's output is printed and kept under OUT/logs/.
@@ -36,6 +38,7 @@ use std::sync::Mutex;
 ///   memorch bench --managers memorch,memorch:home=off,memorch:idle=off --repeat 3
 ///   memorch bench --scenario mos26 --managers android-4.4,mos --repeat 3
 ///   memorch bench --scenario refault --managers kernel,kernel+nokswapd --repeat 3
+///   memorch bench --scenario realapps --managers memorch,memorch:app_groups=false+scopes
 ///   memorch bench --scenario my.toml --ram 1024 --out results/
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]

@@ -56,8 +56,15 @@ pub fn json(args: &[&str]) -> serde_json::Value {
 
 /// Start a `memorch app` in the sandbox via `memorch spawn` with extra spawn flags.
 pub fn spawn_app<'a>(sb: &'a mut Sandbox, spawn_flags: &[&str], app_args: &[&str]) -> &'a mut Child {
+    let path = sb.path.clone();
+    spawn_app_in(sb, &path, spawn_flags, app_args)
+}
+
+/// [`spawn_app`] into the cgroup `path`, the sandbox's or one below it (the sandbox still
+/// kills it when it goes).
+pub fn spawn_app_in<'a>(sb: &'a mut Sandbox, path: &str, spawn_flags: &[&str], app_args: &[&str]) -> &'a mut Child {
     let mut cmd = memorch();
-    let domain = format!("cgroup:{}", sb.path);
+    let domain = format!("cgroup:{path}");
     cmd.args(["spawn", "--domain", &domain]).args(spawn_flags).arg("--").arg(env!("CARGO_BIN_EXE_memorch")).arg("app").args(app_args);
     cmd.stdout(Stdio::piped()).stdin(Stdio::null());
     let child = sb.spawn(&mut cmd).expect("spawn starts");
