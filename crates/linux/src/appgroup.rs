@@ -142,10 +142,11 @@ pub fn usage(group: &AppGroup) -> Result<u64> {
 pub const SQUEEZE_SWAPPINESS: u32 = 200;
 
 /// Make the kernel reclaim `bytes` of the app's coldest anonymous pages: its group's
-/// swappiness is raised to [`SQUEEZE_SWAPPINESS`], its limit lowered to its use less `bytes`
-/// (the kernel reclaims inside that write, in LRU order), then both are put back at once, to
-/// what they were (a group the system made may have a limit of its own). Returns the bytes
-/// its use fell by.
+/// swappiness is raised to [`SQUEEZE_SWAPPINESS`] (v1), and the kernel reclaims from the
+/// group in its LRU order (v2 `memory.reclaim`; v1 its limit lowered to its use less `bytes`,
+/// the kernel reclaiming inside that write, then the limit it had put back at once, so a
+/// group the system made keeps its own); the swappiness it had is put back too. Returns the
+/// bytes its use fell by.
 pub fn shrink(group: &AppGroup, bytes: u64) -> Result<u64> {
     let before = usage(group)?;
     let swappiness = group.memory.join("memory.swappiness");
@@ -153,34 +154,16 @@ pub fn shrink(group: &AppGroup, bytes: u64) -> Result<u64> {
     if previous.is_some() {
         std::fs::write(&swappiness, SQUEEZE_SWAPPINESS.to_string()).map_err(|e| Error::io(&swappiness, e))?;
     }
-    let squeezed = squeeze(group, before, bytes);
+    // v1 where the group has a v1 limit file; else v2, which never lowers `memory.max` (that
+    // OOM-kills in the group when the kernel cannot reclaim enough).
+    let source = if group.memory.join("memory.limit_in_bytes").exists() { MemorySource::V1(group.memory.clone()) } else { MemorySource::V2(group.memory.clone()) };
+    // What the kernel could not get (nothing more reclaimable now) shows in the use below.
+    let squeezed = crate::reclaim::reclaim_group(&source, before, bytes, 1 << 20);
     if let Some(p) = previous {
         std::fs::write(&swappiness, p).map_err(|e| Error::io(&swappiness, e))?;
     }
     squeezed?;
     Ok(before.saturating_sub(usage(group).unwrap_or(before)))
-}
-
-/// Lower the group's limit to `before − bytes`, then put the limit it had back whatever came
-/// of the lowering.
-fn squeeze(group: &AppGroup, before: u64, bytes: u64) -> Result<()> {
-    let to = before.saturating_sub(bytes).max(1 << 20);
-    let limit_file = ["memory.limit_in_bytes", "memory.max"].iter().map(|n| group.memory.join(n)).find(|f| f.exists()).ok_or_else(|| Error::Refused(format!("{}: no memory limit file", group.memory.display())))?;
-    let had = std::fs::read_to_string(&limit_file).map_err(|e| Error::io(&limit_file, e))?;
-    let had = had.trim();
-    if had != "max" && had.parse::<u64>().is_ok_and(|limit| limit <= to) {
-        // Its own limit is already that low: lowering would raise it.
-        return Ok(());
-    }
-    let lowered = std::fs::write(&limit_file, to.to_string());
-    // Put back whatever came of the lowering: a squeeze never leaves a limit behind.
-    let put_back = std::fs::write(&limit_file, had);
-    match lowered {
-        // EBUSY: the kernel could not get all of it (nothing more reclaimable now).
-        Err(e) if e.raw_os_error() != Some(libc::EBUSY) => return Err(Error::io(&limit_file, e)),
-        _ => {}
-    }
-    put_back.map_err(|e| Error::io(&limit_file, e))
 }
 
 /// Whether the group has a swappiness of its own (v1 memory groups do; v2 groups have none).

@@ -93,36 +93,41 @@ pub fn reclaim(root: &SysRoot, domain: &Domain, bytes: u64, dry_run: bool) -> Re
         return Ok(report);
     }
     let t0 = Instant::now();
-    match (method, domain.cgroup.as_ref().and_then(|d| d.memory_source())) {
-        (Method::MemoryReclaim, Some(MemorySource::V2(dir))) => {
-            let f = dir.join("memory.reclaim");
-            if let Err(e) = std::fs::write(&f, bytes.to_string()) {
-                if e.raw_os_error() == Some(libc::EAGAIN) {
-                    report.note = Some("the kernel could not reclaim it all (memory.reclaim: EAGAIN)".into());
-                } else {
-                    return Err(Error::io(f, e));
-                }
-            }
-        }
-        (Method::V1Limit, Some(MemorySource::V1(dir))) => {
-            let to = before.saturating_sub(bytes).max(root.page_size * 256);
-            let (guard, r) = LimitGuard::lower(&dir.join("memory.limit_in_bytes"), to)?;
-            drop(guard);
-            if let Err(e) = r {
-                match e.raw_os_error() {
-                    Some(libc::EBUSY) => {
-                        report.note = Some("the kernel could not get usage under the lowered limit (nothing more reclaimable: no swap, or pages in use)".into())
-                    }
-                    _ => return Err(Error::io(dir.join("memory.limit_in_bytes"), e)),
-                }
-            }
-        }
-        _ => report.note = compact_cached_files(root, domain, bytes)?,
-    }
+    report.note = match domain.cgroup.as_ref().and_then(|d| d.memory_source()) {
+        Some(source) => reclaim_group(&source, before, bytes, root.page_size * 256)?,
+        None => compact_cached_files(root, domain, bytes)?,
+    };
     report.elapsed_us = t0.elapsed().as_micros() as u64;
     report.used_after_bytes = snapshot::cheap(root, domain)?.memory.used_bytes;
     report.reclaimed_bytes = before.saturating_sub(report.used_after_bytes);
     Ok(report)
+}
+
+/// Make the kernel reclaim `bytes` from the memory group `source` now, in its LRU order: v2
+/// `memory.reclaim`; v1 its limit lowered to `usage` − `bytes` (at least `floor`) and the
+/// limit it had put back at once. Returns why less than asked may have come back, if the
+/// kernel said so.
+pub(crate) fn reclaim_group(source: &MemorySource, usage: u64, bytes: u64, floor: u64) -> Result<Option<String>> {
+    match source {
+        MemorySource::V2(dir) => {
+            let f = dir.join("memory.reclaim");
+            match std::fs::write(&f, bytes.to_string()) {
+                Ok(()) => Ok(None),
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Ok(Some("the kernel could not reclaim it all (memory.reclaim: EAGAIN)".into())),
+                Err(e) => Err(Error::io(f, e)),
+            }
+        }
+        MemorySource::V1(dir) => {
+            let file = dir.join("memory.limit_in_bytes");
+            let (guard, r) = LimitGuard::lower(&file, usage.saturating_sub(bytes).max(floor))?;
+            drop(guard);
+            match r {
+                Ok(()) => Ok(None),
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(Some("the kernel could not get usage under the lowered limit (nothing more reclaimable: no swap, or pages in use)".into())),
+                Err(e) => Err(Error::io(file, e)),
+            }
+        }
+    }
 }
 
 /// Bytes of the domain's memory held in the swap cache (`swapcached` in its group's
