@@ -211,15 +211,21 @@ impl AppView {
 }
 
 /// `COMM#HASH`: the command name, and a hash of the program, its arguments and its cgroup
-/// below the domain (an app group's own pid left out), so that a restart of the same app
-/// finds its learned history and two instances of one program with other arguments do not
-/// share it. `None` while the process shows no arguments (between fork and exec, or a
-/// kernel thread).
+/// below the domain, so that a restart of the same app finds its learned history and two
+/// instances of one program with other arguments do not share it. The groups made per launch
+/// are left out of the cgroup: a group of the app's own (memorch's `app-PID`, a systemd
+/// scope, Android's `pid_N`: one holding only the app's processes) and any `app-…` group
+/// (systemd's scopes, named with a pid). `None` while the process shows no arguments
+/// (between fork and exec, or a kernel thread).
 pub fn identity(root: &SysRoot, pid: u32, comm: &str, domain_path: &str) -> Option<String> {
     let args = memorch_linux::process::cmdline(root, pid).ok().filter(|a| !a.is_empty())?;
     let cg = memorch_linux::cgroup::process_cgroup_path(root, &pid.to_string()).unwrap_or_default();
     let below = cg.strip_prefix(domain_path).unwrap_or(&cg);
-    let below: Vec<&str> = below.split('/').filter(|p| !p.is_empty() && !p.starts_with(memorch_linux::appgroup::PREFIX)).collect();
+    let mut below: Vec<&str> = below.split('/').filter(|p| !p.is_empty()).collect();
+    if !below.is_empty() && memorch_linux::appgroup::holds_only_app(root, &cg, pid) {
+        below.pop();
+    }
+    below.retain(|p| !p.starts_with(memorch_linux::appgroup::PREFIX));
     // FNV-1a: stable across builds and machines, unlike std's hasher.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for part in args.iter().map(String::as_str).chain(std::iter::once("\0")).chain(below) {
@@ -255,6 +261,40 @@ mod tests {
             c.kill().unwrap();
             c.wait().unwrap();
         }
+    }
+
+    /// A program started in a group of its own made per launch (a systemd scope: `chat-1.scope`,
+    /// then `chat-2.scope`) is the same app at each launch; in a group it shares with another
+    /// app, the group is part of what tells it apart.
+    #[test]
+    fn identity_leaves_out_a_group_made_for_one_launch() {
+        use memorch_linux::{sandbox::Sandbox, testkit};
+        if !testkit::sandbox_facility() {
+            return;
+        }
+        let root = SysRoot::live();
+        let mut sb = Sandbox::create(&testkit::unique_name("memorch-identity"), None).unwrap();
+        let dirs: Vec<std::path::PathBuf> = sb.dirs().cloned().collect();
+        let mut start_in = |group: &str, arg: &str| {
+            let pid = sb.spawn(std::process::Command::new("sleep").arg(arg)).unwrap().id();
+            for d in &dirs {
+                let g = d.join(group);
+                if !g.is_dir() {
+                    std::fs::create_dir(&g).unwrap();
+                }
+                std::fs::write(g.join("cgroup.procs"), pid.to_string()).unwrap();
+            }
+            assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || memorch_linux::process::cmdline(&root, pid).is_ok_and(|a| !a.is_empty())));
+            pid
+        };
+        let first = start_in("chat-1.scope", "30");
+        let again = start_in("chat-2.scope", "30");
+        let shared = start_in("pool", "30");
+        start_in("pool", "31");
+        let id = |pid| identity(&root, pid, "sleep", &sb.path).unwrap();
+        assert_eq!(id(first), id(again), "a second launch in a group of its own is the same app");
+        assert_ne!(id(first), id(shared), "in a group it shares, the group tells it apart");
+        drop(sb);
     }
 
     /// When the process at `pid` started, ms after boot, as a look computes it.

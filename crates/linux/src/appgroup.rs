@@ -93,17 +93,24 @@ pub fn of_process(root: &SysRoot, pid: u32, domain: &Domain) -> Option<AppGroup>
     };
     let v2 = dirs.v2.as_ref().map(|d| d.join(below)).filter(|d| d.is_dir() && *d != memory);
     let made_by_memorch = !below.contains('/') && is_made_by_memorch(below);
-    if !memory.is_dir() || (!made_by_memorch && !holds_only(root, &path, &memory, pid)) {
+    let own = || holds_only(root, &CgroupDirs { path: path.clone(), v1_memory: Some(memory.clone()), v2: None, v2_top: None }, pid);
+    if !memory.is_dir() || (!made_by_memorch && !own()) {
         return None;
     }
     Some(AppGroup { path, memory, v2, made_by_memorch })
 }
 
-/// Whether every process in the group `memory` (and in the groups below it) is `pid` or
-/// one of its descendants.
-fn holds_only(root: &SysRoot, path: &str, memory: &Path, pid: u32) -> bool {
-    let dirs = CgroupDirs { path: path.to_string(), v1_memory: Some(memory.to_path_buf()), v2: None, v2_top: None };
-    let Ok(pids) = cgroup::pids(&dirs) else { return false };
+/// Whether the group at cgroup path `path` (as `/proc/PID/cgroup` writes it) holds only
+/// `pid` and its descendants: a group of the app's own, often named per launch (a systemd
+/// scope's pid, `app-PID`), which is why an app's identity leaves its name out.
+pub fn holds_only_app(root: &SysRoot, path: &str, pid: u32) -> bool {
+    cgroup::locate(root, path).is_ok_and(|dirs| holds_only(root, &dirs, pid))
+}
+
+/// Whether every process in the group (and in the groups below it) is `pid` or one of its
+/// descendants.
+fn holds_only(root: &SysRoot, dirs: &CgroupDirs, pid: u32) -> bool {
+    let Ok(pids) = cgroup::pids(dirs) else { return false };
     pids.iter().all(|&p| descends_from(root, p, pid))
 }
 
