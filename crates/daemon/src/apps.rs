@@ -98,7 +98,7 @@ impl AppView {
         for p in snap.processes.iter().flatten() {
             self.owned_by(p.pid, snap.uptime_ms.saturating_sub(p.age_ms));
             let mut a = App::from_process(p);
-            a.name = self.name_of(p.pid, &p.name, snap);
+            a.name = self.name_of(p.pid, &p.name, domain);
             a.class = self.class_of(p.pid, &p.name, p.class, cfg);
             // Never memorch, its ancestors, a name the config protects, or the init of a PID
             // namespace (its death would take every process of the namespace with it).
@@ -178,14 +178,13 @@ impl AppView {
     /// What a user would call the app: the name its launcher gave, else an identity stable
     /// across restarts of the same program (see [`identity`]), never the command name alone
     /// (four Redis servers are four apps).
-    fn name_of(&mut self, pid: u32, comm: &str, snap: &Snapshot) -> String {
+    fn name_of(&mut self, pid: u32, comm: &str, domain: &Domain) -> String {
         if let Some(n) = self.names.get(&pid) {
             return n.clone();
         }
         if let Some(id) = self.identities.get(&pid) {
             return id.clone();
         }
-        let domain = snap.domain.strip_prefix("cgroup:").unwrap_or("");
         match identity(&self.root, pid, comm, domain) {
             Some(id) => self.identities.entry(pid).or_insert(id).clone(),
             // Caught between fork and exec (no arguments yet): its command for now.
@@ -213,16 +212,17 @@ impl AppView {
 /// `COMM#HASH`: the command name, and a hash of the program, its arguments and its cgroup
 /// below the domain, so that a restart of the same app finds its learned history and two
 /// instances of one program with other arguments do not share it. The groups made per launch
-/// are left out of the cgroup: a group of the app's own (memorch's `app-PID`, a systemd
-/// scope, Android's `pid_N`: one holding only the app's processes) and any `app-…` group
-/// (systemd's scopes, named with a pid). `None` while the process shows no arguments
-/// (between fork and exec, or a kernel thread).
-pub fn identity(root: &SysRoot, pid: u32, comm: &str, domain_path: &str) -> Option<String> {
+/// are left out of the cgroup: the app's own group below the domain (the one a squeeze of it
+/// acts on, [`memorch_linux::appgroup::of_process`]: memorch's `app-PID`, a systemd scope,
+/// Android's `pid_N`) and any `app-…` group (systemd's scopes, named with a pid). `None`
+/// while the process shows no arguments (between fork and exec, or a kernel thread). Read
+/// once a process.
+pub fn identity(root: &SysRoot, pid: u32, comm: &str, domain: &Domain) -> Option<String> {
     let args = memorch_linux::process::cmdline(root, pid).ok().filter(|a| !a.is_empty())?;
     let cg = memorch_linux::cgroup::process_cgroup_path(root, &pid.to_string()).unwrap_or_default();
-    let below = cg.strip_prefix(domain_path).unwrap_or(&cg);
+    let below = cg.strip_prefix(domain.cgroup.as_ref().map_or("", |d| d.path.as_str())).unwrap_or(&cg);
     let mut below: Vec<&str> = below.split('/').filter(|p| !p.is_empty()).collect();
-    if !below.is_empty() && memorch_linux::appgroup::holds_only_app(root, &cg, pid) {
+    if memorch_linux::appgroup::of_process(root, pid, domain).is_some() {
         below.pop();
     }
     below.retain(|p| !p.starts_with(memorch_linux::appgroup::PREFIX));
@@ -250,13 +250,14 @@ mod tests {
             c
         };
         let (mut a, mut b) = (start("30"), start("31"));
-        let (ia, ib) = (identity(&root, a.id(), "sleep", "/").unwrap(), identity(&root, b.id(), "sleep", "/").unwrap());
+        let system = Domain::open(&root, &memorch_linux::DomainSpec::System).unwrap();
+        let (ia, ib) = (identity(&root, a.id(), "sleep", &system).unwrap(), identity(&root, b.id(), "sleep", &system).unwrap());
         assert!(ia.starts_with("sleep#") && ib.starts_with("sleep#"), "{ia} {ib}");
         assert_ne!(ia, ib, "two instances with other arguments are two apps");
         a.kill().unwrap();
         a.wait().unwrap();
         let mut again = start("30");
-        assert_eq!(identity(&root, again.id(), "sleep", "/").unwrap(), ia, "a restart of the same app finds its history");
+        assert_eq!(identity(&root, again.id(), "sleep", &system).unwrap(), ia, "a restart of the same app finds its history");
         for c in [&mut b, &mut again] {
             c.kill().unwrap();
             c.wait().unwrap();
@@ -291,7 +292,8 @@ mod tests {
         let again = start_in("chat-2.scope", "30");
         let shared = start_in("pool", "30");
         start_in("pool", "31");
-        let id = |pid| identity(&root, pid, "sleep", &sb.path).unwrap();
+        let domain = Domain::open(&root, &memorch_linux::DomainSpec::Cgroup(sb.path.clone())).unwrap();
+        let id = |pid| identity(&root, pid, "sleep", &domain).unwrap();
         assert_eq!(id(first), id(again), "a second launch in a group of its own is the same app");
         assert_ne!(id(first), id(shared), "in a group it shares, the group tells it apart");
         drop(sb);

@@ -100,13 +100,6 @@ pub fn of_process(root: &SysRoot, pid: u32, domain: &Domain) -> Option<AppGroup>
     Some(AppGroup { path, memory, v2, made_by_memorch })
 }
 
-/// Whether the group at cgroup path `path` (as `/proc/PID/cgroup` writes it) holds only
-/// `pid` and its descendants: a group of the app's own, often named per launch (a systemd
-/// scope's pid, `app-PID`), which is why an app's identity leaves its name out.
-pub fn holds_only_app(root: &SysRoot, path: &str, pid: u32) -> bool {
-    cgroup::locate(root, path).is_ok_and(|dirs| holds_only(root, &dirs, pid))
-}
-
 /// Whether every process in the group (and in the groups below it) is `pid` or one of its
 /// descendants.
 fn holds_only(root: &SysRoot, dirs: &CgroupDirs, pid: u32) -> bool {
