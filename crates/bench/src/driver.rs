@@ -279,6 +279,11 @@ impl<'a> Run<'a> {
                 let relaunch = self.launch(&def, number)?;
                 Visit { latency_ms: resumed.latency_ms + relaunch.latency_ms, ..relaunch }
             } else {
+                // As Android's activity manager reports a warm start's time: what a return to
+                // this app takes is what a read-back would add to (memorch weighs it).
+                if let (None, Some(r)) = (&resumed.error, self.running.get(app)) {
+                    self.tell(Request::Launched { app: app.to_string(), pid: r.pid(), ms: (resumed.latency_ms as u64).clamp(1, memorch_protocol::MAX_LAUNCH_MS), cold: false });
+                }
                 resumed
             }
         } else {

@@ -862,6 +862,35 @@ fn a_dip_above_the_critical_band_spares_the_likely_apps_when_asked() {
     assert_eq!(pids(&decide(&mut spare, 8_000, &snap(1024, 50, 10), &apps, &[])), vec![12]);
 }
 
+/// `compaction.slow_returns_give_first`: a read-back adds about as much to any return, so
+/// an app whose returns take 50 ms anyway gives before one answered within a frame, though
+/// it was in front more recently (on in `memorch`). Without the switch, the less recent app
+/// gives first.
+#[test]
+fn an_app_whose_returns_are_slow_anyway_gives_before_a_quick_one() {
+    // `quick` (12) and `slow` (11), each launched and returned to twice, `slow` each time
+    // after `quick`; the launcher reports the returns: 2 ms and 50 ms.
+    let apps = vec![app(11, "slow", Class::Cached, 200), app(12, "quick", Class::Cached, 200), app(2, "fg", Class::Foreground, 300)];
+    let history = |e: &mut memorch_core::engine::Engine| {
+        for i in 0..3u64 {
+            let cold = i == 0;
+            decide(e, 2_000 * i, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "quick".into(), pid: 12, ms: if cold { 300 } else { 2 }, cold }]);
+            decide(e, 2_000 * i + 1_000, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "slow".into(), pid: 11, ms: if cold { 300 } else { 50 }, cold }]);
+        }
+        decide(e, 7_000, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }]);
+    };
+    // 70 MiB available under a 123 MiB low band: what is short, one app's share covers.
+    let short = snap(1024, 60, 10);
+    let first_squeezed = |spec: &str| {
+        let mut e = engine(spec);
+        history(&mut e);
+        let a = decide(&mut e, 8_000, &short, &apps, &[]);
+        compactions(&a).iter().map(|c| c.0).collect::<Vec<_>>()
+    };
+    assert_eq!(first_squeezed("memorch:sessions=off,compaction.slow_returns_give_first=false"), vec![12], "off: the app away longer gives");
+    assert_eq!(first_squeezed("memorch:sessions=off"), vec![11], "on, as shipped: the app whose returns are slow anyway gives");
+}
+
 /// `spread` (`Compaction::share_window_ms`): in a shortage that lasts several decisions, one
 /// app gives at most 80 % of what it held at its first squeeze within the window, where
 /// without it each decision may take 80 % of what is left (realapps: `maps`, 236 MiB in five

@@ -148,7 +148,8 @@ fn without_a_screen_off_the_chance_of_a_return_is_judged_as_before() {
 /// A return counts toward the app's popularity (`fronts`) by what the events said before,
 /// whatever this input's list shows: the app already in front (how the daemon gives a
 /// launcher's report or an inferred switch), still cached, or away again within the same
-/// input; an app reported in front again while it stays there is not a new return.
+/// input; an app reported in front again while it stays there is not a new return, nor is
+/// a launcher's report of the time a return took.
 #[test]
 fn each_return_counts_once_whichever_way_the_app_list_shows_it() {
     let plenty = snap(1024, 700, 0);
@@ -171,4 +172,10 @@ fn each_return_counts_once_whichever_way_the_app_list_shows_it() {
     // together): the list shows it away, and the return counts once.
     decide(&mut e, 5_000, &plenty, &list(11), &[away(11), to_front(10), away(10), Event::Home]);
     assert_eq!(fronts(&e), [3, 2], "maps's second return counts once");
+    // A launcher's report of a return once it is served (`Launched`, not cold), the app in
+    // front since its switch: counted there, not again; its time is learned.
+    decide(&mut e, 6_000, &plenty, &list(10), &[to_front(10)]);
+    decide(&mut e, 6_100, &plenty, &list(10), &[Event::Launched { app: "maps".into(), pid: 10, ms: 6, cold: false }]);
+    assert_eq!(fronts(&e), [4, 2], "the report of maps's third return counts once");
+    assert_eq!(e.state.stats.get("maps").and_then(|s| s.quickest_return_ms), Some(6.0));
 }

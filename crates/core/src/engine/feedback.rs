@@ -48,7 +48,15 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
                     state.launch_in_flight = None;
                 }
                 state.stats.entry(app).observe_launch(*ms, *cold);
-                state.stats.came_to_front(app);
+                if !*cold {
+                    state.stats.entry(app).observe_return(*ms as f64);
+                }
+                // A return reported once it is served, after the class change that brought
+                // the app to the front (counted there): one front, not two.
+                let front_by_class = input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible);
+                if *cold || !front_by_class {
+                    state.stats.came_to_front(app);
+                }
                 state.front(*pid, input.now_ms);
                 state.in_front.insert(*pid);
                 brought.push(*pid);

@@ -5,6 +5,10 @@
 //!   announced in a launch intent. Never decays: a launch must fit the app's worst case.
 //! - `cold_launch_ms`, `warm_launch_ms`: exponentially weighted moving averages (weight
 //!   `EWMA_WEIGHT` for the new sample) of launch reports.
+//! - `quickest_return_ms`: how long a return to the app takes when nothing of it has to be
+//!   read back: it drops at once to a quicker return a launcher reports and creeps toward a
+//!   slower one by `RETURN_CREEP` (a return that read pages back is slower for that, not for
+//!   the app's own work).
 //! - `refault_ratio`: of the bytes memorch compacted out of the app, the share that came back
 //!   (its swap fell) within `REFAULT_WINDOW_MS`; an EWMA per compaction episode.
 //! - `sessions`, `last_session`: how many usage sessions (from one screen-on to the next
@@ -15,6 +19,9 @@ use std::collections::BTreeMap;
 
 pub const EWMA_WEIGHT: f64 = 0.3;
 pub const REFAULT_WINDOW_MS: u64 = 60_000;
+/// How far toward a slower return the quickest return moves: a return slowed by a read-back
+/// says little of the app's own time, a run of them that it has become slower.
+pub const RETURN_CREEP: f64 = 0.05;
 /// Apps remembered at most; the one learned about least recently goes first.
 pub const MAX_APPS: usize = 512;
 
@@ -25,6 +32,9 @@ pub struct AppStats {
     pub warm_launch_ms: Option<f64>,
     pub launches: u64,
     pub refault_ratio: Option<f64>,
+    /// How long a return to it takes with nothing to read back, as launchers report returns.
+    #[serde(default)]
+    pub quickest_return_ms: Option<f64>,
     /// Times it came to the front (launched or returned to): its popularity.
     #[serde(default)]
     pub fronts: u64,
@@ -54,6 +64,14 @@ impl AppStats {
         let slot = if cold { &mut self.cold_launch_ms } else { &mut self.warm_launch_ms };
         *slot = Some(ewma(*slot, ms as f64));
         self.launches += 1;
+    }
+
+    /// A return to the running app took `ms` (as a launcher reports a warm start).
+    pub fn observe_return(&mut self, ms: f64) {
+        self.quickest_return_ms = Some(match self.quickest_return_ms {
+            Some(q) if ms > q => q + RETURN_CREEP * (ms - q),
+            _ => ms,
+        });
     }
 
     /// After a compaction episode: `moved` bytes went out, `came_back` of them returned soon.
@@ -171,6 +189,21 @@ mod tests {
         s.observe_launch(100, false);
         assert_eq!(s.warm_launch_ms, Some(100.0));
         assert_eq!(s.launches, 3);
+    }
+
+    #[test]
+    fn the_quickest_return_drops_at_once_and_creeps_up() {
+        let mut s = AppStats::default();
+        assert_eq!(s.quickest_return_ms, None);
+        s.observe_return(40.0);
+        s.observe_return(5.0);
+        assert_eq!(s.quickest_return_ms, Some(5.0), "a quicker return is the app's own time");
+        s.observe_return(105.0);
+        assert_eq!(s.quickest_return_ms, Some(10.0), "one slow return, read back, moves it a twentieth of the way");
+        for _ in 0..100 {
+            s.observe_return(50.0);
+        }
+        assert!((s.quickest_return_ms.unwrap() - 50.0).abs() < 1.0, "an app that became slower is learned so");
     }
 
     #[test]

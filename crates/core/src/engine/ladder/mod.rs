@@ -33,6 +33,10 @@ pub const DEFAULT_ZRAM_RATIO: f64 = 2.5;
 /// Time away from the front after which a return is half as likely (see `p_return`).
 const RETURN_HALF_MS: f64 = 120_000.0;
 
+/// A return this quick is instant to the user (a frame at 60 Hz): a read-back added to it is
+/// the whole of the wait (see `Ctx::return_weight`).
+pub const INSTANT_RETURN_MS: f64 = 16.0;
+
 /// An app at least this popular ([`Ctx::popularity`]: brought to the front at least half as
 /// often as the most visited app running) is one of the user's favourites.
 pub const FAVOURITE_POPULARITY: f64 = 0.5;
@@ -257,6 +261,25 @@ impl<'a> Ctx<'a> {
         let away_ms = self.away_ms(a);
         let recency = 1.0 / (1.0 + away_ms as f64 / RETURN_HALF_MS);
         (0.5 * recency + 0.5 * self.popularity(a)).clamp(0.02, 1.0)
+    }
+
+    /// What a squeeze of `a` is weighed at (`Compaction::slow_returns_give_first`): its chance
+    /// of a return soon, times how much of that return a read-back would be. A read-back adds
+    /// about the same milliseconds to any app's return; to one answered as quickly as the
+    /// quickest app running (or within a frame, [`INSTANT_RETURN_MS`], if that is slower) it
+    /// is all the wait the user sees, to one that takes 50 ms anyway a third of it. Measured
+    /// against the quickest app running, not a frame alone, so that on a device where every
+    /// return takes 300 ms the apps weigh as their chances do. Its chance alone without the
+    /// switch, or before any return of it was reported.
+    pub fn return_weight(&self, a: &App) -> f64 {
+        let p = self.p_return(a);
+        if !self.preset.compaction.as_ref().is_some_and(|c| c.slow_returns_give_first) {
+            return p;
+        }
+        let return_ms = |x: &App| self.state.stats.get(&x.name).and_then(|s| s.quickest_return_ms);
+        let Some(ms) = return_ms(a) else { return p };
+        let quickest = self.input.apps.iter().filter_map(return_ms).fold(f64::INFINITY, f64::min);
+        p * (quickest.max(INSTANT_RETURN_MS) / ms.max(1.0)).min(1.0)
     }
 
     /// How often `a` came to the front, against the most popular app running (1 for it); 1

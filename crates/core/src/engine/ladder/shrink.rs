@@ -58,7 +58,9 @@ pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Opt
 
 /// [`free`] from the apps less likely than `max_p_return` to be wanted soon only (all of them
 /// with `None`): a squeeze turns the app's next return warm whatever it takes, so a likely
-/// app gives nothing where memory is not yet short.
+/// app gives nothing where memory is not yet short. Likelihood here is the app's
+/// [`Ctx::return_weight`]: with `Compaction::slow_returns_give_first`, an app whose returns
+/// are slow anyway counts as less likely, since a read-back is less of its wait.
 pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str, max_p_return: Option<f64>) -> u64 {
     let min_step = ctx.preset.compaction.as_ref().map_or(32, |c| c.min_step_pages) * PAGE;
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
@@ -67,11 +69,11 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
     let mut apps: Vec<(&App, f64, f64)> = ctx
         .free_apps()
         .filter(|a| a.class >= min_class && a.anon_bytes > min_anon.max(min_step) && !ctx.state.dry.contains_key(&a.pid))
-        .map(|a| (a, refault(a), ctx.p_return(a)))
-        .filter(|(_, _, p)| max_p_return.is_none_or(|m| *p < m))
+        .map(|a| (a, refault(a), ctx.return_weight(a)))
+        .filter(|(_, _, w)| max_p_return.is_none_or(|m| *w < m))
         .collect();
     let cmp = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
-    apps.sort_by(|(a, ra, pa), (b, rb, pb)| b.class.cmp(&a.class).then(cmp(*ra, *rb)).then(cmp(*pa, *pb)).then(a.pid.cmp(&b.pid)));
+    apps.sort_by(|(a, ra, wa), (b, rb, wb)| b.class.cmp(&a.class).then(cmp(*ra, *rb)).then(cmp(*wa, *wb)).then(a.pid.cmp(&b.pid)));
     let mut to_move = ctx.moved_to_save(bytes);
     if let Some(b) = budget {
         to_move = to_move.min(b);
@@ -79,13 +81,14 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
     to_move = to_move.min(ctx.swap_room());
     let mut got = 0;
     let mut forgotten: Option<u32> = None;
-    for (a, refault, p_return) in apps {
+    for (a, refault, weight) in apps {
         if to_move < min_step {
             break;
         }
         if forgotten == Some(a.pid) {
             continue;
         }
+        let p_return = ctx.p_return(a);
         if let Some((victim, by_sessions)) = forgotten_instead_of(ctx, step, a, p_return, min_step) {
             let freed = victim.freeable_bytes;
             forgotten = Some(victim.pid);
@@ -123,7 +126,8 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
             .reason(step, format!("{why}: {} short, take {} of {} app '{}', its coldest first", mib(bytes), mib(take), a.class, a.name))
             .with("need_bytes", bytes as f64)
             .with("take_bytes", take as f64)
-            .with("refault_ratio", refault);
+            .with("refault_ratio", refault)
+            .with("return_weight", weight);
         got += ctx.compact(a, CompactScope::Anon, Some(take / PAGE), r);
         to_move = to_move.saturating_sub(take);
     }
