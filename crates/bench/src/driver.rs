@@ -282,7 +282,7 @@ impl<'a> Run<'a> {
                 // As Android's activity manager reports a warm start's time: what a return to
                 // this app takes is what a read-back would add to (memorch weighs it).
                 if let (None, Some(r)) = (&resumed.error, self.running.get(app)) {
-                    self.tell(Request::Launched { app: app.to_string(), pid: r.pid(), ms: (resumed.latency_ms as u64).clamp(1, memorch_protocol::MAX_LAUNCH_MS), cold: false });
+                    self.tell_launched(app, r.pid(), resumed.latency_ms, false);
                 }
                 resumed
             }
@@ -329,7 +329,7 @@ impl<'a> Run<'a> {
         if let Some(r) = up {
             let pid = r.pid();
             self.running.insert(def.name.clone(), r);
-            self.tell(Request::Launched { app: def.name.clone(), pid, ms: (visit.latency_ms as u64).clamp(1, memorch_protocol::MAX_LAUNCH_MS), cold: true });
+            self.tell_launched(&def.name, pid, visit.latency_ms, true);
         }
         Ok(visit)
     }
@@ -366,6 +366,12 @@ impl<'a> Run<'a> {
                 let _ = process::write_oom_score_adj(&self.root, &pid.to_string(), class.oom_score_adj());
             }
         }
+    }
+
+    /// Tell memorch's daemon that `app` is up after a launch (`cold`) or a return, and how
+    /// long the user waited.
+    fn tell_launched(&self, app: &str, pid: u32, latency_ms: f64, cold: bool) {
+        self.tell(Request::Launched { app: app.to_string(), pid, ms: (latency_ms as u64).clamp(1, memorch_protocol::MAX_LAUNCH_MS), cold });
     }
 
     /// Tell memorch's daemon, if it is the manager.

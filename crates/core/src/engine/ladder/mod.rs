@@ -72,12 +72,17 @@ pub struct Ctx<'a> {
     /// [`Ctx::popularity`], counted once a decision (per app it made a decision over 500 apps
     /// quadratic: 7 ms instead of 80 µs), and only where the preset weighs popularity.
     most_fronts: u64,
+    /// The quickest return of the running apps, the scale of [`Ctx::return_weight`]: counted
+    /// once a decision, as `most_fronts` is, and only where the preset weighs return times.
+    quickest_return_ms: Option<f64>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a mut State) -> Ctx<'a> {
         let most_fronts = if preset.kill.return_by_popularity { input.apps.iter().filter(|x| x.actionable()).filter_map(|x| state.stats.get(&x.name)).map(|s| s.fronts).max().unwrap_or(0) } else { 0 };
-        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, moved_bytes: 0, cold_bytes: 0, quiet: None, most_fronts }
+        let weighs_returns = preset.compaction.as_ref().is_some_and(|c| c.slow_returns_give_first);
+        let quickest_return_ms = if weighs_returns { input.apps.iter().filter(|x| x.actionable()).filter_map(|x| state.stats.get(&x.name)?.quickest_return_ms).reduce(f64::min) } else { None };
+        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, moved_bytes: 0, cold_bytes: 0, quiet: None, most_fronts, quickest_return_ms }
     }
 
     pub fn total(&self) -> u64 {
@@ -273,13 +278,12 @@ impl<'a> Ctx<'a> {
     /// switch, or before any return of it was reported.
     pub fn return_weight(&self, a: &App) -> f64 {
         let p = self.p_return(a);
-        if !self.preset.compaction.as_ref().is_some_and(|c| c.slow_returns_give_first) {
-            return p;
+        // Without the switch there is no scale (`quickest_return_ms` is None).
+        let Some(quickest) = self.quickest_return_ms else { return p };
+        match self.state.stats.get(&a.name).and_then(|s| s.quickest_return_ms) {
+            Some(ms) => p * (quickest.max(INSTANT_RETURN_MS) / ms.max(1.0)).min(1.0),
+            None => p,
         }
-        let return_ms = |x: &App| self.state.stats.get(&x.name).and_then(|s| s.quickest_return_ms);
-        let Some(ms) = return_ms(a) else { return p };
-        let quickest = self.input.apps.iter().filter_map(return_ms).fold(f64::INFINITY, f64::min);
-        p * (quickest.max(INSTANT_RETURN_MS) / ms.max(1.0)).min(1.0)
     }
 
     /// How often `a` came to the front, against the most popular app running (1 for it); 1
