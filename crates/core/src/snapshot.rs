@@ -72,6 +72,12 @@ impl SwapState {
     pub fn above_zram_priority(&self) -> Option<i32> {
         self.devices.iter().filter(|d| d.kind != "file").map(|d| d.priority).max().map(|p| p + 1)
     }
+
+    /// The free room of the files above zram (those made for unlikely apps' pages): where the
+    /// kernel puts the next pages swapped out, before zram, whichever app they are of.
+    pub fn room_above_zram(&self) -> u64 {
+        self.above_zram_priority().map_or(0, |above| self.devices.iter().filter(|d| d.kind == "file" && d.priority >= above).map(|d| d.size_bytes.saturating_sub(d.used_bytes)).sum())
+    }
 }
 
 impl SwapDevice {

@@ -104,11 +104,10 @@ const MAX_CALL_BYTES: u64 = 1 << 30;
 
 /// Pagemap bits (Documentation/admin-guide/mm/pagemap.rst): the page is in RAM; in swap.
 const PRESENT: u64 = 1 << 63;
-const SWAPPED: u64 = 1 << 62;
+pub const SWAPPED: u64 = 1 << 62;
 
-/// The ranges to advise for `scope`; with `max_pages`, only pages the advice acts on
-/// (resident ones; swapped-out ones to read back), at most that many.
-pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, advice: Advice, max_pages: Option<u64>) -> Result<(usize, Vec<Range>)> {
+/// The mappings `scope` names.
+fn vmas_of(root: &SysRoot, pid: u32, scope: CompactScope) -> Result<Vec<Vma>> {
     let vmas: Vec<Vma> = match scope {
         CompactScope::SharedObjects => maps::read_smaps(root, pid)?
             .into_iter()
@@ -124,17 +123,40 @@ pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, advice: Advice, max_p
             })
             .collect(),
     };
+    Ok(vmas)
+}
+
+/// The ranges to advise for `scope`; with `max_pages`, only pages the advice acts on
+/// (resident ones; swapped-out ones to read back), at most that many.
+pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, advice: Advice, max_pages: Option<u64>) -> Result<(usize, Vec<Range>)> {
+    let vmas = vmas_of(root, pid, scope)?;
     let ranges = match max_pages {
         None => vmas.iter().map(|v| Range { start: v.start, len: v.len() }).collect(),
-        Some(n) => page_runs(root, pid, &vmas, if advice == Advice::WillNeed { SWAPPED } else { PRESENT }, n)?,
+        Some(n) => {
+            let want = if advice == Advice::WillNeed { SWAPPED } else { PRESENT };
+            page_runs(root, pid, &vmas, |e| e & want != 0, n)?
+        }
     };
     Ok((vmas.len(), ranges))
 }
 
-/// Runs of pages in `vmas` whose pagemap entry has bit `want` (resident or swapped), at most
-/// `max_pages` pages in all. Small steps must move resident pages, or they move nothing; a
-/// read-back must name swapped pages, or it walks whole mappings for nothing.
-fn page_runs(root: &SysRoot, pid: u32, vmas: &[Vma], want: u64, max_pages: u64) -> Result<Vec<Range>> {
+/// Runs of `pid`'s pages in the swap area of kernel type number `swap_type` (the pagemap's
+/// swap type, which `/proc/swaps` does not give: `writeback::probe_zram_type` finds zram's),
+/// in its private mappings as a read-back reads them, at most `max_pages`.
+pub fn runs_in_swap_area(root: &SysRoot, pid: u32, swap_type: u32, max_pages: u64) -> Result<Vec<Range>> {
+    let vmas = vmas_of(root, pid, CompactScope::All)?;
+    page_runs(root, pid, &vmas, |e| e & SWAPPED != 0 && swap_type_of(e) == swap_type, max_pages)
+}
+
+/// The swap type of a swapped page's pagemap entry (bits 0-4).
+pub fn swap_type_of(entry: u64) -> u32 {
+    (entry & 0x1f) as u32
+}
+
+/// Runs of pages in `vmas` whose pagemap entry `want`s (resident, swapped, in one swap area),
+/// at most `max_pages` pages in all. Small steps must move resident pages, or they move
+/// nothing; a read-back must name swapped pages, or it walks whole mappings for nothing.
+fn page_runs(root: &SysRoot, pid: u32, vmas: &[Vma], want: impl Fn(u64) -> bool, max_pages: u64) -> Result<Vec<Range>> {
     let page = root.page_size;
     let path = root.path(format!("/proc/{pid}/pagemap"));
     let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
@@ -153,7 +175,7 @@ fn page_runs(root: &SysRoot, pid: u32, vmas: &[Vma], want: u64, max_pages: u64) 
                 if left == 0 {
                     break 'vmas;
                 }
-                if u64::from_le_bytes(e.try_into().expect("8 bytes")) & want == 0 {
+                if !want(u64::from_le_bytes(e.try_into().expect("8 bytes"))) {
                     continue;
                 }
                 let a = addr + i as u64 * page;
@@ -211,6 +233,35 @@ pub fn compact(root: &SysRoot, target: &Target, scope: CompactScope, advice: Adv
         report.advised_bytes = ranges.iter().map(|r| r.len).sum();
         return Ok(report);
     }
+    let done = advise(target, &ranges, advice)?;
+    (report.calls, report.advised_bytes, report.exited) = (done.calls, done.advised_bytes, done.exited);
+    report.elapsed_us = t0.elapsed().as_micros() as u64;
+    match Resident::read(root, pid) {
+        Ok(after) => {
+            report.moved_bytes = before.rss_bytes().saturating_sub(after.rss_bytes());
+            report.after = Some(after);
+        }
+        Err(e) if e.is_not_found() => report.exited = true,
+        Err(e) => return Err(e),
+    }
+    Ok(report)
+}
+
+/// What [`advise`] did: its calls, the bytes the kernel took advice for, whether the process
+/// exited meanwhile.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Advised {
+    pub calls: usize,
+    pub advised_bytes: u64,
+    pub exited: bool,
+}
+
+/// `process_madvise` `ranges` of `target` with `advice`, as many ranges a call as the kernel
+/// takes. A range unmapped (or that cannot be advised) since it was read is skipped; stops
+/// cleanly if the process exits.
+pub fn advise(target: &Target, ranges: &[Range], advice: Advice) -> Result<Advised> {
+    let pid = target.pid;
+    let mut report = Advised::default();
     let mut i = 0; // first range not yet advised
     let mut skip = 0u64; // bytes of ranges[i] already advised
     let mut iov: Vec<libc::iovec> = Vec::with_capacity(MAX_IOV);
@@ -246,15 +297,6 @@ pub fn compact(root: &SysRoot, target: &Target, scope: CompactScope, advice: Adv
                 _ => return Err(Error::io(format!("/proc/{pid} (process_madvise)"), e)),
             },
         }
-    }
-    report.elapsed_us = t0.elapsed().as_micros() as u64;
-    match Resident::read(root, pid) {
-        Ok(after) => {
-            report.moved_bytes = before.rss_bytes().saturating_sub(after.rss_bytes());
-            report.after = Some(after);
-        }
-        Err(e) if e.is_not_found() => report.exited = true,
-        Err(e) => return Err(e),
     }
     Ok(report)
 }

@@ -19,7 +19,7 @@
 //! memory of the process the pidfd names (an open `/proc/PID/mem` holds that process's mm; a
 //! pid reused before the open would show as the pidfd's process having exited).
 
-use crate::compact::{self, Advice, CompactScope, Resident};
+use crate::compact::{self, Advice, CompactScope, Range, Resident};
 use crate::error::{Error, Result};
 use crate::root::SysRoot;
 use crate::target::Target;
@@ -29,7 +29,7 @@ use std::time::Instant;
 
 /// Bytes one read asks for: a run of swapped pages is read in pieces of this size, into one
 /// buffer the daemon keeps small (its memory is locked).
-const CHUNK: usize = 64 << 10;
+pub const CHUNK: usize = 64 << 10;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReadBackReport {
@@ -68,40 +68,12 @@ pub fn read_back(root: &SysRoot, target: &Target, max_pages: u64) -> Result<Read
         elapsed_us: 0,
         exited: false,
     };
-    let path = root.path(format!("/proc/{pid}/mem"));
-    let mem = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) => {
-            report.exited = true;
-            return Ok(report);
-        }
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    if target.pidfd.wait_exit(std::time::Duration::ZERO) {
+    let Some(mem) = open_mem(root, target)? else {
         report.exited = true;
         return Ok(report);
-    }
+    };
     let mut buf = vec![0u8; CHUNK];
-    'ranges: for r in &ranges {
-        let mut at = r.start;
-        while at < r.start + r.len {
-            let n = ((r.start + r.len - at) as usize).min(CHUNK);
-            match mem.read_at(&mut buf[..n], at) {
-                Ok(0) => break,
-                Ok(got) => {
-                    report.read_bytes += got as u64;
-                    at += got as u64;
-                }
-                // EIO/EFAULT: the range went away since the pagemap was read; ESRCH and an
-                // exited pidfd: the process is gone.
-                Err(_) if target.pidfd.wait_exit(std::time::Duration::ZERO) => {
-                    report.exited = true;
-                    break 'ranges;
-                }
-                Err(_) => break,
-            }
-        }
-    }
+    (report.read_bytes, report.exited) = read_ranges(&mem, target, &ranges, &mut buf);
     report.elapsed_us = t0.elapsed().as_micros() as u64;
     match Resident::read(root, pid) {
         Ok(after) => {
@@ -112,4 +84,44 @@ pub fn read_back(root: &SysRoot, target: &Target, max_pages: u64) -> Result<Read
         Err(e) => return Err(e),
     }
     Ok(report)
+}
+
+/// `target`'s `/proc/PID/mem`, opened before its pidfd is checked again (the module's doc);
+/// `None` if the process is gone.
+pub fn open_mem(root: &SysRoot, target: &Target) -> Result<Option<std::fs::File>> {
+    let path = root.path(format!("/proc/{}/mem", target.pid));
+    let mem = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    if target.pidfd.wait_exit(std::time::Duration::ZERO) {
+        return Ok(None);
+    }
+    Ok(Some(mem))
+}
+
+/// Read `ranges` of `target` through its `mem` (each read faults the pages in, in the
+/// target), `buf` at a time: the bytes the reads returned, and whether the process exited.
+/// A range that went away since it was named ends its reading.
+pub fn read_ranges(mem: &std::fs::File, target: &Target, ranges: &[Range], buf: &mut [u8]) -> (u64, bool) {
+    let mut read = 0;
+    for r in ranges {
+        let mut at = r.start;
+        while at < r.start + r.len {
+            let n = ((r.start + r.len - at) as usize).min(buf.len());
+            match mem.read_at(&mut buf[..n], at) {
+                Ok(0) => break,
+                Ok(got) => {
+                    read += got as u64;
+                    at += got as u64;
+                }
+                // EIO/EFAULT: the range went away since the pagemap was read; ESRCH and an
+                // exited pidfd: the process is gone.
+                Err(_) if target.pidfd.wait_exit(std::time::Duration::ZERO) => return (read, true),
+                Err(_) => break,
+            }
+        }
+    }
+    (read, false)
 }

@@ -10,6 +10,12 @@ fn zram_swap() -> ZramGuard {
     ZramGuard::setup(&SysRoot::live(), 1 << 30, Some("lz4"), 100).expect("zram swap for the test")
 }
 
+/// What `zram` holds: its pages' own size (`mm_stat`'s first column), bytes.
+fn zram_orig(zram: &ZramGuard) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{}/mm_stat", zram.setup.device)).unwrap();
+    stat.split_whitespace().next().unwrap().parse().unwrap()
+}
+
 #[test]
 fn anon_compaction_puts_nearly_all_of_a_text_heap_into_zram() {
     if !testkit::zram_facility() {
@@ -26,8 +32,7 @@ fn anon_compaction_puts_nearly_all_of_a_text_heap_into_zram() {
     assert!(swap as f64 >= 0.9 * heap as f64, "only {swap} of {heap} bytes went to zram: {r}");
     assert!(r["moved_bytes"].as_u64().unwrap() as f64 >= 0.9 * heap as f64, "{r}");
     assert_eq!(r["exited"], false);
-    let stat = std::fs::read_to_string(format!("/sys/block/{}/mm_stat", _zram.setup.device)).unwrap();
-    let orig: u64 = stat.split_whitespace().next().unwrap().parse().unwrap();
+    let orig = zram_orig(&_zram);
     assert!(orig as f64 >= 0.85 * heap as f64, "zram holds {orig} bytes");
 }
 
@@ -203,10 +208,6 @@ fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_which_goes_once_drain
     }
     let _lock = testkit::machine_test_lock();
     let zram = zram_swap();
-    let zram_orig = || -> u64 {
-        let stat = std::fs::read_to_string(format!("/sys/block/{}/mm_stat", zram.setup.device)).unwrap();
-        stat.split_whitespace().next().unwrap().parse().unwrap()
-    };
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-squeeze-storage"), Some(1 << 30)).unwrap();
     let pid = spawn_app(&mut sb, &["--app-group", "--class", "cached"], &["--anon-mb", "64", "--content", "text"]).id();
     let mut child = sb.take_child(pid).expect("the app is the sandbox's child");
@@ -225,7 +226,7 @@ fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_which_goes_once_drain
     assert!(refused.as_ref().is_err_and(|e| e.contains("4000000")), "{refused:?}");
     assert!(live.swap_files().is_empty() && std::fs::read_dir(&swap_dir).map_or(true, |d| d.count() == 0), "no file left for a squeeze not done");
 
-    let zram_before = zram_orig();
+    let zram_before = zram_orig(&zram);
     let asked = 32 * MIB;
     let (what, moved) = live.compact_to_storage(Squeeze { pid, app: "cold", scope: CompactScope::Anon, max_pages: Some(asked / 4096) }).expect("squeeze to storage");
     let files = live.swap_files();
@@ -237,7 +238,7 @@ fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_which_goes_once_drain
     assert!(used as f64 >= 0.8 * asked as f64, "the file holds {used} of the {moved} bytes moved: {what}");
     // Most of it, not all: in one run of six here zram took 8.3 MiB of the 32 (the kernel's
     // swap allocator may finish a cluster it had begun on zram before it turns to the file).
-    assert!(zram_orig() - zram_before < asked / 2, "zram took {} bytes of it", zram_orig() - zram_before);
+    assert!(zram_orig(&zram) - zram_before < asked / 2, "zram took {} bytes of it", zram_orig(&zram) - zram_before);
 
     let held = live.swap_drop_cold();
     assert!(held.is_err() && ours(&files[0]).is_some(), "full: it stays: {held:?}");
@@ -382,4 +383,70 @@ fn an_app_in_a_group_the_system_made_is_squeezed_there_and_the_group_left_as_it_
         std::fs::write(systemds.join("cgroup.freeze"), "0").unwrap();
     }
     drop(sb);
+}
+
+/// zram's writeback from user space (`writeback` switch): the pages an app holds in zram are
+/// read back and paged out again to a storage file of its own above zram, so zram empties by
+/// what they took; its pages already in storage stay where they are. A writeback of an app
+/// with nothing in zram leaves no file, and without zram's swap type (probed while zram is the
+/// highest-priority swap, before a file stands above it) none is tried.
+#[test]
+fn a_writeback_moves_an_apps_zram_pages_to_a_file_of_its_own_and_leaves_its_storage_pages() {
+    use memorch_core::engine::CompactScope;
+    use memorch_daemon::executor::{live::Live, Actuators, Squeeze};
+    use memorch_linux::{Domain, DomainSpec};
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let zram = zram_swap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-writeback"), Some(1 << 30)).unwrap();
+    let pid = start_app(&mut sb, &["--anon-mb", "96", "--content", "text"]).id();
+    let other = start_app(&mut sb, &["--anon-mb", "16", "--content", "text"]).id();
+    let root = SysRoot::live();
+    let open = || Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let dir = testkit::TempDir::new("memorch-writeback");
+    let mut live = Live::new(root.clone(), open(), dir.join("swap"));
+    let used_of = |path: &str| memorch_linux::swaps::read(&root).unwrap().devices.into_iter().find(|d| d.path == path).map(|d| d.used_bytes);
+
+    // 48 MiB of the app into zram, then 32 MiB more into a storage file of its own.
+    let in_zram = 48 * MIB;
+    let zram_empty = zram_orig(&zram);
+    live.compact(pid, "app", CompactScope::Anon, Some(in_zram / 4096)).expect("squeeze into zram");
+    let held = zram_orig(&zram) - zram_empty;
+    assert!(held as f64 >= 0.8 * in_zram as f64, "zram took {held} of {in_zram}");
+    live.compact_to_storage(Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(32 * MIB / 4096) }).expect("squeeze to storage");
+    let storage_file = live.swap_files()[0].clone();
+    let in_storage = used_of(&storage_file).unwrap();
+    assert!(in_storage as f64 >= 0.8 * (32 * MIB) as f64, "the file holds {in_storage}");
+    let swap_before = status_kib(pid, "VmSwap");
+
+    let zram_before = zram_orig(&zram);
+    let (what, moved) = live.writeback(pid, "app", 256 * MIB / 4096).expect("writeback");
+    let files = live.swap_files();
+    assert_eq!(files.len(), 2, "a file of its own for the writeback: {what}");
+    let gave = zram_before.saturating_sub(zram_orig(&zram));
+    assert!(gave as f64 >= 0.8 * held as f64, "zram gave back {gave} of the {held} bytes the app held there: {what}");
+    assert!(moved as f64 >= 0.8 * held as f64, "moved {moved}: {what}");
+    let in_new = used_of(&files[1]).unwrap();
+    assert!(in_new as f64 >= 0.8 * held as f64, "the new file holds {in_new}: {what}");
+    assert!(used_of(&storage_file).unwrap() as f64 >= 0.9 * in_storage as f64, "its pages already in storage stayed there: {what}");
+    // Still all in swap: read back and paged out again, nothing left resident.
+    assert!(status_kib(pid, "VmSwap") as f64 >= 0.9 * swap_before as f64, "VmSwap {} against {swap_before}: {what}", status_kib(pid, "VmSwap"));
+    assert!(what.contains("wrote back") && what.contains(&files[1]), "{what}");
+
+    // Nothing of `other` is in swap: nothing moved, no file left.
+    let (none, zero) = live.writeback(other, "other", 256 * MIB / 4096).expect("a writeback with nothing to move");
+    assert_eq!(zero, 0, "{none}");
+    assert_eq!(live.swap_files().len(), 2, "no file left for nothing: {none}");
+
+    // A daemon that never saw zram the highest-priority swap (a file of its own stands above
+    // it now) does not know zram's type, and moves nothing.
+    let mut late = Live::new(root.clone(), open(), dir.join("swap-late"));
+    let refused = late.writeback(pid, "app", 256 * MIB / 4096);
+    assert!(refused.as_ref().is_err_and(|e| e.contains("swap type is not known")), "{refused:?}");
+    assert!(late.swap_files().is_empty());
+    drop(sb);
+    let (_, failed) = live.put_back();
+    assert!(failed.is_empty(), "{failed:?}");
 }

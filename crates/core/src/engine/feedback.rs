@@ -203,6 +203,7 @@ impl State {
         self.prefetched.retain(|p, _| keep(*p));
         self.read_back_whole.retain(|p, _| keep(*p));
         self.read_back_dry.retain(|p, _| keep(*p));
+        self.writeback_dry.retain(|p, _| keep(*p));
         self.share_window.retain(|p, _| keep(*p));
     }
 

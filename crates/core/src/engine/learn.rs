@@ -88,6 +88,12 @@ impl Engine {
                     let stint = self.state.stint(*pid);
                     self.state.read_back_dry.insert(*pid, stint);
                 }
+                // Likewise a writeback that found little of the app in zram (its swap is in
+                // storage already, or where reading its memory does not reach).
+                ActionKind::Writeback { pid, max_pages, .. } if o.bytes.is_some_and(|moved| (moved as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) => {
+                    let stint = self.state.stint(*pid);
+                    self.state.writeback_dry.insert(*pid, stint);
+                }
                 ActionKind::Ksm { run, .. } => self.state.ksm_running = *run,
                 _ => {}
             }

@@ -177,6 +177,10 @@ pub enum ActionKind {
     Shield { pid: u32 },
     /// Give the app's group its domain's swappiness back.
     Unshield { pid: u32 },
+    /// Move up to `max_pages` of the app's pages in zram to a storage swap file made for them
+    /// above zram in priority (zram's writeback, from user space): zram's pool shrinks by
+    /// what they took.
+    Writeback { pid: u32, app: String, max_pages: u64 },
     /// Read up to `max_pages` of the app's swapped-out pages back ahead of its touching them
     /// (`process_madvise(MADV_WILLNEED)`: into the swap cache, so its touch is a minor fault).
     Prefetch { pid: u32, app: String, max_pages: u64 },
@@ -203,6 +207,7 @@ impl ActionKind {
             ActionKind::Shield { .. } => "shield",
             ActionKind::Unshield { .. } => "unshield",
             ActionKind::Prefetch { .. } => "prefetch",
+            ActionKind::Writeback { .. } => "writeback",
             ActionKind::Trim { .. } => "trim",
             ActionKind::Kill { .. } => "kill",
             ActionKind::Nothing => "nothing",
@@ -232,6 +237,8 @@ pub enum Step {
     Shield,
     /// Reading the app in front's swapped-out pages back while memory allows.
     Prefetch,
+    /// Moving the unlikely apps' pages from zram to storage while the screen is off.
+    Writeback,
     Idle,
 }
 
@@ -268,7 +275,7 @@ impl Action {
     /// Every pid this action touches.
     pub fn pids(&self) -> Vec<u32> {
         match &self.kind {
-            ActionKind::Compact { pid, .. } | ActionKind::Freeze { pid } | ActionKind::Thaw { pid } | ActionKind::Shield { pid } | ActionKind::Unshield { pid } | ActionKind::Prefetch { pid, .. } => vec![*pid],
+            ActionKind::Compact { pid, .. } | ActionKind::Freeze { pid } | ActionKind::Thaw { pid } | ActionKind::Shield { pid } | ActionKind::Unshield { pid } | ActionKind::Prefetch { pid, .. } | ActionKind::Writeback { pid, .. } => vec![*pid],
             ActionKind::Kill { victims, .. } => victims.iter().map(|v| v.pid).collect(),
             _ => Vec::new(),
         }

@@ -295,7 +295,19 @@ pub struct SwapPolicy {
     /// an unlikely app's squeeze to storage ([`COLD_AT_ZRAM_USED_FRAC`] as presets ship).
     #[serde(default = "default_cold_at_zram_used")]
     pub cold_at_zram_used: f64,
+    /// While the screen is off, move the pages an app less likely than this to be wanted soon
+    /// (`p_return`) holds in zram to a storage swap file of its own above zram, down to
+    /// `cold_at_zram_used` (zram's writeback, from user space: ladder/writeback.rs): zram's
+    /// pool is RAM, a page in it costs a share of a page; an unlikely app's pages cost none in
+    /// storage, and the room is left to the likely apps. `None`: what is in zram stays there.
+    #[serde(default)]
+    pub writeback_below: Option<f64>,
 }
+
+/// The chance of a return below which the `writeback` switch writes an app's zram pages back
+/// to storage: `cold_to_storage_below`'s as `memorch` ships (not used in the session in
+/// progress, in under half the sessions).
+pub const WRITEBACK_BELOW: f64 = 0.25;
 
 /// How full zram must be before an unlikely app's squeeze goes to storage of its own
 /// (`SwapPolicy::cold_at_zram_used` as presets ship): with zram half empty, every page it
@@ -516,6 +528,7 @@ fn no_swap() -> SwapPolicy {
         anon_folio_kb: None,
         cold_to_storage_below: None,
         cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
+        writeback_below: None,
     }
 }
 
@@ -652,6 +665,7 @@ impl Preset {
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
             "memorch" if k == "swap.cold_to_storage_below" => "issue 11: memorch's warm returns on realapps cost three times the peers' a page because a third to a half came from storage swap, and those were the likely apps' pages: zram filled with the first squeezes, of the unlikely apps (docs/results.md); a storage file above zram in priority, made for one unlikely app's squeeze, sends its pages past zram (the kernel has no zram writeback here), and a squeeze to storage frees all it moves, so fewer apps give; 0.25 (not used in the session in progress, in under half the sessions): on realapps, six paired runs over seeds 3-8, p50 shorter in all six (seeds 3-5: 6.09 against 6.51 ms; 6-8: 15.2 against 18.3), p95 in four, stall lower, half the squeezes, no kills either way; 0.1 was between the two, 0.5 longer on all of seeds 3-5 (docs/results.md); memorch:swap.cold_to_storage_below=null turns it off",
+            "memorch" if k == "swap.writeback_below" => "issue 11: zram's pool is RAM (on realapps 300 of the device's 1024 MiB once zram was full), and Android and ChromeOS write idle zram pages to storage in the kernel (zram backing_dev), which this kernel lacks: moved from user space with the screen off (read back, paged out again above zram); null: on realapps the apps judged unlikely came back (kv, written back at 0.12, returned in 912 ms reading 14.8 k pages from storage), the wait longer on every seed (docs/results.md); memorch:writeback=on sets 0.25",
             "memorch" if k == "swap.cold_at_zram_used" => "issue 11: with zram half empty, every page it takes is still read back faster than from storage, and there is room for the likely apps too; a quarter: on realapps (seeds 3-8, six paired runs) p50 longer in four pairs, p95 shorter in four, less stall; the cap of twelve files was reached in every run either way (docs/results.md)",
             "memorch" if k == "swap.grow_to_need" || k == "swap.max_files" => "issue 11: a launch killed an app for 80 MiB with zram 63 % full (SWAM adds one file, once zram is 80 % full), and four files were full before launches that then killed; a file sized to what a launch needs, up to eight files' worth: on realapps' seeds 6-8 no kill in three runs against 2, 3 and 2 (docs/results.md); memorch:swap.grow_to_need=off, memorch:swap.max_files=4 as SWAM",
             "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files, every 5 s while zram is full (SWAM's 30 s killed apps on realapps while one file filled, docs/results.md)",
@@ -890,6 +904,7 @@ fn swam() -> Preset {
             anon_folio_kb: None,
             cold_to_storage_below: None,
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
+            writeback_below: None,
         },
         kill: KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::OomBadnessOverRelaunch),
         ahead: None,
@@ -1020,6 +1035,7 @@ fn memorch() -> Preset {
             // all six, fewer squeezes and warm returns; docs/results.md).
             cold_to_storage_below: Some(0.25),
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
+            writeback_below: None,
         },
         // Killing once swap is full: off by measurement (realapps: p50 shorter in three benches,
         // longer and twice the kills in the fourth, beside the peers; docs/results.md).

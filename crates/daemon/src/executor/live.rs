@@ -27,11 +27,55 @@ pub struct Live {
     cold_files: Vec<SwapFileGuard>,
     /// KSM settings as they were when the daemon first tuned them, put back on exit.
     ksm_guard: Option<KsmGuard>,
+    /// zram's swap type number (the pagemap's) and its device, once probed: what tells a
+    /// writeback which of an app's swapped pages are in zram.
+    zram_type: Option<(u32, String)>,
 }
 
 impl Live {
     pub fn new(root: SysRoot, domain: Domain, swap_file_dir: PathBuf) -> Live {
-        Live { root, domain, swap_file_dir, swap_files: Vec::new(), cold_files: Vec::new(), ksm_guard: None }
+        Live { root, domain, swap_file_dir, swap_files: Vec::new(), cold_files: Vec::new(), ksm_guard: None, zram_type: None }
+    }
+
+    /// Probe zram's swap type while a zram device is the highest-priority swap with room
+    /// (before any file of its own stands above it: the probe page would go there), and keep
+    /// it while that device stays enabled. `None` where it is not known and cannot be probed
+    /// now.
+    fn zram_type(&mut self, swaps: &memorch_core::SwapState) -> Option<u32> {
+        let top = swaps.devices.iter().max_by_key(|d| d.priority)?;
+        if let Some((t, dev)) = &self.zram_type {
+            if swaps.devices.iter().any(|d| &d.path == dev && d.kind != "file") {
+                return Some(*t);
+            }
+            self.zram_type = None;
+        }
+        // Only a zram device: a disk partition on top would be "written back" to a file for
+        // nothing.
+        if top.kind == "file" || !top.path.starts_with("/dev/zram") || top.used_bytes + (1 << 20) >= top.size_bytes {
+            return None;
+        }
+        match memorch_linux::writeback::probe_zram_type(&self.root) {
+            Ok(Some(t)) => {
+                tracing::debug!(swap_type = t, device = %top.path, "zram's swap type probed");
+                self.zram_type = Some((t, top.path.clone()));
+                Some(t)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "zram's swap type could not be probed: no writeback of zram");
+                None
+            }
+        }
+    }
+
+    /// A storage file of its own for `pages`, enabled one above zram (what the engine tells
+    /// these files by, `SwapState::above_zram_priority`): the kernel fills it before zram.
+    /// Its size in bytes and priority with it.
+    fn add_file_of_its_own(&self, swaps: &memorch_core::SwapState, pages: u64) -> Result<(SwapFileGuard, u64, i32), String> {
+        let mib = 1u64 << 20;
+        let bytes = (pages * self.root.page_size).div_ceil(mib) * mib + self.root.page_size;
+        let priority = swaps.above_zram_priority().ok_or("no zram (or other swap device) to send the pages past")?;
+        SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, priority).map(|g| (g, bytes, priority)).map_err(|e| e.to_string())
     }
 }
 
@@ -125,20 +169,19 @@ impl Actuators for Live {
     fn compact_to_storage(&mut self, sq: Squeeze) -> Result<(String, u64), String> {
         target::check(&self.root, sq.pid, &self.domain).map_err(|e| e.to_string())?;
         let pages = sq.max_pages.ok_or("a squeeze to storage needs its size (max_pages): none given")?;
-        let mib = 1u64 << 20;
-        let bytes = (pages * self.root.page_size).div_ceil(mib) * mib + self.root.page_size;
         let file = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string()).and_then(|swaps| {
-            let priority = swaps.above_zram_priority().ok_or("no zram (or other swap device) to send the pages past")?;
-            SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, priority).map(|g| (g, priority)).map_err(|e| e.to_string())
+            // The last chance to probe zram's type before a file stands above it.
+            self.zram_type(&swaps);
+            self.add_file_of_its_own(&swaps, pages)
         });
         // Without a file of its own the squeeze is still worth doing: where the kernel puts it.
-        let (mut g, priority) = match file {
+        let (mut g, bytes, priority) = match file {
             Ok(f) => f,
             Err(e) => return compact_one(&self.root, &self.domain, sq).map(|(w, b)| (format!("{w} (not to storage of its own: {e})"), b)),
         };
         match compact_one(&self.root, &self.domain, sq) {
             Ok((what, moved)) => {
-                let what = format!("{what}, to {} ({} MiB, priority {priority})", g.path.display(), bytes / mib);
+                let what = format!("{what}, to {} ({} MiB, priority {priority})", g.path.display(), bytes >> 20);
                 self.cold_files.push(g);
                 Ok((what, moved))
             }
@@ -201,6 +244,57 @@ impl Actuators for Live {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
         let r = memorch_linux::readback::read_back(&self.root, &t, max_pages).map_err(|e| e.to_string())?;
         Ok((format!("read back '{app}' ({pid}): {} bytes of swap back of {} asked in {} ranges in {} µs{}", r.back_bytes, r.asked_bytes, r.ranges, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.read_bytes))
+    }
+
+    /// Only pages the pagemap shows in zram are moved, a piece at a time
+    /// (`WRITEBACK_PIECE_BYTES`): read back into the app, then paged out again into a file
+    /// of its own above zram. What storage left in the swap cache is freed, as after a
+    /// squeeze by process_madvise; a writeback that moved nothing leaves no file.
+    fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
+        let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
+        let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
+        let zram_type = self.zram_type(&swaps).ok_or("zram's swap type is not known (it is probed while zram is the highest-priority swap with room, and a file stands above it now): zram left as it is")?;
+        let zram_before = zram_used(&swaps);
+        // The files above zram take the pages wherever they have room (the kernel fills areas
+        // of one priority in turn): a new one only where they have too little.
+        let mut file = if swaps.room_above_zram() >= max_pages * self.root.page_size { None } else { Some(self.add_file_of_its_own(&swaps, max_pages)?) };
+        let cached = reclaim::swap_cached_bytes(&self.domain);
+        let piece = memorch_core::engine::ladder::WRITEBACK_PIECE_BYTES / self.root.page_size;
+        let r = match memorch_linux::writeback::write_back(&self.root, &t, zram_type, max_pages, piece) {
+            Ok(r) => r,
+            Err(e) => {
+                if let Some((g, ..)) = file.as_mut() {
+                    let _ = g.remove_now();
+                }
+                return Err(e.to_string());
+            }
+        };
+        let freed = reclaim::free_swap_cache_left(&self.root, &self.domain, cached, r.moved_bytes);
+        let swaps_after = memorch_linux::swaps::read(&self.root).ok();
+        let zram_freed = swaps_after.as_ref().map_or(0, |s| zram_before.saturating_sub(zram_used(s)));
+        let exited = if r.exited { ", exited mid-way" } else { "" };
+        let freed = match freed {
+            Ok(Some(f)) => format!("; then {} MiB it left in the swap cache freed in {} µs", f.reclaimed_bytes >> 20, f.elapsed_us),
+            Ok(None) => String::new(),
+            Err(e) => format!("; what it left in the swap cache stays until the kernel reclaims it: {e}"),
+        };
+        let whither = match file {
+            Some((mut g, bytes, priority)) => {
+                let in_file = swaps_after.as_ref().and_then(|s| s.devices.iter().find(|d| std::path::Path::new(&d.path) == g.path)).map_or(0, |d| d.used_bytes);
+                if in_file == 0 {
+                    // Nothing half-applied: a file that took nothing goes at once.
+                    let _ = g.remove_now();
+                    return Ok((format!("wrote back nothing of '{app}' ({pid}): {} bytes of it found in zram, {} read back{exited}", r.asked_bytes, r.read_bytes), 0));
+                }
+                let to = format!("to {} ({} MiB, priority {priority}), which holds {in_file}", g.path.display(), bytes >> 20);
+                self.cold_files.push(g);
+                to
+            }
+            None if r.moved_bytes == 0 => return Ok((format!("wrote back nothing of '{app}' ({pid}): {} bytes of it found in zram, {} read back{exited}", r.asked_bytes, r.read_bytes), 0)),
+            None => "to the room of the files above zram".to_string(),
+        };
+        let what = format!("wrote back '{app}' ({pid}): {} bytes read from zram and {} paged out again {whither}; zram {zram_freed} bytes emptier, in {} µs{exited}{freed}", r.read_bytes, r.moved_bytes, r.elapsed_us);
+        Ok((what, r.moved_bytes))
     }
 
     fn used_bytes(&self) -> Option<u64> {
@@ -269,4 +363,9 @@ fn compact_one(root: &SysRoot, domain: &Domain, sq: Squeeze) -> Result<(String, 
         Err(e) => format!("; what it left in the swap cache (written to storage) stays until the kernel reclaims it: {e}"),
     };
     Ok((format!("compacted '{app}' ({pid}): {} bytes out in {} µs{}{freed}", r.moved_bytes, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.moved_bytes))
+}
+
+/// What the swap devices that are not files (zram) hold, in bytes.
+fn zram_used(swaps: &memorch_core::SwapState) -> u64 {
+    swaps.devices.iter().filter(|d| d.kind != "file").map(|d| d.used_bytes).sum()
 }

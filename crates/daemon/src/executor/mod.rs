@@ -79,6 +79,11 @@ pub trait Actuators {
     /// Read up to `max_pages` of a process's swapped-out pages back into its page tables; the
     /// bytes the reads returned (fewer than asked where the pagemap found fewer in swap).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
+    /// Move up to `max_pages` of a process's pages in zram to a storage swap file made for
+    /// them above zram in priority (zram's writeback, from user space); the bytes moved. The
+    /// file stays until [`Actuators::swap_drop_cold`] finds it drained; a writeback that
+    /// moves nothing leaves no file.
+    fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
     /// The domain's used memory now (what a victim's death gave back is measured by it).
     fn used_bytes(&self) -> Option<u64>;
     /// The swap files this daemon added.
@@ -150,7 +155,7 @@ impl Executor {
     /// CPU from the app in front and from a launch.
     fn work_priority(&self, a: &Action) -> Option<memorch_linux::priority::NiceGuard> {
         let nice = self.work_nice?;
-        let memory_work = matches!(a.kind, ActionKind::Compact { .. } | ActionKind::Reclaim { .. } | ActionKind::Prefetch { .. });
+        let memory_work = matches!(a.kind, ActionKind::Compact { .. } | ActionKind::Reclaim { .. } | ActionKind::Prefetch { .. } | ActionKind::Writeback { .. });
         let launch_squeeze = a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. });
         if !memory_work || (self.launcher_waits && launch_squeeze) {
             return None;
@@ -305,6 +310,8 @@ impl Executor {
             // for), never counted as freed (metrics.rs); the engine learns from them whether
             // the app's swap was within reach (learn.rs).
             ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages),
+            ActionKind::Writeback { .. } if !self.manage.swap_files => Err("[manage] swap_files = false: zram left as it is (a writeback needs a storage file of its own)".into()),
+            ActionKind::Writeback { pid, app, max_pages } => self.actuators.writeback(*pid, app, *max_pages),
             ActionKind::Nothing => unreachable!(),
         };
         drop(priority);

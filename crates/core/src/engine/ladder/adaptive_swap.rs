@@ -9,17 +9,29 @@ use crate::engine::model::App;
 /// How full zram is (its swap devices' data against their disksize), or the swap devices'
 /// own fill where there are no zram statistics; 1 without swap.
 fn zram_used(ctx: &Ctx) -> f64 {
-    let snap = ctx.input.snapshot;
-    let (orig, disksize) = snap.zram.get().map_or((0, 0), |z| {
-        z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, s), d| (o + d.orig_data_bytes, s + d.disksize_bytes))
-    });
-    let swap = &snap.swap;
+    let (orig, disksize) = zram_stats_bytes(ctx);
+    let swap = &ctx.input.snapshot.swap;
     if disksize > 0 {
         orig as f64 / disksize as f64
     } else if swap.total_bytes > 0 {
         swap.used_bytes as f64 / swap.total_bytes as f64
     } else {
         1.0
+    }
+}
+
+/// What zram's swap devices hold (their pages' own size) and their disksize, in bytes; 0 and
+/// 0 without zram statistics.
+fn zram_stats_bytes(ctx: &Ctx) -> (u64, u64) {
+    ctx.input.snapshot.zram.get().map_or((0, 0), |z| z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, s), d| (o + d.orig_data_bytes, s + d.disksize_bytes)))
+}
+
+/// What zram holds and its size, in bytes: its statistics, or where there are none the swap
+/// devices that are not files (`/proc/swaps`' use of zram is the pages it holds).
+pub(super) fn zram_bytes(ctx: &Ctx) -> (u64, u64) {
+    match zram_stats_bytes(ctx) {
+        (_, 0) => ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind != "file").fold((0, 0), |(o, s), d| (o + d.used_bytes, s + d.size_bytes)),
+        z => z,
     }
 }
 
@@ -55,7 +67,7 @@ fn cold_priority(ctx: &Ctx) -> Option<i32> {
 }
 
 /// Smaller squeezes go where the kernel puts them: a file of its own is not worth making.
-const COLD_MIN_BYTES: u64 = 8 << 20;
+pub(super) const COLD_MIN_BYTES: u64 = 8 << 20;
 
 /// At most this many files of unlikely apps' squeezes at a time. The kernel enables at most
 /// MAX_SWAPFILES swap areas in all: 32 less the swap entry types it keeps for itself, 23
@@ -74,14 +86,19 @@ pub const MAX_COLD_FILES: usize = 12;
 /// read back three times slower a page).
 pub fn cold_to_storage(ctx: &Ctx, app: &App, anon_moved: u64) -> Option<f64> {
     let below = ctx.preset.swap.cold_to_storage_below?;
-    if !ctx.preset.swap.swap_files || cold_priority(ctx).is_none() || anon_moved < COLD_MIN_BYTES || zram_used(ctx) < ctx.preset.swap.cold_at_zram_used {
-        return None;
-    }
-    if storage_room(ctx).saturating_sub(ctx.cold_bytes) < anon_moved || cold_files(ctx) + ctx.cold_squeezes() >= MAX_COLD_FILES {
+    if anon_moved < COLD_MIN_BYTES || zram_used(ctx) < ctx.preset.swap.cold_at_zram_used || !can_make_file_of_its_own(ctx, anon_moved) {
         return None;
     }
     let p = ctx.p_return(app);
     (p < below).then_some(p)
+}
+
+/// Whether a storage file of its own of `bytes`, above zram, may be made in this decision:
+/// the preset grows swap onto files, there is zram to send pages past, the storage swap it
+/// may add has the room (less what this decision's files take) and the kernel a swap area
+/// ([`MAX_COLD_FILES`]).
+pub(super) fn can_make_file_of_its_own(ctx: &Ctx, bytes: u64) -> bool {
+    ctx.preset.swap.swap_files && cold_priority(ctx).is_some() && storage_room(ctx).saturating_sub(ctx.cold_bytes) >= bytes && cold_files(ctx) + ctx.files_of_their_own() < MAX_COLD_FILES
 }
 
 /// Whether a swap device is one of the preset's own storage files, below zram (not one made

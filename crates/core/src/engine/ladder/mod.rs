@@ -16,8 +16,10 @@ mod shield;
 pub mod shrink;
 mod trim;
 mod under_pressure;
+mod writeback;
 
 pub use adaptive_swap::FILE_HOLD_MS;
+pub use writeback::PIECE_BYTES as WRITEBACK_PIECE_BYTES;
 
 use super::model::{mib, Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, PAGE};
 use super::preset::Preset;
@@ -64,7 +66,8 @@ pub struct Ctx<'a> {
     /// Anonymous bytes this decision's compactions swap out (where the kernel puts them).
     moved_bytes: u64,
     /// Anonymous bytes this decision's compactions send to storage files of their own
-    /// (`to_storage`): room taken from the preset's storage swap.
+    /// (`to_storage`), and its writebacks move there from zram: room taken from the preset's
+    /// storage swap.
     cold_bytes: u64,
     /// Why nothing was done, if nothing is.
     quiet: Option<Reason>,
@@ -322,9 +325,10 @@ impl<'a> Ctx<'a> {
         !self.killed.is_empty() || self.state.pending_kill.as_ref().is_some_and(|(_, at)| self.input.now_ms.saturating_sub(*at) < timeout_ms)
     }
 
-    /// How many of this decision's squeezes go to storage files of their own.
-    fn cold_squeezes(&self) -> usize {
-        self.actions.iter().filter(|(a, _)| matches!(a.kind, ActionKind::Compact { to_storage: true, .. })).count()
+    /// How many storage files of their own this decision's actions make: squeezes to
+    /// storage, and writebacks of zram.
+    fn files_of_their_own(&self) -> usize {
+        self.actions.iter().filter(|(a, _)| matches!(a.kind, ActionKind::Compact { to_storage: true, .. } | ActionKind::Writeback { .. })).count()
     }
 
     /// Whether an action of this decision is of this kind already.
@@ -460,6 +464,7 @@ pub fn run(ctx: &mut Ctx) {
     before_launch::run(ctx);
     under_pressure::run(ctx);
     adaptive_swap::run(ctx);
+    writeback::run(ctx);
     ams::run(ctx);
     lmk::run(ctx);
     lmkd::run(ctx);
