@@ -108,7 +108,7 @@ fn text(page: &mut [u8], seed: u64) {
     };
     while i < page.len() {
         s = splitmix(s);
-        if s % 3 == 0 {
+        if s.is_multiple_of(3) {
             // {"id":N,"name":"<phrase>","visible":true},
             put(page, &mut i, b"{\"id\":");
             put(page, &mut i, fmt_u64((s >> 8) % 100_000, &mut tmp));
@@ -116,7 +116,7 @@ fn text(page: &mut [u8], seed: u64) {
             put(page, &mut i, PHRASES[(s >> 24) as usize % PHRASES.len()].as_bytes());
             put(page, &mut i, PHRASES[(s >> 32) as usize % PHRASES.len()].as_bytes());
             put(page, &mut i, b"\",\"visible\":true},");
-        } else if s % 7 == 0 {
+        } else if s.is_multiple_of(7) {
             put(page, &mut i, fmt_u64((s >> 8) % 10_000, &mut tmp));
         } else {
             put(page, &mut i, PHRASES[(s >> 16) as usize % PHRASES.len()].as_bytes());

@@ -282,14 +282,7 @@ mod tests {
 
     #[test]
     fn kill_order_is_class_then_adj_then_size() {
-        let mut ps = vec![
-            proc(1, 0, 500),
-            proc(2, 900, 10),
-            proc(3, 999, 5),
-            proc(4, 900, 50),
-            proc(5, 950, 1),
-            proc(6, 700, 900),
-        ];
+        let mut ps = [proc(1, 0, 500), proc(2, 900, 10), proc(3, 999, 5), proc(4, 900, 50), proc(5, 950, 1), proc(6, 700, 900)];
         ps.sort_by(kill_order);
         let order: Vec<u32> = ps.iter().map(|p| p.pid).collect();
         assert_eq!(order, vec![3, 5, 4, 2, 6, 1]);

@@ -60,7 +60,7 @@ fn protected_apps_are_never_frozen_and_the_switch_turns_it_off_and_thaws() {
     let s = snap(2048, 1500, 200);
     let mut e = freezer();
     let protected = memorch_core::engine::App { protected: true, ..freezable(11, "init", Class::Cached, false) };
-    decide(&mut e, 0, &s, &[protected.clone()], &[Event::Timer]);
+    decide(&mut e, 0, &s, std::slice::from_ref(&protected), &[Event::Timer]);
     assert_eq!(freezes(&decide(&mut e, 60_000, &s, &[protected], &[Event::Timer])).0, Vec::<u32>::new());
     let mut off = memorch_core::engine::Engine::new(Preset::from_spec("memorch:freeze=off").unwrap());
     decide(&mut off, 0, &s, &[freezable(11, "mail", Class::Cached, false)], &[Event::Timer]);

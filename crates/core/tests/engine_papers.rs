@@ -707,7 +707,7 @@ fn a_kill_for_a_full_swap_makes_room_beyond_the_low_band() {
         _ => None,
     });
     let (victims, target) = kill.unwrap_or_else(|| panic!("a kill: {acts:?}"));
-    assert!(target >= 145 * MIB - MIB && target <= 146 * MIB, "the gap to the low band and a tenth of the domain: {target}");
+    assert!((145 * MIB - MIB..=146 * MIB).contains(&target), "the gap to the low band and a tenth of the domain: {target}");
     assert_eq!(victims, vec![12], "the app that frees that much, not the smallest: {acts:?}");
 }
 

@@ -113,7 +113,7 @@ fn an_app_with_little_in_zram_is_not_asked_again_until_it_is_back_in_front() {
     let outcomes: Vec<Outcome> = first.iter().map(|a| Outcome { action: a, done: true, bytes: Some(0) }).collect();
     e.learn(&input, &outcomes);
     // Every writeback below found nothing in zram either.
-    let mut dry = |e: &mut Engine, now_ms: u64| {
+    let dry = |e: &mut Engine, now_ms: u64| {
         let input = memorch_core::engine::Input { now_ms, snapshot: &s, apps: &running, events: &[Event::Timer] };
         let acts = e.decide(&input);
         e.learn(&input, &acts.iter().map(|a| Outcome { action: a, done: true, bytes: Some(0) }).collect::<Vec<_>>());

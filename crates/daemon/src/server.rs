@@ -90,7 +90,7 @@ impl Server {
         while let Ok((stream, _)) = self.listener.accept() {
             let (pid, uid) = memorch_linux::peercred::peer_cred(&stream).unwrap_or((0, u32::MAX));
             if let Err(why) = admit(uid, self.clients.iter().map(|c| c.peer.uid)) {
-                let _ = (&stream).set_nonblocking(true);
+                let _ = stream.set_nonblocking(true);
                 let _ = (&stream).write_all(format!("{{\"ok\":false,\"error\":\"{why}\"}}\n").as_bytes());
                 continue;
             }

@@ -47,7 +47,7 @@ fn fake(refuse: &[u32]) -> (Recording, Executor) {
 }
 
 fn compacted(actions: &[Action]) -> Vec<u32> {
-    actions.iter().filter_map(|a| matches!(a.kind, ActionKind::Compact { .. }).then(|| a.pids()[0])).collect()
+    actions.iter().filter(|&a| matches!(a.kind, ActionKind::Compact { .. })).map(|a| a.pids()[0]).collect()
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn shields_carried_out_are_the_executors_to_give_back_and_all_go_when_it_stops()
     let all: Vec<App> = apps(&snap).into_iter().map(|a| App { shielded: a.actionable().then_some(false), ..a }).collect();
     let input = Input { now_ms: 1000, snapshot: &snap, apps: &all, events: &[] };
     let decided = engine.clone().decide(&input);
-    let shielded: Vec<u32> = decided.iter().filter_map(|a| matches!(a.kind, ActionKind::Shield { .. }).then(|| a.pids()[0])).collect();
+    let shielded: Vec<u32> = decided.iter().filter(|&a| matches!(a.kind, ActionKind::Shield { .. })).map(|a| a.pids()[0]).collect();
     assert!(shielded.len() >= 2, "the likeliest apps are shielded: {decided:?}");
     // The first one's group is refused (the app exited meanwhile).
     let (rec, mut exec) = fake(&shielded[..1]);

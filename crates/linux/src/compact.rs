@@ -116,10 +116,12 @@ fn vmas_of(root: &SysRoot, pid: u32, scope: CompactScope) -> Result<Vec<Vma>> {
             .collect(),
         _ => maps::read(root, pid)?
             .into_iter()
-            .filter(|v| match (scope, v.kind()) {
-                (CompactScope::Anon | CompactScope::All, VmaKind::Anon) => true,
-                (CompactScope::File | CompactScope::All, VmaKind::File | VmaKind::SharedObject) => true,
-                _ => false,
+            .filter(|v| {
+                matches!(
+                    (scope, v.kind()),
+                    (CompactScope::Anon | CompactScope::All, VmaKind::Anon)
+                        | (CompactScope::File | CompactScope::All, VmaKind::File | VmaKind::SharedObject)
+                )
             })
             .collect(),
     };

@@ -119,7 +119,7 @@ fn readback_brings_a_heap_in_zram_back_into_the_process() {
     // A bounded step: at most 1024 pages back.
     let r = json(&["readback", &pid.to_string(), "--max-pages", "1024", "--domain", &domain, "--json"]);
     let back = swapped - status_kib(pid, "VmSwap");
-    assert!(back <= 1024 * 4096 && back >= 512 * 4096, "{back} bytes back for 1024 pages: {r}");
+    assert!((512 * 4096..=1024 * 4096).contains(&back), "{back} bytes back for 1024 pages: {r}");
     // The rest, mapped in the process: its resident anonymous memory grows by what came back.
     let r = json(&["readback", &pid.to_string(), "--domain", &domain, "--json"]);
     assert!(status_kib(pid, "VmSwap") <= 4 * MIB, "swap left {}: {r}", status_kib(pid, "VmSwap"));

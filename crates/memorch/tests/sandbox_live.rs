@@ -29,7 +29,7 @@ fn sandbox_create_exec_list_destroy() {
     if testkit::peers_facility() {
         let mi = ok(&["sandbox", "exec", &name, "--", "cat", "/proc/meminfo"]);
         let total = memorch_linux::parse::field_kib(&mi, "MemTotal").unwrap();
-        assert!(total <= 128 * MIB && total >= 32 * MIB, "MemTotal is the device's: {mi}");
+        assert!((32 * MIB..=128 * MIB).contains(&total), "MemTotal is the device's: {mi}");
         let swap = memorch_linux::parse::field_kib(&mi, "SwapTotal").unwrap();
         assert_eq!(swap, 64 * MIB - 4096, "SwapTotal is its zram (less the swap header page)");
     }

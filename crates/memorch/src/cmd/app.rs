@@ -125,13 +125,13 @@ pub fn run(args: Args) -> Result<()> {
                 continue;
             }
         }
-        if frames.is_some() {
+        if let Some(frames) = frames.as_mut() {
             let wait = next_frame.saturating_duration_since(std::time::Instant::now());
             let mut pfd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
             // SAFETY: polling our standard input.
             if unsafe { libc::poll(&mut pfd, 1, wait.as_millis() as i32) } == 0 {
                 let took = image.frame(args.working_set, &mut cursor);
-                frames.as_mut().expect("in front").us.push(took.as_micros() as u64);
+                frames.us.push(took.as_micros() as u64);
                 next_frame = (next_frame + app::FRAME_BUDGET).max(std::time::Instant::now());
                 continue;
             }

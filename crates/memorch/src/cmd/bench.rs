@@ -195,7 +195,7 @@ impl Progress for Shown {
                 b.inc(1);
             }
             // A line every tenth of a run, so a log shows progress without a line a visit.
-            None if step % (steps / 10).max(1) == 0 => eprintln!("{run}: step {}/{steps}", step + 1),
+            None if step.is_multiple_of((steps / 10).max(1)) => eprintln!("{run}: step {}/{steps}", step + 1),
             None => {}
         }
     }

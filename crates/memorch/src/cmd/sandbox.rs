@@ -93,7 +93,7 @@ fn create(name: &str, ram: u64, zram: u64, algorithm: &str) -> Result<()> {
     std::fs::create_dir_all(memorch_bench::device::RECORD_DIR)?;
     let log = std::path::Path::new(memorch_bench::device::RECORD_DIR).join(format!("{name}.log"));
     let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.args(["sandbox", "keep", &name, &ram.to_string(), &zram.to_string(), &algorithm]);
+    cmd.args(["sandbox", "keep", name, &ram.to_string(), &zram.to_string(), algorithm]);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(std::fs::File::create(&log)?);
     // SAFETY: setsid in the child, so the keeper outlives this command and its terminal.
     unsafe {
