@@ -273,6 +273,7 @@ impl Actuators for Live {
         let swaps_after = memorch_linux::swaps::read(&self.root).ok();
         let zram_freed = swaps_after.as_ref().map_or(0, |s| zram_before.saturating_sub(zram_used(s)));
         let exited = if r.exited { ", exited mid-way" } else { "" };
+        let nothing = || Ok((format!("wrote back nothing of '{app}' ({pid}): {} bytes of it found in zram, {} read back{exited}", r.asked_bytes, r.read_bytes), 0));
         let freed = match freed {
             Ok(Some(f)) => format!("; then {} MiB it left in the swap cache freed in {} µs", f.reclaimed_bytes >> 20, f.elapsed_us),
             Ok(None) => String::new(),
@@ -284,13 +285,13 @@ impl Actuators for Live {
                 if in_file == 0 {
                     // Nothing half-applied: a file that took nothing goes at once.
                     let _ = g.remove_now();
-                    return Ok((format!("wrote back nothing of '{app}' ({pid}): {} bytes of it found in zram, {} read back{exited}", r.asked_bytes, r.read_bytes), 0));
+                    return nothing();
                 }
                 let to = format!("to {} ({} MiB, priority {priority}), which holds {in_file}", g.path.display(), bytes >> 20);
                 self.cold_files.push(g);
                 to
             }
-            None if r.moved_bytes == 0 => return Ok((format!("wrote back nothing of '{app}' ({pid}): {} bytes of it found in zram, {} read back{exited}", r.asked_bytes, r.read_bytes), 0)),
+            None if r.moved_bytes == 0 => return nothing(),
             None => "to the room of the files above zram".to_string(),
         };
         let what = format!("wrote back '{app}' ({pid}): {} bytes read from zram and {} paged out again {whither}; zram {zram_freed} bytes emptier, in {} µs{exited}{freed}", r.read_bytes, r.moved_bytes, r.elapsed_us);

@@ -16,8 +16,8 @@
 //! wanted soon, the least likely first, one app a decision and at most [`STEP_FRAC`] of the
 //! domain, into the room the files above zram have or a new file of its own within the storage
 //! the preset may add, and only with the critical band, its margin and a piece still available
-//! (a piece read back is paged out again before the next is read). An app whose writeback found little of it in zram is not asked
-//! again until it has been in front (learn.rs).
+//! (a piece read back is paged out again before the next is read). An app whose writeback
+//! found little of it in zram is not asked again until it has been in front (learn.rs).
 
 use super::adaptive_swap::{can_make_file_of_its_own, zram_bytes, COLD_MIN_BYTES};
 use super::{mib, ActionKind, Ctx, Step, PAGE};
@@ -61,7 +61,7 @@ pub fn run(ctx: &mut Ctx) {
         return ctx.quiet(r);
     }
     if ctx.available() < floor {
-        let r = ctx.reason(Step::Writeback, format!("idle: '{name}' not written back from zram: available {} is under the low band, its margin and a piece ({})", mib(ctx.available()), mib(floor)));
+        let r = ctx.reason(Step::Writeback, format!("idle: '{name}' not written back from zram: available {} is under the critical band, its margin and a piece ({})", mib(ctx.available()), mib(floor)));
         return ctx.quiet(r);
     }
     let ratio = ctx.zram_ratio();
