@@ -191,8 +191,12 @@ impl Probe {
     }
 }
 
-/// The scenarios shipped with memorch: name, text, assets.
-pub const BUILT_IN: [(&str, &str, &[(&str, &str)]); 10] = [
+/// A scenario shipped with memorch: its name, its text, and its assets (each a path and
+/// its text).
+pub type BuiltIn = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+
+/// The scenarios shipped with memorch.
+pub const BUILT_IN: [BuiltIn; 10] = [
     ("quick", include_str!("../../../scenarios/quick.toml"), &[]),
     ("mos26", include_str!("../../../scenarios/mos26.toml"), &[]),
     ("thesis", include_str!("../../../scenarios/thesis.toml"), &[]),

@@ -501,7 +501,7 @@ fn an_app_that_gave_little_is_passed_over_until_it_returns() {
     let stingy = first[0].0;
     // The kernel found almost nothing cold to take from it; the others gave as asked.
     let gave = |a: &memorch_core::engine::Action| matches!(a.kind, ActionKind::Compact { pid, .. } if pid == stingy).then_some(4096);
-    let outcomes: Vec<Outcome> = acts.iter().map(|a| Outcome { action: a, done: true, bytes: gave(a) }).collect();
+    let outcomes: Vec<Outcome> = acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: gave(a) }).collect();
     e.learn(&input, &outcomes);
     let next = compactions(&decide(&mut e, 1000, &s, &apps, &[]));
     assert!(!next.is_empty() && next.iter().all(|c| c.0 != stingy), "{stingy} gave little, the others give now: {next:?}");

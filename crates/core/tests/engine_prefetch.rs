@@ -243,7 +243,7 @@ fn a_read_back_that_finds_little_in_swap_is_not_asked_again_until_the_app_comes_
         let acts = e.decide(&input);
         let outcomes: Vec<Outcome> = acts
             .iter()
-            .map(|a| Outcome { action: a, done: true, bytes: match a.kind { ActionKind::Prefetch { max_pages, .. } => Some(read(max_pages * PAGE)), _ => None } })
+            .map(|a| Outcome { action: a, done: true, failed: false, bytes: match a.kind { ActionKind::Prefetch { max_pages, .. } => Some(read(max_pages * PAGE)), _ => None } })
             .collect();
         e.learn(&input, &outcomes);
         prefetches(&acts)
@@ -284,9 +284,30 @@ fn at_idle_an_app_whose_read_back_found_little_is_left_alone() {
     let acts = e.decide(&input);
     assert_eq!(prefetches(&acts).len(), 1, "{acts:#?}");
     // The read-back found nothing to read.
-    let outcomes: Vec<Outcome> = acts.iter().map(|a| Outcome { action: a, done: true, bytes: matches!(a.kind, ActionKind::Prefetch { .. }).then_some(0) }).collect();
+    let outcomes: Vec<Outcome> = acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: matches!(a.kind, ActionKind::Prefetch { .. }).then_some(0) }).collect();
     e.learn(&input, &outcomes);
     let a = decide(&mut e, 7_250, &s, &apps, &[Event::Timer]);
     assert_eq!(prefetches(&a), vec![], "{a:#?}");
     assert!(!squeezes(&a).contains(&11), "no room made for it: {a:#?}");
+}
+
+/// A read-back the executor refused (the app out of the domain's reach, say) is not asked
+/// again in that stint, as one that found little; one not tried (a dry run) is.
+#[test]
+fn a_refused_read_back_is_not_asked_again_in_the_stint_and_a_dry_run_one_is() {
+    use memorch_core::engine::{Input, Outcome};
+    let plenty = snap(1024, 600, 0);
+    let front = [swapped(10, "maps", Class::Foreground, 60, 40)];
+    let step = |e: &mut memorch_core::engine::Engine, now_ms: u64, refused: bool| {
+        let input = Input { now_ms, snapshot: &plenty, apps: &front, events: &[Event::Timer] };
+        let acts = e.decide(&input);
+        e.learn(&input, &acts.iter().map(|a| if refused { Outcome::failed(a) } else { Outcome::undone(a) }).collect::<Vec<_>>());
+        prefetches(&acts).len()
+    };
+    let mut e = engine("memorch");
+    decide(&mut e, 1_000, &plenty, &front, &[to_front(10)]);
+    assert_eq!(step(&mut e, 1_250, false), 1, "read back once its return is served");
+    assert_eq!(step(&mut e, 1_500, false), 1, "not tried: asked again");
+    assert_eq!(step(&mut e, 1_750, true), 1);
+    assert_eq!(step(&mut e, 2_000, true), 0, "refused: not asked again in the stint");
 }

@@ -110,13 +110,13 @@ fn an_app_with_little_in_zram_is_not_asked_again_until_it_is_back_in_front() {
     let first = e.decide(&input);
     assert_eq!(writebacks(&first).first().map(|w| w.0), Some(NOTES), "{first:?}");
     // Done, but nothing of it was in zram.
-    let outcomes: Vec<Outcome> = first.iter().map(|a| Outcome { action: a, done: true, bytes: Some(0) }).collect();
+    let outcomes: Vec<Outcome> = first.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: Some(0) }).collect();
     e.learn(&input, &outcomes);
     // Every writeback below found nothing in zram either.
     let dry = |e: &mut Engine, now_ms: u64| {
         let input = memorch_core::engine::Input { now_ms, snapshot: &s, apps: &running, events: &[Event::Timer] };
         let acts = e.decide(&input);
-        e.learn(&input, &acts.iter().map(|a| Outcome { action: a, done: true, bytes: Some(0) }).collect::<Vec<_>>());
+        e.learn(&input, &acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: Some(0) }).collect::<Vec<_>>());
         writebacks(&acts).iter().map(|w| w.0).collect::<Vec<u32>>()
     };
     assert_eq!(dry(&mut e, t + 750), vec![MAIL], "notes is dry: mail next");
@@ -125,4 +125,28 @@ fn an_app_with_little_in_zram_is_not_asked_again_until_it_is_back_in_front() {
     decide(&mut e, t + 1_500, &snap(1024, 700, 0), &apps(Some(NOTES), &[NOTES, MAIL]), &[Event::Screen { on: true }, Event::AppState { pid: NOTES, class: Class::Foreground }]);
     decide(&mut e, t + 2_500, &snap(1024, 700, 0), &running, &[Event::AppState { pid: NOTES, class: Class::Previous }, Event::Screen { on: false }]);
     assert_eq!(dry(&mut e, t + 3_000), vec![NOTES]);
+}
+
+/// A writeback the executor refused (zram's swap type not known, no file to be made) is not
+/// asked of that app again until it has been in front, as one that found nothing; one not
+/// tried (a dry run) is asked again at the next decision.
+#[test]
+fn a_refused_writeback_is_not_asked_again_and_a_dry_run_one_is() {
+    let s = idle_with_zram(90, 600);
+    let running = apps(None, &[NOTES, MAIL]);
+    let asked = |e: &mut Engine, now_ms: u64, refused: bool| {
+        let input = memorch_core::engine::Input { now_ms, snapshot: &s, apps: &running, events: &[Event::Timer] };
+        let acts = e.decide(&input);
+        e.learn(&input, &acts.iter().map(|a| if refused { Outcome::failed(a) } else { Outcome::undone(a) }).collect::<Vec<_>>());
+        writebacks(&acts).iter().map(|w| w.0).collect::<Vec<u32>>()
+    };
+    let spec = "memorch:writeback=on,swap.writeback_below=1.01";
+    let (mut e, t) = three_sessions(spec);
+    assert_eq!(asked(&mut e, t + 500, true), vec![NOTES]);
+    assert_eq!(asked(&mut e, t + 750, true), vec![MAIL], "notes refused: mail next");
+    assert!(asked(&mut e, t + 1_000, true).is_empty(), "both refused: nothing asked");
+
+    let (mut e, t) = three_sessions(spec);
+    assert_eq!(asked(&mut e, t + 500, false), vec![NOTES]);
+    assert_eq!(asked(&mut e, t + 750, false), vec![NOTES], "not tried: asked again");
 }

@@ -19,8 +19,19 @@ const SO_REFRESH: Duration = Duration::from_secs(30);
 /// full look for every background app, it was 7 % of the daemon's CPU in a light run.
 const KSM_REFRESH: Duration = Duration::from_secs(60);
 
+/// The apps the daemon holds in a state of its making (the executor's sets): each app built
+/// says whether it is one of them.
+#[derive(Clone, Copy)]
+pub struct Held<'a> {
+    pub frozen: &'a BTreeSet<u32>,
+    pub shielded: &'a BTreeSet<u32>,
+}
+
 pub struct AppView {
     root: SysRoot,
+    /// The daemon's domain (fixed for its life: a reload keeps it): what an app's group and
+    /// identity are read below.
+    domain: Domain,
     /// Classes said over the socket, by pid.
     classes: BTreeMap<u32, Class>,
     /// Names a launcher gave over the socket (`launched`), by pid.
@@ -42,8 +53,8 @@ pub struct AppView {
 }
 
 impl AppView {
-    pub fn new(root: &SysRoot) -> AppView {
-        AppView { root: root.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), ksm_cache: BTreeMap::new(), groups: BTreeMap::new(), starts: BTreeMap::new() }
+    pub fn new(root: &SysRoot, domain: &Domain) -> AppView {
+        AppView { root: root.clone(), domain: domain.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), ksm_cache: BTreeMap::new(), groups: BTreeMap::new(), starts: BTreeMap::new() }
     }
 
     /// A launcher named the process at `pid` (`launched`): its statistics are kept under
@@ -81,8 +92,9 @@ impl AppView {
 
     /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
     /// cached figures are used.
-    /// `frozen`, `shielded`: the apps the daemon froze, shielded.
-    pub fn build(&mut self, apps: &mut Vec<App>, snap: &Snapshot, cfg: &Config, preset: &Preset, under_pressure: bool, domain: &Domain, frozen: &BTreeSet<u32>, shielded: &BTreeSet<u32>) {
+    /// `held`: the apps the daemon froze and shielded.
+    pub fn build(&mut self, apps: &mut Vec<App>, snap: &Snapshot, cfg: &Config, preset: &Preset, under_pressure: bool, held: Held) {
+        let Held { frozen, shielded } = held;
         apps.clear();
         let freezer = preset.freeze_after_ms.is_some() || !frozen.is_empty();
         let shields = preset.shield_frac.is_some();
@@ -98,7 +110,7 @@ impl AppView {
         for p in snap.processes.iter().flatten() {
             self.owned_by(p.pid, snap.uptime_ms.saturating_sub(p.age_ms));
             let mut a = App::from_process(p);
-            a.name = self.name_of(p.pid, &p.name, domain);
+            a.name = self.name_of(p.pid, &p.name);
             a.class = self.class_of(p.pid, &p.name, p.class, cfg);
             // Never memorch, its ancestors, a name the config protects, or the init of a PID
             // namespace (its death would take every process of the namespace with it).
@@ -115,18 +127,18 @@ impl AppView {
             // The refault study's count, per app, where its own group keeps one and the preset
             // weighs refaults.
             if weigh_refaults && a.actionable() && a.is_background() {
-                a.anon_refaults = self.group(p.pid, domain).and_then(memorch_linux::appgroup::anon_refaults);
+                a.anon_refaults = self.group(p.pid).and_then(memorch_linux::appgroup::anon_refaults);
             }
             if frozen.contains(&p.pid) {
                 a.frozen = Some(true);
-            } else if freezer && !under_pressure && a.actionable() && self.is_freezable(p.pid, domain) {
+            } else if freezer && !under_pressure && a.actionable() && self.is_freezable(p.pid) {
                 a.frozen = Some(false);
             }
             // The group is looked up once per app (cached); whether it has a swappiness is one
             // stat per app a full look, and only with the shield on.
             if shielded.contains(&p.pid) {
                 a.shielded = Some(true);
-            } else if shields && a.actionable() && self.is_shieldable(p.pid, domain) {
+            } else if shields && a.actionable() && self.is_shieldable(p.pid) {
                 a.shielded = Some(false);
             }
             apps.push(a);
@@ -140,19 +152,19 @@ impl AppView {
     }
 
     /// In an app group of its own that has a v2 group (where `cgroup.freeze` is).
-    fn group(&mut self, pid: u32, domain: &Domain) -> Option<&memorch_linux::appgroup::AppGroup> {
-        let root = &self.root;
+    fn group(&mut self, pid: u32) -> Option<&memorch_linux::appgroup::AppGroup> {
+        let (root, domain) = (&self.root, &self.domain);
         self.groups.entry(pid).or_insert_with(|| memorch_linux::appgroup::of_process(root, pid, domain)).as_ref()
     }
 
     /// Only a group memorch made is frozen or shielded: nothing would undo either in a
     /// group of the system's if memorch died.
-    fn is_freezable(&mut self, pid: u32, domain: &Domain) -> bool {
-        self.group(pid, domain).is_some_and(|g| g.made_by_memorch && g.v2_dir().is_some())
+    fn is_freezable(&mut self, pid: u32) -> bool {
+        self.group(pid).is_some_and(|g| g.made_by_memorch && g.v2_dir().is_some())
     }
 
-    fn is_shieldable(&mut self, pid: u32, domain: &Domain) -> bool {
-        self.group(pid, domain).is_some_and(|g| g.made_by_memorch && memorch_linux::appgroup::has_swappiness(g))
+    fn is_shieldable(&mut self, pid: u32) -> bool {
+        self.group(pid).is_some_and(|g| g.made_by_memorch && memorch_linux::appgroup::has_swappiness(g))
     }
 
     /// Whether the process opted in to KSM, read again after [`KSM_REFRESH`].
@@ -178,14 +190,14 @@ impl AppView {
     /// What a user would call the app: the name its launcher gave, else an identity stable
     /// across restarts of the same program (see [`identity`]), never the command name alone
     /// (four Redis servers are four apps).
-    fn name_of(&mut self, pid: u32, comm: &str, domain: &Domain) -> String {
+    fn name_of(&mut self, pid: u32, comm: &str) -> String {
         if let Some(n) = self.names.get(&pid) {
             return n.clone();
         }
         if let Some(id) = self.identities.get(&pid) {
             return id.clone();
         }
-        match identity(&self.root, pid, comm, domain) {
+        match identity(&self.root, pid, comm, &self.domain) {
             Some(id) => self.identities.entry(pid).or_insert(id).clone(),
             // Caught between fork and exec (no arguments yet): its command for now.
             None => comm.to_string(),
@@ -318,7 +330,7 @@ mod tests {
     fn what_was_said_of_a_process_is_not_said_of_the_next_at_its_pid() {
         let root = SysRoot::live();
         for told_first in [false, true] {
-            let mut view = AppView::new(&root);
+            let mut view = AppView::new(&root, &Domain::open(&root, &memorch_linux::DomainSpec::System).unwrap());
             let mut old = std::process::Command::new("/bin/sleep").arg("30").spawn().unwrap();
             let pid = old.id();
             view.tell_name(pid, "mail".into());

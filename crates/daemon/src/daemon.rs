@@ -112,7 +112,7 @@ impl Daemon {
         tracing::info!(preset = %preset.name, domain = %spec, dry_run = cfg.dry_run, socket = %cfg.socket.display(), "memorch running");
         Ok(Daemon {
             timer_period: Duration::from_millis(cfg.loop_.tick_ms),
-            view: AppView::new(&root),
+            view: AppView::new(&root, &domain),
             pss: snapshot::PssCache::default(),
             engine: Engine::with_stats(preset, stats),
             cfg,
@@ -354,7 +354,7 @@ impl Daemon {
         }
         let snapshot_us = woke.elapsed().as_micros() as u64;
         if !light {
-            self.view.build(&mut self.apps, &snap, &self.cfg, &self.engine.preset, under_pressure, &self.domain, &self.exec.frozen, &self.exec.shielded);
+            self.view.build(&mut self.apps, &snap, &self.cfg, &self.engine.preset, under_pressure, crate::apps::Held { frozen: &self.exec.frozen, shielded: &self.exec.shielded });
         }
         self.counters.trim_freed_bytes += self.notifier.freed_since(&self.apps);
         let events = std::mem::take(&mut self.events);

@@ -54,7 +54,8 @@ pub fn signal(root: &SysRoot, target: &Target) -> Result<Signalled> {
 /// The one line a kill is logged with, in Android lmkd's familiar form ("Kill 'name' (pid),
 /// uid U, oom_score_adj A to free N kB rss, M kB swap; reason: …"), with the class added:
 /// the daemon's log and `memorch kill` print the same.
-pub fn line(name: &str, pid: u32, uid: u32, class: Class, oom_score_adj: i32, rss_bytes: u64, swap_bytes: u64, reason: &str) -> String {
+pub fn line(target: &Target, uid: u32, rss_bytes: u64, swap_bytes: u64, reason: &str) -> String {
+    let Target { name, pid, class, oom_score_adj, .. } = target;
     format!("Kill '{name}' ({pid}), uid {uid}, class {class}, oom_score_adj {oom_score_adj} to free {}kB rss, {}kB swap; reason: {reason}", rss_bytes / 1024, swap_bytes / 1024)
 }
 

@@ -389,7 +389,8 @@ fn an_app_in_a_group_the_system_made_is_squeezed_there_and_the_group_left_as_it_
 /// read back and paged out again to a storage file of its own above zram, so zram empties by
 /// what they took; its pages already in storage stay where they are. A writeback of an app
 /// with nothing in zram leaves no file, and without zram's swap type (probed while zram is the
-/// highest-priority swap, before a file stands above it) none is tried.
+/// highest-priority swap, before a file stands above it, and only by a daemon whose preset
+/// writes zram back) none is tried.
 #[test]
 fn a_writeback_moves_an_apps_zram_pages_to_a_file_of_its_own_and_leaves_its_storage_pages() {
     use memorch_core::engine::CompactScope;
@@ -403,10 +404,22 @@ fn a_writeback_moves_an_apps_zram_pages_to_a_file_of_its_own_and_leaves_its_stor
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-writeback"), Some(1 << 30)).unwrap();
     let pid = start_app(&mut sb, &["--anon-mb", "96", "--content", "text"]).id();
     let other = start_app(&mut sb, &["--anon-mb", "16", "--content", "text"]).id();
+    let third = start_app(&mut sb, &["--anon-mb", "16", "--content", "text"]).id();
     let root = SysRoot::live();
     let open = || Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     let dir = testkit::TempDir::new("memorch-writeback");
+
+    // A daemon whose preset does not write zram back spends no probe page on zram's type
+    // before its squeeze to storage, and so knows none after it.
+    let mut plain = Live::new(root.clone(), open(), dir.join("swap-plain"));
+    plain.compact_to_storage(Squeeze { pid: third, app: "third", scope: CompactScope::Anon, max_pages: Some(4 * MIB / 4096) }).expect("squeeze to storage");
+    let unknown = plain.writeback(third, "third", 4 * MIB / 4096);
+    assert!(unknown.as_ref().is_err_and(|e| e.contains("swap type is not known")), "{unknown:?}");
+    let (_, failed) = plain.put_back();
+    assert!(failed.is_empty(), "{failed:?}");
+
     let mut live = Live::new(root.clone(), open(), dir.join("swap"));
+    live.set_writeback_wanted(true);
     let used_of = |path: &str| memorch_linux::swaps::read(&root).unwrap().devices.into_iter().find(|d| d.path == path).map(|d| d.used_bytes);
 
     // 48 MiB of the app into zram, then 32 MiB more into a storage file of its own.

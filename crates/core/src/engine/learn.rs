@@ -23,6 +23,9 @@ pub struct Outcome<'a> {
     pub action: &'a Action,
     /// Carried out (not a dry run, not refused).
     pub done: bool,
+    /// Tried and refused by the kernel or the executor, as against not tried (a dry run):
+    /// what is refused for a reason of the app's or the device's may be refused again.
+    pub failed: bool,
     /// Bytes it moved, reclaimed or (a kill) found resident, as measured; `None`: not
     /// measured (taken as asked).
     pub bytes: Option<u64>,
@@ -31,12 +34,17 @@ pub struct Outcome<'a> {
 impl<'a> Outcome<'a> {
     /// Carried out as asked (a trace or a test with no kernel to measure).
     pub fn done(action: &'a Action) -> Outcome<'a> {
-        Outcome { action, done: true, bytes: None }
+        Outcome { action, done: true, failed: false, bytes: None }
     }
 
-    /// Not carried out.
+    /// Not carried out, nor tried (a dry run).
     pub fn undone(action: &'a Action) -> Outcome<'a> {
-        Outcome { action, done: false, bytes: None }
+        Outcome { action, done: false, failed: false, bytes: None }
+    }
+
+    /// Tried, and refused.
+    pub fn failed(action: &'a Action) -> Outcome<'a> {
+        Outcome { action, done: false, failed: true, bytes: None }
     }
 }
 
@@ -50,6 +58,21 @@ impl Engine {
                 // An attempt to grow swap is throttled whether it worked or not: a full disk
                 // does not get emptier by asking every tick.
                 ActionKind::SwapGrow { .. } => self.state.last_swap_grow_ms = Some(now),
+                // A read-back that found little of what it asked for in swap (a JVM's swap
+                // held in shared memory, say), or was refused: asking again each decision
+                // would walk the app's page map (or be refused) for nothing, so not again
+                // until it comes back to the front.
+                ActionKind::Prefetch { pid, max_pages, .. } if o.failed || o.bytes.is_some_and(|read| (read as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) => {
+                    let stint = self.state.stint(*pid);
+                    self.state.read_back_dry.insert(*pid, stint);
+                }
+                // Likewise a writeback that found little of the app in zram (its swap is in
+                // storage already, or where reading its memory does not reach), or was
+                // refused (zram's swap type not known, no file to be made).
+                ActionKind::Writeback { pid, max_pages, .. } if o.failed || o.bytes.is_some_and(|moved| (moved as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) => {
+                    let stint = self.state.stint(*pid);
+                    self.state.writeback_dry.insert(*pid, stint);
+                }
                 _ if !done => {}
                 ActionKind::Compact { pid, app, scope, max_pages, .. } => {
                     if *scope == CompactScope::SharedObjects {
@@ -80,19 +103,6 @@ impl Engine {
                         let limit = self.state.lmkd.limit_pct.unwrap_or(l.thrashing_base_pct(total));
                         self.state.lmkd.limit_pct = Some(limit * (100.0 - l.thrashing_decay(total)) / 100.0);
                     }
-                }
-                // A read-back that found little of what it asked for in swap (a JVM's swap
-                // held in shared memory, say): asking again each decision would walk the
-                // app's page map for nothing, so not again until it comes back to the front.
-                ActionKind::Prefetch { pid, max_pages, .. } if o.bytes.is_some_and(|read| (read as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) => {
-                    let stint = self.state.stint(*pid);
-                    self.state.read_back_dry.insert(*pid, stint);
-                }
-                // Likewise a writeback that found little of the app in zram (its swap is in
-                // storage already, or where reading its memory does not reach).
-                ActionKind::Writeback { pid, max_pages, .. } if o.bytes.is_some_and(|moved| (moved as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) => {
-                    let stint = self.state.stint(*pid);
-                    self.state.writeback_dry.insert(*pid, stint);
                 }
                 ActionKind::Ksm { run, .. } => self.state.ksm_running = *run,
                 _ => {}

@@ -30,11 +30,14 @@ pub struct Live {
     /// zram's swap type number (the pagemap's) and its device, once probed: what tells a
     /// writeback which of an app's swapped pages are in zram.
     zram_type: Option<(u32, String)>,
+    /// Whether the preset writes zram back: only then does a squeeze to storage probe zram's
+    /// type first (a page of its own swapped out and read back, for nothing otherwise).
+    writeback_wanted: bool,
 }
 
 impl Live {
     pub fn new(root: SysRoot, domain: Domain, swap_file_dir: PathBuf) -> Live {
-        Live { root, domain, swap_file_dir, swap_files: Vec::new(), cold_files: Vec::new(), ksm_guard: None, zram_type: None }
+        Live { root, domain, swap_file_dir, swap_files: Vec::new(), cold_files: Vec::new(), ksm_guard: None, zram_type: None, writeback_wanted: false }
     }
 
     /// Probe zram's swap type while a zram device is the highest-priority swap with room
@@ -115,7 +118,7 @@ impl Actuators for Live {
         }
         let s = memorch_linux::kill::signal(&self.root, &t).map_err(|e| e.to_string())?;
         let (rss, swap) = (s.resident.rss_bytes(), s.resident.swap_bytes);
-        tracing::info!(pid, uid = s.uid, app = %t.name, class = %t.class, rss_kb = rss / 1024, swap_kb = swap / 1024, reason = %why, "{}", memorch_linux::kill::line(&t.name, pid, s.uid, t.class, t.oom_score_adj, rss, swap, why));
+        tracing::info!(pid, uid = s.uid, app = %t.name, class = %t.class, rss_kb = rss / 1024, swap_kb = swap / 1024, reason = %why, "{}", memorch_linux::kill::line(&t, s.uid, rss, swap, why));
         Ok(Killed { pid, name: t.name, pidfd: Some(t.pidfd), rss_bytes: s.resident.rss_bytes(), swap_bytes: s.resident.swap_bytes, at: s.at, why: why.to_string() })
     }
 
@@ -171,7 +174,9 @@ impl Actuators for Live {
         let pages = sq.max_pages.ok_or("a squeeze to storage needs its size (max_pages): none given")?;
         let file = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string()).and_then(|swaps| {
             // The last chance to probe zram's type before a file stands above it.
-            self.zram_type(&swaps);
+            if self.writeback_wanted {
+                self.zram_type(&swaps);
+            }
             self.add_file_of_its_own(&swaps, pages)
         });
         // Without a file of its own the squeeze is still worth doing: where the kernel puts it.
@@ -250,6 +255,10 @@ impl Actuators for Live {
     /// (`WRITEBACK_PIECE_BYTES`): read back into the app, then paged out again into a file
     /// of its own above zram. What storage left in the swap cache is freed, as after a
     /// squeeze by process_madvise; a writeback that moved nothing leaves no file.
+    fn set_writeback_wanted(&mut self, wanted: bool) {
+        self.writeback_wanted = wanted;
+    }
+
     fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
         let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;

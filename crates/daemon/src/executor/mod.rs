@@ -84,6 +84,9 @@ pub trait Actuators {
     /// file stays until [`Actuators::swap_drop_cold`] finds it drained; a writeback that
     /// moves nothing leaves no file.
     fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
+    /// Whether the preset writes zram back (`swap.writeback_below`): only then is zram's swap
+    /// type worth a probe page of its own before a storage file stands above zram.
+    fn set_writeback_wanted(&mut self, _wanted: bool) {}
     /// The domain's used memory now (what a victim's death gave back is measured by it).
     fn used_bytes(&self) -> Option<u64>;
     /// The swap files this daemon added.
@@ -109,9 +112,11 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// As the engine learns it: done or not, and the bytes measured where it was done.
+    /// As the engine learns it: done, refused or not tried (a dry run), and the bytes
+    /// measured where it was done.
     pub fn learned(&self) -> memorch_core::engine::Outcome<'_> {
-        memorch_core::engine::Outcome { action: &self.action, done: self.done, bytes: self.done.then_some(self.bytes) }
+        let failed = !self.done && !self.dry_run && !matches!(self.action.kind, ActionKind::Nothing);
+        memorch_core::engine::Outcome { action: &self.action, done: self.done, failed, bytes: self.done.then_some(self.bytes) }
     }
 }
 
@@ -142,11 +147,12 @@ impl Executor {
     }
 
     /// What the executor takes from the preset: how many waited squeezes run at once on this
-    /// machine, and the priority of the work nobody waits for.
+    /// machine, the priority of the work nobody waits for, and whether zram is written back.
     pub fn set_preset(&mut self, preset: &memorch_core::engine::Preset) {
         self.squeezes_at_once = squeezes_at_once(preset);
         self.work_nice = preset.work_nice;
         self.launcher_waits = preset.ahead.as_ref().is_some_and(|a| a.launch_waits);
+        self.actuators.set_writeback_wanted(preset.swap.writeback_below.is_some());
     }
 
     /// This thread at the work priority while `a` is done, if `a` is memory work no launcher

@@ -30,7 +30,7 @@ pub fn run(a: Args) -> Result<()> {
     if a.t.json {
         return print_json(&r);
     }
-    println!("{}", kill::line(&r.name, r.pid, r.uid, r.class, t.oom_score_adj, r.rss_bytes, r.swap_bytes, &r.reason));
+    println!("{}", kill::line(&t, r.uid, r.rss_bytes, r.swap_bytes, &r.reason));
     if r.exited {
         println!("  exited after {}; domain regained {}{}", micros(r.elapsed_us), bytes(r.regained_bytes), if r.mreleased { " (reaped with process_mrelease)" } else { "" });
     } else {
