@@ -630,7 +630,7 @@ impl Preset {
             "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
             "memorch" if k == "compaction.shared_objects_first" => "SWAM's OOM cleaner (SWAM §4): the code pages only one app maps go first; off: on realapps the same kills and p95, less stall and fewer file refaults without it, on swam40 fewer kills (docs/results.md); memorch:so_first=on turns it on",
             "memorch" if k == "compaction.max_share" => "issue 11: most of one app before the next, so few returns are warm; 0.5 and 0.35 made warm returns no cheaper on realapps (docs/results.md)",
-            "memorch" if k == "compaction.slow_returns_give_first" => "issue 11: a read-back adds about as much to any return (realapps: 15-300 ms), the whole wait of a return answered within a frame and a fraction of one that takes 50 ms; Android's activity manager reports each warm start's time; on: on realapps (nine paired runs, seeds 3-8) p50 shorter in seven, the same in one, longer in one, stall lower on seeds 3-5; p95 (first launches) longer in six, the whole wait longer on seeds 6-8 (docs/results.md); memorch:compaction.slow_returns_give_first=false is the preset before",
+            "memorch" if k == "compaction.slow_returns_give_first" => "issue 11: a read-back adds about as much to any return (realapps: 15-300 ms), the whole wait of a return answered within a frame and a fraction of one that takes 50 ms; Android's activity manager reports each warm start's time; on: on realapps (twelve paired runs, seeds 3-8) p50 shorter in ten, by 4 % (geometric mean), p95 (first launches) longer in nine, by 7 %, the whole wait the same; on swam40 (three paired runs) p50 shorter in two, p95 and kills the same (docs/results.md); memorch:compaction.slow_returns_give_first=false is the preset before",
             "memorch" if k == "compaction.share_window_ms" => "issue 11: a launch's shortage took 236 MiB of one app in five squeezes within five seconds; off: on realapps no better (p95 longer, docs/results.md); memorch:spread=on turns it on",
             "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
             "memorch" if k.starts_with("freeze_after_ms") => "Android's cached-app freezer (CachedAppOptimizer, 10 s debounce; anchors.md \"Newer\"); off: on realapps it made returns slower (p50 13.8 against 8.6 ms, docs/results.md); memorch:freeze=on turns it on",
@@ -1006,8 +1006,9 @@ fn memorch() -> Preset {
             kernel_chooses: false,
             share_window_ms: None,
             max_share: default_max_share(),
-            // On: on realapps (nine paired runs, seeds 3-8) p50 shorter in seven of nine;
-            // p95 longer in six (docs/results.md).
+            // On: on realapps (twelve paired runs, seeds 3-8) p50 shorter in ten, by 4 %
+            // (geometric mean), p95 longer in nine, by 7 %; on swam40 (three) p50 shorter in
+            // two, p95 the same (docs/results.md).
             slow_returns_give_first: true,
         }),
         ksm: Some(KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20 }),
