@@ -21,20 +21,15 @@ Managers whose name starts with `memorch:` (variants) are left out unless named 
 """
 import argparse
 import json
-import math
 import random
 import statistics
 from collections import defaultdict
 
+from bench_out import quantile
+
 P50_BAR = 0.9
 P95_BAR = 0.8
 DRAWS = 20_000
-
-
-def quantile(values, p):
-    """Nearest rank, as `memorch report` takes it."""
-    v = sorted(values)
-    return v[min(max(math.ceil(p * len(v)), 1), len(v)) - 1]
 
 
 def load(paths, memorch):

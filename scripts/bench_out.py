@@ -1,6 +1,6 @@
 """What the analysis scripts read of a bench's --out: its runs' daemon debug logs and first
-launches, and p95 as the bench computes it (imported by scripts/launch-waits.py,
-launch-room.py, p95-with-room.py and first-launch-room.py)."""
+launches, and quantiles as the bench computes them (imported by scripts/launch-waits.py,
+launch-room.py, p95-with-room.py, first-launch-room.py, bars-odds.py and paired-runs.py)."""
 import datetime
 import math
 import os
@@ -29,6 +29,12 @@ def first_launches(run):
         if v["kind"] != "failed" and v["app"] not in first:
             first[v["app"]] = v["latency_ms"]
     return first
+
+
+def quantile(values, p):
+    """Nearest rank, as `memorch report` takes it."""
+    v = sorted(values)
+    return v[min(max(math.ceil(p * len(v)), 1), len(v)) - 1]
 
 
 def kth_slowest(latencies):

@@ -251,14 +251,14 @@ impl Actuators for Live {
         Ok((format!("read back '{app}' ({pid}): {} bytes of swap back of {} asked in {} ranges in {} µs{}", r.back_bytes, r.asked_bytes, r.ranges, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.read_bytes))
     }
 
-    /// Only pages the pagemap shows in zram are moved, a piece at a time
-    /// (`WRITEBACK_PIECE_BYTES`): read back into the app, then paged out again into a file
-    /// of its own above zram. What storage left in the swap cache is freed, as after a
-    /// squeeze by process_madvise; a writeback that moved nothing leaves no file.
     fn set_writeback_wanted(&mut self, wanted: bool) {
         self.writeback_wanted = wanted;
     }
 
+    /// Only pages the pagemap shows in zram are moved, a piece at a time
+    /// (`WRITEBACK_PIECE_BYTES`): read back into the app, then paged out again into a file
+    /// of its own above zram. What storage left in the swap cache is freed, as after a
+    /// squeeze by process_madvise; a writeback that moved nothing leaves no file.
     fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
         let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
