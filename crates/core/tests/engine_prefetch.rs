@@ -311,3 +311,48 @@ fn a_refused_read_back_is_not_asked_again_in_the_stint_and_a_dry_run_one_is() {
     assert_eq!(step(&mut e, 1_750, true), 1);
     assert_eq!(step(&mut e, 2_000, true), 0, "refused: not asked again in the stint");
 }
+
+/// `detection.whole_paid_by_rare`: under the low band and its margin (143 MiB of 1 GiB), the
+/// whole read-back reads only what the rarely visited apps (in front less than half as often
+/// as the most visited) can give, and while it goes on the pressure step takes nothing from
+/// an app the user keeps coming back to; as shipped such an app pays for it.
+#[test]
+fn under_the_low_band_the_whole_read_back_is_paid_by_rarely_visited_apps_only_when_asked() {
+    let on = "memorch:detection.whole_paid_by_rare=true";
+    let shipped = "memorch";
+    // `fav` came to the front five times just now; `old` has been away for an hour and was
+    // never in front; `maps` comes to the front with 300 MiB in swap.
+    let fav = app(12, "fav", Class::Cached, 120);
+    let old = App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 300) };
+    let history = |e: &mut memorch_core::engine::Engine, apps: &[App]| {
+        for i in 0..5 {
+            decide(e, 1_000 * i, &snap(1024, 600, 10), apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+        }
+        decide(e, 6_000, &snap(1024, 600, 10), apps, &[to_front(10)]);
+    };
+    // MiB read back whole once maps's return is served, with `available_mb` available.
+    let read = |spec: &str, background: &[App], available_mb: u64| {
+        let apps: Vec<App> = [swapped(10, "maps", Class::Foreground, 60, 300)].into_iter().chain(background.iter().cloned()).collect();
+        let mut e = engine(spec);
+        history(&mut e, &apps);
+        prefetches(&decide(&mut e, 6_250, &snap(1024, available_mb, 0), &apps, &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum::<u64>()
+    };
+    // 100 MiB available: under the low band's floor, above the critical band's (71 MiB).
+    assert_eq!(read(shipped, std::slice::from_ref(&fav), 100), 16, "as shipped: a piece, whoever pays");
+    assert_eq!(read(on, std::slice::from_ref(&fav), 100), 0, "only the favourite could pay: nothing under the floor");
+    assert_eq!(read(on, &[fav.clone(), old.clone()], 100), 16, "a rarely visited app can pay: a piece");
+    // Above the low band's floor it reads as shipped, with only the likely app behind.
+    assert_eq!(read(on, std::slice::from_ref(&fav), 400), 16);
+
+    // Read back at 400 MiB, then memory falls under the low band (123 MiB) while maps is
+    // still in front: the likely app gives as shipped, not with the switch.
+    let squeezed = |spec: &str| {
+        let apps = [swapped(10, "maps", Class::Foreground, 60, 300), fav.clone()];
+        let mut e = engine(spec);
+        history(&mut e, &apps);
+        assert_eq!(prefetches(&decide(&mut e, 6_250, &snap(1024, 400, 0), &apps, &[Event::Timer])).len(), 1, "{spec}: read back whole");
+        squeezes(&decide(&mut e, 6_500, &snap(1024, 100, 0), &apps, &[Event::Timer]))
+    };
+    assert_eq!(squeezed(shipped), vec![12], "as shipped the favourite pays");
+    assert_eq!(squeezed(on), Vec::<u32>::new(), "with the switch it is spared while maps is read back whole");
+}

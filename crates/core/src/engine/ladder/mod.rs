@@ -73,7 +73,8 @@ pub struct Ctx<'a> {
     quiet: Option<Reason>,
     /// The most times any running app came to the front: popularity's scale in
     /// [`Ctx::popularity`], counted once a decision (per app it made a decision over 500 apps
-    /// quadratic: 7 ms instead of 80 µs), and only where the preset weighs popularity.
+    /// quadratic: 7 ms instead of 80 µs), and only where the preset weighs popularity or has
+    /// the rarely visited pay for the whole read-back (`detection.whole_paid_by_rare`).
     most_fronts: u64,
     /// The quickest return of the running apps, the scale of [`Ctx::return_weight`]: counted
     /// once a decision, as `most_fronts` is, and only where the preset weighs return times.
@@ -82,7 +83,8 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a mut State) -> Ctx<'a> {
-        let most_fronts = if preset.kill.return_by_popularity { input.apps.iter().filter(|x| x.actionable()).filter_map(|x| state.stats.get(&x.name)).map(|s| s.fronts).max().unwrap_or(0) } else { 0 };
+        let paid_by_rare = matches!(&preset.detection, crate::engine::preset::Detection::Bands(b) if b.whole_paid_by_rare);
+        let most_fronts = if preset.kill.return_by_popularity || paid_by_rare { input.apps.iter().filter(|x| x.actionable()).filter_map(|x| state.stats.get(&x.name)).map(|s| s.fronts).max().unwrap_or(0) } else { 0 };
         let weighs_returns = preset.compaction.as_ref().is_some_and(|c| c.slow_returns_give_first);
         let quickest_return_ms = if weighs_returns { input.apps.iter().filter(|x| x.actionable()).filter_map(|x| state.stats.get(&x.name)?.quickest_return_ms).reduce(f64::min) } else { None };
         Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, moved_bytes: 0, cold_bytes: 0, quiet: None, most_fronts, quickest_return_ms }
@@ -295,6 +297,12 @@ impl<'a> Ctx<'a> {
         if !self.preset.kill.return_by_popularity {
             return 1.0;
         }
+        self.front_share(a)
+    }
+
+    /// How often `a` came to the front, against the most popular app running (1 for it),
+    /// where the preset counts it (`most_fronts`); whether or not it weighs popularity.
+    pub fn front_share(&self, a: &App) -> f64 {
         let fronts = self.state.stats.get(&a.name).map_or(0, |s| s.fronts);
         (fronts + 1) as f64 / (self.most_fronts + 1) as f64
     }

@@ -142,7 +142,7 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
             _ => 0,
         };
         let left = ctx.frac(WHOLE_STINT_FRAC).saturating_sub(done);
-        let floor = floor.max(favourites_floor(ctx, a));
+        let floor = floor.max(favourites_floor(ctx, a)).max(rare_pay_floor(ctx));
         let bytes = a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor + taken));
         if bytes < MIN_BYTES {
             let why = if left < MIN_BYTES { format!("read back {} this stint already", mib(done)) } else { format!("available {} is at the band and margin {} it reads down to", mib(ctx.available()), mib(floor)) };
@@ -166,6 +166,41 @@ fn favourites_floor(ctx: &Ctx, a: &App) -> u64 {
         Detection::Bands(b) if b.whole_below_low_favourites_only && ctx.popularity(a) < super::FAVOURITE_POPULARITY => ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC),
         _ => 0,
     }
+}
+
+/// With `whole_paid_by_rare`, the floor of the whole read-back: the low band and its margin,
+/// less what the rarely visited apps can still give (the pressure step takes from them only
+/// while the read-back goes on, [`whole_paid_now`]). 0 otherwise.
+fn rare_pay_floor(ctx: &Ctx) -> u64 {
+    let Detection::Bands(b) = &ctx.preset.detection else { return 0 };
+    if !b.whole_paid_by_rare {
+        return 0;
+    }
+    let min_class = ctx.preset.compaction.as_ref().and_then(|c| c.pressure_min_class).unwrap_or(Class::Cached);
+    let low = ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC);
+    // The payers' room is counted from the snapshot, what this decision's squeezes take of
+    // it included; what they free is in `available` already, so it lifts the floor as much
+    // (and a favourite's squeeze in this decision pays for no read-back).
+    let projected = ctx.available().saturating_sub(ctx.input.snapshot.memory.available_bytes);
+    (low + projected).saturating_sub(shrink::capacity_of(ctx, min_class, |a| is_rare(ctx, a)))
+}
+
+/// An app that pays for the whole read-back with `whole_paid_by_rare`: brought to the front
+/// less than half as often as the most visited app running.
+pub fn is_rare(ctx: &Ctx, a: &App) -> bool {
+    ctx.front_share(a) < super::FAVOURITE_POPULARITY
+}
+
+/// With `whole_paid_by_rare`, whether an app in front is being read back whole (some of it
+/// read since it came to the front): then only the rarely visited apps pay for a shortage
+/// above the read-back's floor.
+pub fn whole_paid_now(ctx: &Ctx) -> bool {
+    let Detection::Bands(b) = &ctx.preset.detection else { return false };
+    b.whole_paid_by_rare
+        && ctx
+            .free_apps()
+            .filter(|a| a.class == Class::Foreground)
+            .any(|a| matches!(ctx.state.read_back_whole.get(&a.pid), Some(&(s, bytes)) if s == ctx.state.stint(a.pid) && bytes > 0))
 }
 
 /// Whether the app's last read-back, since it was last in front, found little to read.

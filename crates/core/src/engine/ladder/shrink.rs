@@ -42,10 +42,24 @@ pub const SHARE_WINDOW_MS: u64 = 10_000;
 /// (and the swap room left): the most it would ask of each (the preset's share of it),
 /// saving what compression saves while zram has room and all of it on storage swap.
 pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
+    let movable = movable(ctx, ctx.free_apps(), min_class);
+    ctx.saved_by_moving(movable.min(budget.unwrap_or(u64::MAX)))
+}
+
+/// What the apps of at least `min_class` that `payer` picks could give from what the
+/// snapshot shows, those squeezed in this decision included (the room
+/// `detection.whole_paid_by_rare` lets the whole read-back take).
+pub fn capacity_of(ctx: &Ctx, min_class: Class, payer: impl Fn(&App) -> bool) -> u64 {
+    let apps = ctx.input.apps.iter().filter(|a| a.actionable() && !ctx.killed.contains(&a.pid) && payer(a));
+    ctx.saved_by(0, movable(ctx, apps, min_class), true)
+}
+
+/// The most [`free`] would ask of `apps` (the preset's share of each one's anonymous memory),
+/// those of at least `min_class` with enough to give and not dry.
+fn movable<'a>(ctx: &Ctx, apps: impl Iterator<Item = &'a App>, min_class: Class) -> u64 {
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let share = max_share(ctx);
-    let movable: u64 = ctx.free_apps().filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid)).map(|a| (a.anon_bytes as f64 * share) as u64).sum();
-    ctx.saved_by_moving(movable.min(budget.unwrap_or(u64::MAX)))
+    apps.filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid)).map(|a| (a.anon_bytes as f64 * share) as u64).sum()
 }
 
 /// Free about `bytes` from apps of at least `min_class`, the least likely to be wanted soon
@@ -62,6 +76,11 @@ pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Opt
 /// [`Ctx::return_weight`]: with `Compaction::slow_returns_give_first`, an app whose returns
 /// are slow anyway counts as less likely, since a read-back is less of its wait.
 pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str, max_p_return: Option<f64>) -> u64 {
+    free_from(ctx, step, min_class, bytes, budget, why, &|c: &Ctx, a: &App| max_p_return.is_none_or(|m| c.return_weight(a) < m))
+}
+
+/// [`free`] from the apps `payer` picks only.
+pub fn free_from(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str, payer: &dyn Fn(&Ctx, &App) -> bool) -> u64 {
     let min_step = ctx.preset.compaction.as_ref().map_or(32, |c| c.min_step_pages) * PAGE;
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let feedback = ctx.preset.compaction.as_ref().is_some_and(|c| c.feedback);
@@ -69,8 +88,8 @@ pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budge
     let mut apps: Vec<(&App, f64, f64)> = ctx
         .free_apps()
         .filter(|a| a.class >= min_class && a.anon_bytes > min_anon.max(min_step) && !ctx.state.dry.contains_key(&a.pid))
+        .filter(|a| payer(ctx, a))
         .map(|a| (a, refault(a), ctx.return_weight(a)))
-        .filter(|(_, _, w)| max_p_return.is_none_or(|m| *w < m))
         .collect();
     let cmp = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
     apps.sort_by(|(a, ra, wa), (b, rb, wb)| b.class.cmp(&a.class).then(cmp(*ra, *rb)).then(cmp(*wa, *wb)).then(a.pid.cmp(&b.pid)));

@@ -168,5 +168,13 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
         Detection::Bands(b) => b.stall_near_spares_likely && ctx.available() >= ctx.frac(low_frac),
         _ => false,
     };
-    shrink::free_below(ctx, Step::UnderPressure, min_class, short, None, why, spare.then_some(shrink::LIKELY_RETURN));
+    // With `whole_paid_by_rare`, while the app in front is read back whole (under the band
+    // only as far as the rarely visited apps pay), only they give above its floor.
+    let rare_pay = match &ctx.preset.detection {
+        Detection::Bands(b) => super::prefetch::whole_paid_now(ctx) && ctx.available() >= ctx.frac(super::prefetch::whole_floor_frac(b)),
+        _ => false,
+    };
+    let max_p_return = spare.then_some(shrink::LIKELY_RETURN);
+    let payer = |c: &Ctx, a: &App| (!rare_pay || super::prefetch::is_rare(c, a)) && max_p_return.is_none_or(|m| c.return_weight(a) < m);
+    shrink::free_from(ctx, Step::UnderPressure, min_class, short, None, why, &payer);
 }
