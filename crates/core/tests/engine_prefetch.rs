@@ -341,11 +341,11 @@ fn under_the_low_band_the_whole_read_back_is_paid_by_rarely_visited_apps_only_wh
     assert_eq!(read(shipped, std::slice::from_ref(&fav), 100), 16, "as shipped: a piece, whoever pays");
     assert_eq!(read(on, std::slice::from_ref(&fav), 100), 0, "only the favourite could pay: nothing under the floor");
     assert_eq!(read(on, &[fav.clone(), old.clone()], 100), 16, "a rarely visited app can pay: a piece");
-    // Above the low band's floor it reads as shipped, with only the likely app behind.
+    // Above the low band's floor it reads as shipped, with only the favourite behind.
     assert_eq!(read(on, std::slice::from_ref(&fav), 400), 16);
 
     // Read back at 400 MiB, then memory falls under the low band (123 MiB) while maps is
-    // still in front: the likely app gives as shipped, not with the switch.
+    // still in front: the favourite gives as shipped, not with the switch.
     let squeezed = |spec: &str| {
         let apps = [swapped(10, "maps", Class::Foreground, 60, 300), fav.clone()];
         let mut e = engine(spec);

@@ -137,10 +137,7 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
             ctx.quiet(r);
             continue;
         }
-        let done = match ctx.state.read_back_whole.get(&a.pid) {
-            Some(&(s, bytes)) if s == stint => bytes,
-            _ => 0,
-        };
+        let done = read_back_whole_this_stint(ctx, a.pid);
         let left = ctx.frac(WHOLE_STINT_FRAC).saturating_sub(done);
         let floor = floor.max(favourites_floor(ctx, a)).max(rare_pay_floor(ctx));
         let bytes = a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor + taken));
@@ -196,11 +193,15 @@ pub fn is_rare(ctx: &Ctx, a: &App) -> bool {
 /// above the read-back's floor.
 pub fn whole_paid_now(ctx: &Ctx) -> bool {
     let Detection::Bands(b) = &ctx.preset.detection else { return false };
-    b.whole_paid_by_rare
-        && ctx
-            .free_apps()
-            .filter(|a| a.class == Class::Foreground)
-            .any(|a| matches!(ctx.state.read_back_whole.get(&a.pid), Some(&(s, bytes)) if s == ctx.state.stint(a.pid) && bytes > 0))
+    b.whole_paid_by_rare && ctx.free_apps().any(|a| a.class == Class::Foreground && read_back_whole_this_stint(ctx, a.pid) > 0)
+}
+
+/// What [`whole_front`] has read back of `pid` since it last came to the front.
+fn read_back_whole_this_stint(ctx: &Ctx, pid: u32) -> u64 {
+    match ctx.state.read_back_whole.get(&pid) {
+        Some(&(s, bytes)) if s == ctx.state.stint(pid) => bytes,
+        _ => 0,
+    }
 }
 
 /// Whether the app's last read-back, since it was last in front, found little to read.
