@@ -447,6 +447,7 @@ impl<'a> Run<'a> {
             ram_bytes: self.device.ram_bytes,
             zram_bytes: self.device.zram.as_ref().map_or(0, |z| z.setup.disksize_bytes),
             zram_algorithm: self.device.zram.as_ref().map_or(String::new(), |z| z.setup.algorithm.clone()),
+            ksm_opt_in: self.cfg.scenario.ksm,
         };
         // The apps go first: a daemon stopping puts its swap files off, and swapoff reads every
         // page still in them back into a device that is full (a daemon once took over its

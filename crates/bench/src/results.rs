@@ -114,6 +114,9 @@ pub struct DeviceInfo {
     /// 0: no zram.
     pub zram_bytes: u64,
     pub zram_algorithm: String,
+    /// The apps started with KSM merging on (the scenario's `ksm`, or `memorch bench --ksm`).
+    #[serde(default)]
+    pub ksm_opt_in: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -41,6 +41,7 @@ fn apps() -> Vec<App> {
             pss_bytes: Some((4 + (i as u64 * 37) % 280) * MIB),
             so_unshared_bytes: Some((i as u64 % 7) * MIB),
             ksm_mergeable: i % 2 == 0,
+            ksm_merged_bytes: None,
             frozen: None,
             shielded: None,
             anon_refaults: None,

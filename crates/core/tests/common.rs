@@ -99,6 +99,7 @@ pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
         pss_bytes: Some(anon_mb * MIB),
         so_unshared_bytes: None,
         ksm_mergeable: false,
+        ksm_merged_bytes: None,
         frozen: None,
         shielded: None,
         anon_refaults: None,

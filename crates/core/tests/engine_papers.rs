@@ -129,6 +129,62 @@ fn thesis_runs_ksm_at_idle_over_sibling_background_apps_only() {
     assert_eq!(ksm_on(&decide(&mut t, 3, &s, &[a, b], &[Event::Screen { on: true }])), Some(false));
 }
 
+/// memorch's KSM must pay for ksmd's CPU (`ksm.min_saving_frac`): every three passes of ksmd
+/// over the apps, what it merged of the domain's opted-in apps in them must be 1 % of the
+/// domain, or it stops for 30 minutes. Its first passes merging 4 MiB stop it; 40 MiB keep it
+/// running until passes that merge nothing more. The thesis's KSM runs whatever it saves. The
+/// machine's own count (`pages_sharing`, here 116 MiB of apps gone and falling as ksmd prunes
+/// them) is not what it weighs.
+#[test]
+fn memorch_stops_ksm_that_does_not_pay_for_its_cpu() {
+    // Two siblings opted in, with what KSM has merged of each.
+    let apps = |merged_mb: u64| {
+        let mut a = app(11, "a", Class::Cached, 50);
+        let mut b = app(12, "b", Class::Cached, 50);
+        (a.ksm_mergeable, b.ksm_mergeable, a.ppid, b.ppid) = (true, true, 7, 7);
+        (a.ksm_merged_bytes, b.ksm_merged_bytes) = (Some((merged_mb << 20) / 2), Some((merged_mb << 20) / 2));
+        [a, b]
+    };
+    // A 1 GiB domain; KSM's machine-wide counters.
+    let with_ksm = |full_scans: u64, machine_saved_mb: u64| {
+        let mut s = snap(1024, 500, 100);
+        s.ksm = memorch_core::Facility::Available(memorch_core::KsmState { run: 1, full_scans, saved_bytes: machine_saved_mb << 20, ..Default::default() });
+        s
+    };
+    let ksm_run = |acts: &[memorch_core::engine::Action]| acts.iter().find_map(|x| if let ActionKind::Ksm { run, .. } = x.kind { Some(run) } else { None });
+    let says = |acts: &[memorch_core::engine::Action], what: &str| acts.iter().any(|x| matches!(x.kind, ActionKind::Ksm { run: false, .. }) && x.reason.text.contains(what) && x.reason.text.contains("not worth"));
+    let min = 60_000;
+    // (preset, MiB merged in the first three passes, stopped then, stopped after three more that merge nothing)
+    for (preset, merged_mb, stops_first, stops_later) in [
+        ("memorch", 4, true, false),
+        ("memorch", 40, false, true),
+        ("thesis", 4, false, false),
+        ("memorch:ksm.min_saving_frac=null", 4, false, false),
+    ] {
+        let mut e = engine(preset);
+        assert_eq!(ksm_run(&decide(&mut e, 0, &with_ksm(100, 116), &apps(0), &[Event::Screen { on: false }])), Some(true), "{preset}: idle, two siblings opted in: KSM runs");
+        assert_eq!(ksm_run(&decide(&mut e, 1000, &with_ksm(102, 60), &apps(merged_mb / 2), &[])), None, "{preset}: two passes of ksmd are no verdict");
+        let first = decide(&mut e, 2000, &with_ksm(103, 60 + merged_mb), &apps(merged_mb), &[]);
+        assert_eq!(ksm_run(&first), stops_first.then_some(false), "{preset}: {merged_mb} MiB of the apps merged in three passes");
+        if stops_first {
+            assert!(says(&first, "merged 4.0 MiB in 3 passes"), "{preset}: the stop says what KSM merged: {first:?}");
+        }
+        let later = decide(&mut e, 3000, &with_ksm(106, 60 + merged_mb), &apps(merged_mb), &[]);
+        assert_eq!(ksm_run(&later), stops_later.then_some(false), "{preset}: three more passes that merged nothing");
+        if stops_later {
+            assert!(says(&later, "merged 0.0 MiB in 3 passes"), "{preset}: {later:?}");
+        }
+        // The next idle windows: a stopped KSM stays off for 30 minutes, then is tried again.
+        let stopped = stops_first || stops_later;
+        decide(&mut e, 4000, &with_ksm(106, 60 + merged_mb), &apps(merged_mb), &[Event::Screen { on: true }]);
+        let again = ksm_run(&decide(&mut e, 10 * min, &with_ksm(106, 60 + merged_mb), &apps(merged_mb), &[Event::Screen { on: false }]));
+        assert_eq!(again, (!stopped).then_some(true), "{preset}: the next idle window, 10 minutes later");
+        if stopped {
+            assert_eq!(ksm_run(&decide(&mut e, 31 * min, &with_ksm(106, 60 + merged_mb), &apps(merged_mb), &[])), Some(true), "{preset}: tried again after 30 minutes");
+        }
+    }
+}
+
 /// Thesis fig. 2-18 and §2.6.4: LMK kills in class order, the largest first within a class.
 #[test]
 fn lmk_kill_order_is_class_then_rss() {

@@ -120,6 +120,11 @@ impl AppView {
             let stock_ksm = preset.ksm.as_ref().is_some_and(|k| !k.idle_targeted);
             if read_ksm && !under_pressure && (a.is_background() || stock_ksm) {
                 a.ksm_mergeable = self.ksm_opted_in(p.pid);
+                // What KSM merged of it now (a counter, not a walk; the snapshot's figure is
+                // the PSS cache's, minutes old): KSM's trial weighs it.
+                if a.ksm_mergeable {
+                    a.ksm_merged_bytes = memorch_linux::process::ksm_merging_pages(&self.root, p.pid).map(|n| n * self.root.page_size);
+                }
             }
             if read_so && a.is_background() && a.actionable() {
                 a.so_unshared_bytes = self.so_unshared(p.pid, under_pressure);

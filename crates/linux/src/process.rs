@@ -96,8 +96,13 @@ pub fn is_pid_ns_init(status: &str) -> bool {
 /// A process's PSS (`smaps_rollup`: a walk of its page tables) and KSM merging pages.
 pub fn read_pss_ksm(root: &SysRoot, pid: u32) -> Result<(Option<u64>, Option<u64>)> {
     let pss = field_kib(&root.read(format!("/proc/{pid}/smaps_rollup"))?, "Pss");
-    let ksm = root.read(format!("/proc/{pid}/ksm_merging_pages")).ok().and_then(|t| t.trim().parse().ok());
-    Ok((pss, ksm))
+    Ok((pss, ksm_merging_pages(root, pid)))
+}
+
+/// How many of a process's pages KSM has merged (`/proc/PID/ksm_merging_pages`: a counter the
+/// kernel keeps, no walk); `None` where the kernel does not say or the process is gone.
+pub fn ksm_merging_pages(root: &SysRoot, pid: u32) -> Option<u64> {
+    root.read(format!("/proc/{pid}/ksm_merging_pages")).ok().and_then(|t| t.trim().parse().ok())
 }
 
 /// What a process costs: CPU time so far and memory, resident and proportional (shared pages

@@ -7,7 +7,8 @@ use memorch_linux::{sandbox::Sandbox, testkit, SysRoot};
 use std::time::Duration;
 
 fn ksm_merging(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/ksm_merging_pages")).unwrap().trim().parse().unwrap()
+    // The reader the daemon weighs KSM's trial by (apps.rs).
+    memorch_linux::process::ksm_merging_pages(&SysRoot::live(), pid).expect("ksm_merging_pages")
 }
 
 #[test]

@@ -101,6 +101,7 @@ mod tests {
             pss_bytes: None,
             so_unshared_bytes: None,
             ksm_mergeable: false,
+            ksm_merged_bytes: None,
             frozen: None,
             shielded: None,
             anon_refaults: None,

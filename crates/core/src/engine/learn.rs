@@ -4,9 +4,9 @@
 //! (or a test) calls [`Engine::learn`] with each action's [`Outcome`].
 
 use super::ladder::lmkd::THRASH_KILL;
-use super::model::{Action, ActionKind, CompactScope, PAGE};
+use super::model::{Action, ActionKind, App, CompactScope, PAGE};
 use super::preset::Detection;
-use super::{Compacted, Engine, Input};
+use super::{Compacted, Engine, Input, KsmTrial};
 
 /// How long an app whose compaction gave little is passed over (unless it comes to the
 /// front, and its pages with it).
@@ -104,7 +104,14 @@ impl Engine {
                         self.state.lmkd.limit_pct = Some(limit * (100.0 - l.thrashing_decay(total)) / 100.0);
                     }
                 }
-                ActionKind::Ksm { run, .. } => self.state.ksm_running = *run,
+                ActionKind::Ksm { run, .. } => {
+                    self.state.ksm_running = *run;
+                    // KSM's trial counts ksmd's passes and what it merged from its first run.
+                    let trial = self.preset.ksm.as_ref().is_some_and(|k| k.min_saving_frac.is_some());
+                    if let (true, true, None, crate::Facility::Available(k)) = (*run, trial, self.state.ksm_trial, &input.snapshot.ksm) {
+                        self.state.ksm_trial = Some(KsmTrial { scans_from: k.full_scans, saved_from: App::ksm_merged_total(input.apps), off_since_ms: None });
+                    }
+                }
                 _ => {}
             }
         }

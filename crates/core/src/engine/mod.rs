@@ -118,6 +118,9 @@ pub struct State {
     /// MOS phase-1 reclaim size (doubles while the need remains).
     pub mos_reclaim_pages: Option<u64>,
     pub ksm_running: bool,
+    /// KSM's trial at idle (`KsmPolicy::min_saving_frac`), from memorch's first run of it.
+    #[serde(default)]
+    pub ksm_trial: Option<KsmTrial>,
     pub last_swap_grow_ms: Option<u64>,
     /// Apps whose unshared shared objects were already compacted.
     pub so_done: BTreeSet<u32>,
@@ -191,6 +194,21 @@ pub struct State {
     pub psi_some_reads: stall_trigger::StallWindow,
 }
 
+/// Whether KSM pays for its CPU (`KsmPolicy::min_saving_frac`, ladder/prepare_idle.rs): where
+/// KSM stood when its trial began (memorch's first run of ksmd, then each verdict that it
+/// paid), and since when it is off for not paying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KsmTrial {
+    /// The machine's `full_scans` then: ksmd's passes over the apps are counted from here.
+    pub scans_from: u64,
+    /// What KSM had merged of the domain's opted-in apps then (`App::ksm_merged_total`). Not
+    /// the machine's `pages_sharing`, which counts pages of apps gone until ksmd runs again
+    /// (a bench run after thesis-ksm started 116 MiB up, and its trial saw nothing merged).
+    pub saved_from: u64,
+    /// Judged not to pay at this time: off until `KSM_RETRY_MS` after it.
+    pub off_since_ms: Option<u64>,
+}
+
 /// How far back [`State::psi_some_reads`] looks: the kernel's shortest trigger window here.
 pub const RECENT_STALL_WINDOW_MS: u64 = 2_000;
 
@@ -224,6 +242,7 @@ impl Default for State {
             lmkd: LmkdState::default(),
             mos_reclaim_pages: None,
             ksm_running: false,
+            ksm_trial: None,
             last_swap_grow_ms: None,
             so_done: BTreeSet::new(),
             last_front_ms: BTreeMap::new(),

@@ -22,6 +22,10 @@ pub struct App {
     pub so_unshared_bytes: Option<u64>,
     /// Started with KSM merging on (`memorch spawn --ksm`).
     pub ksm_mergeable: bool,
+    /// What KSM has merged of it (`/proc/PID/ksm_merging_pages`, in bytes), read fresh where it
+    /// opted in: what KSM's trial weighs (ladder/prepare_idle.rs).
+    #[serde(default)]
+    pub ksm_merged_bytes: Option<u64>,
     /// Frozen by memorch (`Some(true)`), freezable (`Some(false)`: in a group of its own), or
     /// not freezable (`None`).
     #[serde(default)]
@@ -59,6 +63,11 @@ impl App {
         self.class >= Class::Cached
     }
 
+    /// What KSM has merged of the apps that opted in, as far as the daemon read it.
+    pub fn ksm_merged_total(apps: &[App]) -> u64 {
+        apps.iter().filter(|a| a.ksm_mergeable).filter_map(|a| a.ksm_merged_bytes).sum()
+    }
+
     /// An app from a process of a full snapshot.
     pub fn from_process(p: &crate::ProcessInfo) -> App {
         App {
@@ -73,6 +82,7 @@ impl App {
             pss_bytes: p.pss_bytes,
             so_unshared_bytes: None,
             ksm_mergeable: false,
+            ksm_merged_bytes: None,
             frozen: None,
             shielded: None,
             anon_refaults: None,

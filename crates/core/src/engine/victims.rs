@@ -345,7 +345,7 @@ mod tests {
     fn freeable_counts_the_zram_pool() {
         let app = App {
             pid: 1, name: "a".into(), class: Class::Cached, ppid: 1, anon_bytes: 10 * MIB, file_bytes: 0, shmem_bytes: 0,
-            swap_bytes: 30 * MIB, pss_bytes: Some(8 * MIB), so_unshared_bytes: None, ksm_mergeable: false, frozen: None, shielded: None, anon_refaults: None, age_ms: 0, protected: false,
+            swap_bytes: 30 * MIB, pss_bytes: Some(8 * MIB), so_unshared_bytes: None, ksm_mergeable: false, ksm_merged_bytes: None, frozen: None, shielded: None, anon_refaults: None, age_ms: 0, protected: false,
         };
         assert_eq!(freeable_bytes(&app, 3.0), 18 * MIB);
     }

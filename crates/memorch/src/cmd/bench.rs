@@ -40,6 +40,7 @@ use std::sync::Mutex;
 ///   memorch bench --scenario refault --managers kernel,kernel+nokswapd --repeat 3
 ///   memorch bench --scenario realapps --managers memorch,memorch:app_groups=false+scopes
 ///   memorch bench --scenario my.toml --ram 1024 --out results/
+///   memorch bench --scenario realapps --ksm --managers memorch,memorch:ksm=off
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -53,6 +54,11 @@ pub struct Args {
     /// The device's RAM in MiB (app sizes scale with it); the scenario's by default.
     #[arg(long, value_parser = clap::value_parser!(u64).range(64..=1 << 20))]
     ram: Option<u64>,
+    /// Start every app with KSM merging on, whatever the scenario says, as a launcher that
+    /// opts its apps in would (Android's zygote may: `memorch spawn --ksm`). Only a manager
+    /// that runs KSM merges anything; compare `KSM saved` and `ksmd CPU`.
+    #[arg(long)]
+    ksm: bool,
     /// Runs of each manager (medians and spreads are reported).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
     repeat: u64,
@@ -83,7 +89,8 @@ pub fn run(a: Args) -> Result<()> {
     let managers = rejoin_variants(&a.managers);
     campaign::check_managers(&managers).map_err(|e| anyhow::anyhow!(e))?;
     anyhow::ensure!(unsafe { libc::geteuid() } == 0, "memorch bench makes cgroups and zram devices: run it as root");
-    let scenario = base.scaled(a.ram.unwrap_or(base.ram_mb));
+    let mut scenario = base.scaled(a.ram.unwrap_or(base.ram_mb));
+    scenario.ksm |= a.ksm;
     let seed = a.seed.unwrap_or(scenario.seed);
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let out = a.out.unwrap_or_else(|| PathBuf::from(format!("bench-out/{}-{stamp}", scenario.name)));
@@ -98,10 +105,11 @@ pub fn run(a: Args) -> Result<()> {
     }
     let order = scenario.visit_order(seed);
     eprintln!(
-        "memorch bench: scenario {} ({} MiB device, {} apps, {} visits), {} runs -> {}",
+        "memorch bench: scenario {} ({} MiB device, {} apps{}, {} visits), {} runs -> {}",
         scenario.name,
         scenario.ram_mb,
         scenario.apps.len(),
+        if scenario.ksm { " opted in to KSM" } else { "" },
         campaign::visit_count(&order),
         a.repeat as usize * managers.len(),
         std::path::absolute(&out).unwrap_or(out.clone()).display()

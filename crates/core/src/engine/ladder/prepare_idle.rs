@@ -1,11 +1,15 @@
 //! Step 1, prepare while idle (screen off): compress whole cached and empty apps into zram,
 //! emptiest and oldest first (thesis §3.3, CachedAppOptimizer); run KSM only now and only when
-//! background apps that opted in share an ancestor (thesis optimisations 1 and 2); bring free
+//! background apps that opted in share an ancestor (thesis optimisations 1 and 2), and where
+//! the preset asks, only while what it merges pays for ksmd's CPU (its trial); bring free
 //! memory to the launch threshold (MOS phase 1); remove swap files that hold nothing (SWAM's
 //! ISOP eraser). With the screen on, stop the KSM this step started.
 
 use super::{home, mib, ActionKind, Ctx, Step};
 use crate::engine::model::App;
+use crate::engine::preset::KsmPolicy;
+use crate::engine::KsmTrial;
+use crate::Facility;
 use std::collections::BTreeMap;
 
 pub fn run(ctx: &mut Ctx) {
@@ -28,7 +32,12 @@ pub fn run(ctx: &mut Ctx) {
         }
         return;
     }
+    // Judged first, so that the decision that gives the verdict logs it.
+    let paid_for = ksm_paid_for(ctx, &ksm);
     idle_work(ctx);
+    if !paid_for {
+        return;
+    }
     if ksm.idle_targeted && !ctx.state.ksm_running {
         // Background apps that opted in, grouped by parent: siblings (zygote children) share pages.
         let mut by_parent: BTreeMap<u32, usize> = BTreeMap::new();
@@ -43,6 +52,59 @@ pub fn run(ctx: &mut Ctx) {
             ctx.push(ActionKind::Ksm { run: true, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
         }
     }
+}
+
+/// How many passes of ksmd over the apps KSM's trial waits for (`KsmPolicy::min_saving_frac`):
+/// KSM merges a page only once its content has stayed the same from one pass to the next, so
+/// a first pass merges almost nothing, and by the end of the second what the apps share is.
+/// The first pass counted (`full_scans`) may be the end of one begun before, where ksmd's
+/// cursor stood: on thesis-ksm two counted passes had merged 8 MiB of what became over 100.
+pub const KSM_TRIAL_SCANS: u64 = 3;
+
+/// How long KSM stays off once its trial found it did not pay: apps launched since may share
+/// more, so it is tried again after this.
+pub const KSM_RETRY_MS: u64 = 30 * 60 * 1000;
+
+/// Whether KSM may run now, by its trial (`KsmPolicy::min_saving_frac`; the first trial starts
+/// when memorch first runs ksmd, learn.rs): yes until ksmd has gone over the apps
+/// [`KSM_TRIAL_SCANS`] times; then, if what KSM merged of the domain's opted-in apps in those
+/// passes is at least that share of the domain, yes, and the next passes are weighed from
+/// here; if not, no for [`KSM_RETRY_MS`] (stopping it now), after which a new trial starts.
+/// So KSM runs while its passes merge, as the thesis's ksmd that did not scan an app's pages
+/// again (§3.3) would, and not on pages it has already been over. Yes where the preset asks no
+/// trial or the machine's KSM counters cannot be read.
+fn ksm_paid_for(ctx: &mut Ctx, ksm: &KsmPolicy) -> bool {
+    let (Some(min_frac), Some(trial), Facility::Available(k)) = (ksm.min_saving_frac, ctx.state.ksm_trial, &ctx.input.snapshot.ksm) else { return true };
+    let (now, scans_now, merged_now) = (ctx.input.now_ms, k.full_scans, App::ksm_merged_total(ctx.input.apps));
+    if let Some(off) = trial.off_since_ms {
+        if now.saturating_sub(off) < KSM_RETRY_MS {
+            return false;
+        }
+        ctx.state.ksm_trial = None;
+        return true;
+    }
+    let scans = scans_now.saturating_sub(trial.scans_from);
+    if scans < KSM_TRIAL_SCANS {
+        return true;
+    }
+    let (merged, floor) = (merged_now.saturating_sub(trial.saved_from), ctx.frac(min_frac));
+    let share = format!("{} ({:.1} % of the domain)", mib(floor), min_frac * 100.0);
+    if merged >= floor {
+        ctx.state.ksm_trial = Some(KsmTrial { scans_from: scans_now, saved_from: merged_now, off_since_ms: None });
+        ctx.quiet(ctx.reason(Step::PrepareIdle, format!("KSM merged {} in {scans} passes of ksmd over the apps, at least {share}: it pays; its next passes are weighed from here", mib(merged))));
+        return true;
+    }
+    ctx.state.ksm_trial = Some(KsmTrial { off_since_ms: Some(now), ..trial });
+    let r = ctx
+        .reason(Step::PrepareIdle, format!("KSM merged {} in {scans} passes of ksmd over the apps, under {share}: not worth ksmd's CPU; off for {} min", mib(merged), KSM_RETRY_MS / 60_000))
+        .with("merged_bytes", merged as f64);
+    if ctx.state.ksm_running {
+        ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+    } else {
+        // Judged at the start of an idle window, its passes done in the last: it is not started.
+        ctx.quiet(r);
+    }
+    false
 }
 
 fn idle_work(ctx: &mut Ctx) {
