@@ -99,6 +99,8 @@ impl AppView {
         let freezer = preset.freeze_after_ms.is_some() || !frozen.is_empty();
         let shields = preset.shield_frac.is_some();
         let read_ksm = preset.ksm.is_some();
+        // What KSM merged of each opted-in app, for KSM's trial only.
+        let weigh_ksm = preset.ksm.as_ref().is_some_and(memorch_core::engine::preset::KsmPolicy::has_trial);
         let weigh_refaults = preset.compaction.as_ref().is_some_and(|c| c.feedback);
         // Only presets that drop unshared shared objects first need them, and only for
         // background apps; never read smaps on a decision under pressure (it waits behind
@@ -122,7 +124,7 @@ impl AppView {
                 a.ksm_mergeable = self.ksm_opted_in(p.pid);
                 // What KSM merged of it now (a counter, not a walk; the snapshot's figure is
                 // the PSS cache's, minutes old): KSM's trial weighs it.
-                if a.ksm_mergeable {
+                if weigh_ksm && a.ksm_mergeable {
                     a.ksm_merged_bytes = memorch_linux::process::ksm_merging_pages(&self.root, p.pid).map(|n| n * self.root.page_size);
                 }
             }

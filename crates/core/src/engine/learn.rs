@@ -5,7 +5,7 @@
 
 use super::ladder::lmkd::THRASH_KILL;
 use super::model::{Action, ActionKind, App, CompactScope, PAGE};
-use super::preset::Detection;
+use super::preset::{Detection, KsmPolicy};
 use super::{Compacted, Engine, Input, KsmTrial};
 
 /// How long an app whose compaction gave little is passed over (unless it comes to the
@@ -107,7 +107,7 @@ impl Engine {
                 ActionKind::Ksm { run, .. } => {
                     self.state.ksm_running = *run;
                     // KSM's trial counts ksmd's passes and what it merged from its first run.
-                    let trial = self.preset.ksm.as_ref().is_some_and(|k| k.min_saving_frac.is_some());
+                    let trial = self.preset.ksm.as_ref().is_some_and(KsmPolicy::has_trial);
                     if let (true, true, None, crate::Facility::Available(k)) = (*run, trial, self.state.ksm_trial, &input.snapshot.ksm) {
                         self.state.ksm_trial = Some(KsmTrial { scans_from: k.full_scans, saved_from: App::ksm_merged_total(input.apps), off_since_ms: None });
                     }

@@ -261,6 +261,14 @@ pub struct KsmPolicy {
     pub min_saving_frac: Option<f64>,
 }
 
+impl KsmPolicy {
+    /// Whether KSM must pay for itself here: a share asked, and ksmd run at idle only (stock
+    /// KSM runs all the time, as the thesis's baseline).
+    pub fn has_trial(&self) -> bool {
+        self.idle_targeted && self.min_saving_frac.is_some()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SwapPolicy {
     /// zram the daemon sets up when the domain has no swap, as a share of its memory.
