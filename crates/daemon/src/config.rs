@@ -4,6 +4,7 @@
 //! nothing of a bad file is applied.
 
 use memorch_core::engine::preset::Preset;
+use memorch_core::engine::spec::dotted_keys;
 use memorch_core::Class;
 use memorch_linux::DomainSpec;
 use serde::{Deserialize, Serialize};
@@ -141,9 +142,8 @@ impl Config {
 
     /// Every key whose value differs from `other`'s: `(key, this value, other value)`.
     pub fn changes_from(&self, other: &Config) -> Vec<(String, String, String)> {
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        flatten("", &serde_json::to_value(other).unwrap_or_default(), &mut a);
-        flatten("", &serde_json::to_value(self).unwrap_or_default(), &mut b);
+        let a = dotted_keys(&serde_json::to_value(other).unwrap_or_default());
+        let b = dotted_keys(&serde_json::to_value(self).unwrap_or_default());
         a.into_iter().zip(b).filter(|(x, y)| x.1 != y.1).map(|((k, old), (_, new))| (k, old, new)).collect()
     }
 
@@ -264,19 +264,6 @@ impl Overrides {
         if let Some(v) = &self.state_dir {
             cfg.state_dir = v.clone();
         }
-    }
-}
-
-/// `{"a":{"b":1}}` → `("a.b", "1")`.
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&key, x, out);
-            }
-        }
-        other => out.push((prefix.to_string(), other.to_string())),
     }
 }
 

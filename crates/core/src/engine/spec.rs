@@ -210,8 +210,7 @@ impl Preset {
 
     /// The preset's parameters as `(dotted key, JSON value)`, as a spec names them.
     pub fn parameters(&self) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        flatten("", &serde_json::to_value(self).unwrap_or_default(), &mut out);
+        let mut out = dotted_keys(&serde_json::to_value(self).unwrap_or_default());
         out.retain(|(k, _)| k != "name" && k != "summary");
         out
     }
@@ -280,7 +279,14 @@ fn check_ranges(p: &Preset) -> Result<(), String> {
     Ok(())
 }
 
-/// `{"a":{"b":1}}` → `("a.b", "1")`.
+/// Every leaf of a JSON tree as `(dotted key, JSON value)`, in the tree's order:
+/// `{"a":{"b":1}}` → `("a.b", "1")`. Preset specs and the daemon's config diff both name keys so.
+pub fn dotted_keys(v: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    flatten("", v, &mut out);
+    out
+}
+
 fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
     match v {
         serde_json::Value::Object(m) => {
