@@ -8,8 +8,8 @@ how many warm returns there were, their median latency, the medians of what each
 (anonymous pages, refaults_anon; file pages, refaults_file), the share of all their
 anonymous pages that came from storage swap rather than zram (refaults_anon − zram_reads),
 and the median µs a page (latency over every page read). A manager that keeps more apps
-alive leaves less of each resident, so its returns
-read more; this shows by how much, and from where.
+alive leaves less of each resident, so its returns read more; this shows by how much, and
+from where.
 
     scripts/warm-return-reads.py OUT [OUT ...]            # a bench's --out, or its results.json
     scripts/warm-return-reads.py --by-seed OUT [OUT ...]  # a row per manager and seed
