@@ -49,6 +49,8 @@ pub struct Manage {
     pub zram: bool,
     /// The machine's anonymous folio size, where the preset asks for one (`swap.anon_folio_kb`).
     pub folios: bool,
+    /// The machine's swap read-ahead, where the preset asks for one (`swap.page_cluster`).
+    pub readahead: bool,
     pub ksm: bool,
     pub swap_files: bool,
     pub swap_file_dir: PathBuf,
@@ -121,7 +123,7 @@ impl Default for LoopConfig {
 
 impl Default for Manage {
     fn default() -> Self {
-        Manage { zram: true, folios: true, ksm: true, swap_files: true, swap_file_dir: "/var/lib/memorch/swap".into() }
+        Manage { zram: true, folios: true, readahead: true, ksm: true, swap_files: true, swap_file_dir: "/var/lib/memorch/swap".into() }
     }
 }
 

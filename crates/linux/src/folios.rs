@@ -9,11 +9,11 @@
 //! so a sparse heap holds more, and a return that touches one page of a folio reads all 16.
 //!
 //! The setting is machine-wide: [`FolioGuard`] records what it replaces before it changes it
-//! and puts it back on drop; [`recover_stale`] puts back what a dead owner left.
+//! and puts it back on drop; what a dead owner left is put back as every setting is
+//! (setting.rs).
 
 use crate::error::{Error, Result};
 use crate::root::SysRoot;
-use serde::{Deserialize, Serialize};
 
 pub const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";
 
@@ -85,30 +85,13 @@ fn check_policy(policy: &str) -> Result<()> {
     Ok(())
 }
 
-fn write_policy(root: &SysRoot, size_kb: u32, policy: &str) -> Result<()> {
-    check_policy(policy)?;
-    let p = root.path(policy_file(size_kb));
-    std::fs::write(&p, policy).map_err(|e| Error::io(p, e))
-}
-
-/// Records of folio policies a guard will put back (records.rs).
-const RECORD_KIND: &str = "folios";
-
-/// What a guard replaced: one size's policy before it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Replaced {
-    pub size_kb: u32,
-    pub previous: String,
-}
-
-/// One size's policy, put back on drop. What it replaces is recorded with its owner before
-/// it changes anything: if the owner dies without dropping it, [`recover_stale`] puts it back.
+/// One size's policy, put back on drop (setting.rs records what it replaces before it
+/// changes anything, so that a dead owner's change is put back too).
 #[derive(Debug)]
 pub struct FolioGuard {
-    pub replaced: Replaced,
-    root: SysRoot,
-    key: String,
-    restored: bool,
+    pub size_kb: u32,
+    /// The policy file's guard: what it replaced, and putting it back.
+    pub setting: crate::setting::SettingGuard,
 }
 
 impl FolioGuard {
@@ -117,54 +100,9 @@ impl FolioGuard {
     pub fn set(root: &SysRoot, size_kb: u32, policy: &str) -> Result<FolioGuard> {
         check_policy(policy)?;
         let previous = self::policy(root, size_kb)?;
-        let replaced = Replaced { size_kb, previous };
-        let key = format!("{}-{}", std::process::id(), GUARDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-        if root.is_live() {
-            crate::records::save(RECORD_KIND, &key, &replaced)?;
-        }
-        if let Err(e) = write_policy(root, size_kb, policy) {
-            let _ = crate::records::forget(RECORD_KIND, &key);
-            return Err(e);
-        }
-        Ok(FolioGuard { replaced, root: root.clone(), key, restored: false })
+        let setting = crate::setting::SettingGuard::replace(root, &policy_file(size_kb), previous, policy)?;
+        Ok(FolioGuard { size_kb, setting })
     }
-
-    /// Put the policy back now (drop does it too, but cannot say how it went).
-    pub fn restore_now(&mut self) -> Result<()> {
-        if !self.restored {
-            write_policy(&self.root, self.replaced.size_kb, &self.replaced.previous)?;
-            self.restored = true;
-            if self.root.is_live() {
-                let _ = crate::records::forget(RECORD_KIND, &self.key);
-            }
-        }
-        Ok(())
-    }
-}
-
-static GUARDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
-impl Drop for FolioGuard {
-    fn drop(&mut self) {
-        if let Err(e) = self.restore_now() {
-            eprintln!("memorch: anonymous folios: putting the policy back failed: {e}");
-        }
-    }
-}
-
-/// Put back the folio policies that guards of dead owners replaced.
-pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
-    let mut out = Vec::new();
-    for (rec, change) in crate::records::stale::<Replaced>(root, RECORD_KIND) {
-        match change.and_then(|r| write_policy(root, r.size_kb, &r.previous).map(|_| r).map_err(|e| e.to_string())) {
-            Ok(r) => {
-                crate::records::remove(&rec);
-                out.push(Ok(format!("put the {} kB anonymous folio policy back to '{}', as a memorch process that died found it", r.size_kb, r.previous)));
-            }
-            Err(e) => out.push(Err(format!("anonymous folio policy left by a memorch process that died ({}): {e}", rec.display()))),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -310,6 +310,11 @@ pub struct SwapPolicy {
     /// its pages back in a sixteenth of the faults at 64 kB. `None`: left as it is.
     #[serde(default)]
     pub anon_folio_kb: Option<u32>,
+    /// Swap read-ahead while the daemon runs: `vm.page-cluster`, 2^N pages read a fault,
+    /// machine-wide (0 to 31; linux `readahead.rs`). Android writes 0 for zram; the kernel's
+    /// 3 reads eight. `None`: left as it is.
+    #[serde(default)]
+    pub page_cluster: Option<u32>,
     /// Send a squeeze of an app less likely than this to be wanted soon (`p_return`) to a
     /// storage swap file of its own, made for it and enabled above zram in priority, once
     /// zram is `cold_at_zram_used` full: zram keeps its room for the likely apps, whose
@@ -552,6 +557,7 @@ fn no_swap() -> SwapPolicy {
         grow_on_fill: false,
         grow_to_need: false,
         anon_folio_kb: None,
+        page_cluster: None,
         cold_to_storage_below: None,
         cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
         writeback_below: None,
@@ -626,6 +632,7 @@ impl Preset {
     pub fn source(&self, key: &str) -> &'static str {
         let k = key;
         match self.base_name() {
+            _ if k == "swap.page_cluster" => "issue 11: the kernel's read-ahead left as the machine has it; on realapps 0 (Android's for zram) doubled memorch's cost a page read back (half comes from storage swap), 5 cost less a page but made warm returns and p50 longer over three runs beside both peers (docs/results.md); memorch:swap.page_cluster=N sets it",
             _ if k == "detection.kind" => "DESIGN.md §5 table (detection column)",
             _ if k.starts_with("detection.levels") || k.starts_with("detection.reference_bytes") => "thesis fig. 2-18, 2-19 (minfree 2048…8192 pages on a 1 GiB phone), scaled to the domain",
             _ if k.starts_with("detection.require_file_below") => "thesis §2.6.4 lowmem_shrink: other_free and other_file below minfree",
@@ -931,6 +938,7 @@ fn swam() -> Preset {
             grow_on_fill: true,
             grow_to_need: false,
             anon_folio_kb: None,
+            page_cluster: None,
             cold_to_storage_below: None,
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
             writeback_below: None,
@@ -1064,6 +1072,7 @@ fn memorch() -> Preset {
             grow_on_fill: false,
             grow_to_need: true,
             anon_folio_kb: None,
+            page_cluster: None,
             // An unlikely app's squeeze to a storage file of its own once zram is half full:
             // on by measurement (realapps, six paired runs over seeds 3-8: p50 shorter in
             // all six, fewer squeezes and warm returns; docs/results.md).

@@ -271,6 +271,11 @@ fn check_ranges(p: &Preset) -> Result<(), String> {
             return Err(format!("ahead.unseen_launch_chance is the least chance of an app not seen yet at which the idle step prepares for one: give a number from 0 to 1, or null to prepare only for apps seen ({chance} given)"));
         }
     }
+    if let Some(n) = p.swap.page_cluster {
+        if n > 31 {
+            return Err(format!("swap.page_cluster is the swap read-ahead as vm.page-cluster takes it, 2^N pages a fault: give 0 to 31 (3 is the kernel's), or null to leave the machine's ({n} given)"));
+        }
+    }
     if let Some(n) = p.work_nice {
         if !(-20..=19).contains(&n) {
             return Err(format!("work_nice is the nice value the daemon's background memory work runs at: give -20 to 19 (0 is the apps' own), or null for the daemon's own ({n} given)"));
@@ -370,6 +375,18 @@ mod tests {
         assert_eq!(Preset::from_spec("memorch:work_nice=null").unwrap().work_nice, None);
         let e = Preset::from_spec("memorch:work_nice=20").unwrap_err();
         assert!(e.contains("work_nice") && e.contains("-20 to 19"), "{e}");
+    }
+
+    #[test]
+    fn swap_read_ahead_is_what_the_kernel_takes() {
+        for preset in NAMES {
+            assert_eq!(Preset::by_name(preset).unwrap().swap.page_cluster, None, "{preset} leaves the machine's read-ahead");
+        }
+        assert_eq!(Preset::from_spec("lmkd:swap.page_cluster=0").unwrap().swap.page_cluster, Some(0));
+        assert_eq!(Preset::from_spec("memorch:swap.page_cluster=31").unwrap().swap.page_cluster, Some(31));
+        let e = Preset::from_spec("memorch:swap.page_cluster=32").unwrap_err();
+        assert!(e.contains("swap.page_cluster=32") && e.contains("0 to 31"), "{e}");
+        assert!(Preset::from_spec("memorch:swap.page_cluster=-1").is_err(), "not a count");
     }
 
     #[test]
