@@ -448,6 +448,8 @@ impl<'a> Run<'a> {
             zram_bytes: self.device.zram.as_ref().map_or(0, |z| z.setup.disksize_bytes),
             zram_algorithm: self.device.zram.as_ref().map_or(String::new(), |z| z.setup.algorithm.clone()),
             ksm_opt_in: self.cfg.scenario.ksm,
+            // Read while the manager still runs: a daemon puts the machine's value back as it stops.
+            swap_read_ahead_pages: memorch_linux::readahead::page_cluster(&self.root).ok().map(|n| 1 << n.min(memorch_linux::readahead::MAX_PAGE_CLUSTER)),
         };
         // The apps go first: a daemon stopping puts its swap files off, and swapoff reads every
         // page still in them back into a device that is full (a daemon once took over its

@@ -170,7 +170,7 @@ fn warnings(o: &mut String, sums: &[Summary], runs: &[RunResult], stopped: Optio
 }
 
 fn devices(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn Fn(&str) -> &'static str) {
-    o.push_str(r#"<h2>Devices</h2><table class="small"><tr><th class="l">manager</th><th>RAM</th><th>zram</th><th>algorithm</th><th>apps opted in to KSM</th><th>runs</th><th>seeds</th></tr>"#);
+    o.push_str(r#"<h2>Devices</h2><table class="small"><tr><th class="l">manager</th><th>RAM</th><th>zram</th><th>algorithm</th><th>swap read-ahead (pages a fault)</th><th>apps opted in to KSM</th><th>runs</th><th>seeds</th></tr>"#);
     for m in managers {
         let rs: Vec<&RunResult> = runs.iter().filter(|r| &r.manager == m).collect();
         let d = &rs[0].device;
@@ -178,12 +178,13 @@ fn devices(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn 
         let seeds: Vec<String> = rs.iter().map(|r| r.seed.to_string()).collect();
         let _ = write!(
             o,
-            r#"<tr><td class="l"><span class="sw" style="background:{}"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            r#"<tr><td class="l"><span class="sw" style="background:{}"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
             color(m),
             esc(m),
             mib(d.ram_bytes),
             if d.zram_bytes == 0 { "none".into() } else { mib(d.zram_bytes) },
             if d.zram_bytes == 0 { "–" } else { d.zram_algorithm.as_str() },
+            d.swap_read_ahead_pages.map_or("–".into(), |n| n.to_string()),
             if d.ksm_opt_in { "yes" } else { "no" },
             rs.len(),
             seeds.join(", ")

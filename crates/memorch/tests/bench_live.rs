@@ -125,12 +125,20 @@ fn quick_bench_runs_reports_and_cleans_up() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let before = Leftovers::now();
     let out = std::env::temp_dir().join(testkit::unique_name("memorch-bench-out"));
-    // A smaller device keeps the test short; sizes scale with it.
-    let o = ok(&["bench", "--scenario", "quick", "--managers", "kernel,memorch", "--ram", "256", "--out", out.to_str().unwrap()]);
+    // A smaller device keeps the test short; sizes scale with it. The third run sets swap
+    // read-ahead (machine-wide) to a value the machine does not have: the run records it, and
+    // the machine has its own back after.
+    let page_cluster = memorch_linux::readahead::page_cluster(&memorch_linux::SysRoot::live()).unwrap();
+    let other = if page_cluster == 1 { 2 } else { 1 };
+    let managers = format!("kernel,memorch,memorch:swap.page_cluster={other}");
+    let o = ok(&["bench", "--scenario", "quick", "--managers", &managers, "--ram", "256", "--out", out.to_str().unwrap()]);
     assert!(o.contains("hot/warm/cold") && o.contains("kernel") && o.contains("memorch"), "{o}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2);
+    assert_eq!(runs.len(), 3);
+    let read_ahead: Vec<u64> = runs.iter().map(|r| r["device"]["swap_read_ahead_pages"].as_u64().unwrap()).collect();
+    assert_eq!(read_ahead, [1 << page_cluster, 1 << page_cluster, 1 << other], "the read-ahead each run had");
+    assert_eq!(memorch_linux::readahead::page_cluster(&memorch_linux::SysRoot::live()).unwrap(), page_cluster, "the machine's read-ahead put back");
     for r in runs {
         assert_eq!(r["visits"].as_array().unwrap().len(), 22, "every visit measured");
         assert!(r["visits"].as_array().unwrap().iter().any(|x| x["kind"] == "cold"));
@@ -148,7 +156,7 @@ fn quick_bench_runs_reports_and_cleans_up() {
     assert!(runs.iter().any(|r| r["swap_out_pages"].as_u64().unwrap() > 0 && r["swap_in_pages"].as_u64().unwrap() > 0), "an overfilled device swaps out and back in");
     assert_eq!(runs[1]["manager"], "memorch");
     assert!(runs[1]["manager_rss_bytes"].as_u64().unwrap() > 0, "the daemon's own cost is measured");
-    assert_eq!(v["summaries"].as_array().unwrap().len(), 2);
+    assert_eq!(v["summaries"].as_array().unwrap().len(), 3);
     assert!(!out.join("work").exists(), "app files removed");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert_eq!(html.matches("<svg").count(), 4, "four charts");
