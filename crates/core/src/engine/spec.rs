@@ -272,6 +272,8 @@ fn check_ranges(p: &Preset) -> Result<(), String> {
         }
     }
     if let Some(n) = p.swap.page_cluster {
+        // The kernel's limit (linux readahead.rs MAX_PAGE_CLUSTER, which the pure engine
+        // cannot name); checked here too so that a spec fails when given, not at start-up.
         if n > 31 {
             return Err(format!("swap.page_cluster is the swap read-ahead as vm.page-cluster takes it, 2^N pages a fault: give 0 to 31 (3 is the kernel's), or null to leave the machine's ({n} given)"));
         }
