@@ -14,6 +14,7 @@
 
 use crate::error::{Error, Result};
 use crate::root::SysRoot;
+use serde::Deserialize;
 
 pub const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";
 
@@ -103,6 +104,40 @@ impl FolioGuard {
         let setting = crate::setting::SettingGuard::replace(root, &policy_file(size_kb), previous, policy)?;
         Ok(FolioGuard { size_kb, setting })
     }
+}
+
+/// Records of the folio guard as it was before setting.rs (kind `folios`, a size and its
+/// policy before): a daemon of that version that died since boot may have left one, and a
+/// newer start must still put that policy back. `/run` is cleared at boot, so these go away
+/// with the machines that ran it.
+const OLDER_RECORD_KIND: &str = "folios";
+
+#[derive(Debug, Deserialize)]
+struct OlderRecord {
+    size_kb: u32,
+    previous: String,
+}
+
+/// Put back the folio policies that dead owners of the version before setting.rs replaced
+/// (recovery.rs; what newer owners left, setting.rs puts back).
+pub fn recover_stale_older(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
+    let mut out = Vec::new();
+    for (rec, change) in crate::records::stale::<OlderRecord>(root, OLDER_RECORD_KIND) {
+        let put_back = change.and_then(|r| {
+            check_policy(&r.previous).map_err(|e| e.to_string())?;
+            let p = root.path(policy_file(r.size_kb));
+            std::fs::write(&p, &r.previous).map_err(|e| Error::io(p, e).to_string())?;
+            Ok(r)
+        });
+        match put_back {
+            Ok(r) => {
+                crate::records::remove(&rec);
+                out.push(Ok(format!("put the {} kB anonymous folio policy back to '{}', as a memorch process that died found it", r.size_kb, r.previous)));
+            }
+            Err(e) => out.push(Err(format!("an anonymous folio policy left by a memorch process that died ({}): {e}", rec.display()))),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

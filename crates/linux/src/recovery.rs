@@ -14,6 +14,7 @@ pub fn recover_all(root: &SysRoot) -> Vec<Result<String, String>> {
     out.extend(crate::zram::recover_stale(root));
     out.extend(crate::ksm::recover_stale(root));
     out.extend(crate::setting::recover_stale(root));
+    out.extend(crate::folios::recover_stale_older(root));
     if root.is_live() {
         out.extend(crate::lxcfs::recover_stale().into_iter().map(|d| Ok(format!("stopped lxcfs at {}, left by a memorch process that died", d.display()))));
         out.extend(crate::sandbox::remove_stale().into_iter().map(|p| Ok(format!("removed sandbox {p}, left by a memorch process that died"))));

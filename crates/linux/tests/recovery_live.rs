@@ -1,5 +1,6 @@
 //! A process that holds memorch's guards (zram, a swap file, KSM settings, swap read-ahead,
-//! the anonymous folio policy where the kernel has one) is killed with
+//! the anonymous folio policy where the kernel has one, and a folio record as the version
+//! before setting.rs wrote it) is killed with
 //! SIGKILL and left a zombie: its guards never run. The next start's recovery must put the
 //! machine back anyway, and say so.
 
@@ -8,7 +9,7 @@ use memorch_linux::ksm::{KsmGuard, KsmSettings};
 use memorch_linux::readahead;
 use memorch_linux::swapfile::SwapFileGuard;
 use memorch_linux::zram::ZramGuard;
-use memorch_linux::{recovery, testkit, SysRoot};
+use memorch_linux::{records, recovery, testkit, SysRoot};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -26,6 +27,14 @@ fn hold_guards_until_killed() {
     let pc = if readahead::page_cluster(&root).expect("page-cluster") == HELD_PAGE_CLUSTER { HELD_PAGE_CLUSTER + 1 } else { HELD_PAGE_CLUSTER };
     let _readahead = readahead::set_page_cluster(&root, pc).expect("page-cluster");
     let _folios = folios_here().then(|| FolioGuard::set(&root, FOLIO_KB, "always").expect("folios"));
+    // A folio guard of the version before setting.rs, as it recorded its change (kind
+    // `folios`: a size and its policy before), then made it.
+    if let Some(kb) = older_folio_kb() {
+        let previous = folios::policy(&root, kb).expect("folio policy");
+        let record = serde_json::json!({ "size_kb": kb, "previous": previous });
+        records::save("folios", &format!("{}-older", std::process::id()), &record).expect("older folio record");
+        std::fs::write(format!("{}/hugepages-{kb}kB/enabled", folios::THP_DIR), other_policy(&previous)).expect("older folio policy");
+    }
     println!("held");
     loop {
         std::thread::sleep(Duration::from_secs(60));
@@ -39,6 +48,16 @@ const HELD_PAGE_CLUSTER: u32 = 6;
 /// guard is left out of the test, which still covers the others.
 fn folios_here() -> bool {
     folios::sizes(&SysRoot::live()).contains(&FOLIO_KB)
+}
+
+/// Another size than [`FOLIO_KB`] for the older guard's record, where the kernel has one.
+fn older_folio_kb() -> Option<u32> {
+    folios::sizes(&SysRoot::live()).into_iter().find(|kb| *kb != FOLIO_KB)
+}
+
+/// A policy that is not `policy`, so that the change and its undoing both show.
+fn other_policy(policy: &str) -> &'static str {
+    if policy == "never" { "always" } else { "never" }
 }
 
 fn ksm_settings() -> (String, String, String) {
@@ -56,6 +75,7 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     let ksm_before = ksm_settings();
     let page_cluster_before = readahead::page_cluster(&SysRoot::live()).unwrap();
     let folios_before = folios_here().then(|| folios::policy(&SysRoot::live(), FOLIO_KB).unwrap());
+    let older_before = older_folio_kb().map(|kb| (kb, folios::policy(&SysRoot::live(), kb).unwrap()));
     let dir = std::env::temp_dir().join(testkit::unique_name("memorch-held-swap"));
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["hold_guards_until_killed", "--exact", "--nocapture", "--test-threads=1"])
@@ -74,6 +94,9 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     if folios_before.is_some() {
         assert_eq!(folios::policy(&SysRoot::live(), FOLIO_KB).unwrap(), "always");
     }
+    if let Some((kb, before)) = &older_before {
+        assert_eq!(folios::policy(&SysRoot::live(), *kb).unwrap(), other_policy(before), "the older guard changed {kb} kB");
+    }
     // SIGKILL, and no wait(): it stays a zombie, its pid still in /proc.
     child.kill().unwrap();
     let pid = child.id();
@@ -90,6 +113,10 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     if let Some(before) = folios_before {
         assert!(said.iter().any(|s| s.contains(&format!("hugepages-{FOLIO_KB}kB"))), "{said:?}");
         assert_eq!(folios::policy(&SysRoot::live(), FOLIO_KB).unwrap(), before, "the folio policy as it was");
+    }
+    if let Some((kb, before)) = older_before {
+        assert!(said.iter().any(|s| s.contains(&format!("{kb} kB anonymous folio policy back"))), "the older record: {said:?}");
+        assert_eq!(folios::policy(&SysRoot::live(), kb).unwrap(), before, "the {kb} kB policy the older guard changed, as it was");
     }
     assert!(!std::fs::read_dir(&dir).map(|d| d.count() > 0).unwrap_or(false), "the swap file is deleted");
     assert!(recovery::recover_all(&SysRoot::live()).is_empty(), "nothing is undone twice");
