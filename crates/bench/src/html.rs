@@ -64,6 +64,7 @@ const ROWS: [(&str, &[Row]); 6] = [
     ]),
     ("Latency (ms)", &[
         ("p50, all visits", Some(true), |s| s.latency_p50_ms),
+        ("p50 had every return been hot (warm returns and relaunches at the app's hot median over the bench)", Some(true), |s| s.p50_every_return_hot_ms),
         ("p95, all visits", Some(true), |s| s.latency_p95_ms),
         ("p95 after each app's first launch (returns, relaunches)", Some(true), |s| s.after_first_p95_ms),
         ("p50 of returns (hot and warm)", Some(true), |s| s.return_p50_ms),
