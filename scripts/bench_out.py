@@ -1,9 +1,11 @@
 """What the analysis scripts read of a bench's --out: its runs' daemon debug logs and first
 launches, and quantiles as the bench computes them (imported by scripts/launch-waits.py,
-launch-room.py, p95-with-room.py, first-launch-room.py, bars-odds.py and paired-runs.py)."""
+launch-room.py, p95-with-room.py, first-launch-room.py, bars-odds.py, paired-runs.py,
+p50-crossings.py and p50-floor.py)."""
 import datetime
 import math
 import os
+import statistics
 import sys
 
 
@@ -29,6 +31,17 @@ def first_launches(run):
         if v["kind"] != "failed" and v["app"] not in first:
             first[v["app"]] = v["latency_ms"]
     return first
+
+
+def hot_medians(runs):
+    """{app: median ms of its hot returns over all the runs of results.json}: how long the
+    program takes to answer when nothing has to be read back."""
+    hot = {}
+    for r in runs:
+        for v in r["visits"]:
+            if v["kind"] == "hot":
+                hot.setdefault(v["app"], []).append(v["latency_ms"])
+    return {a: statistics.median(l) for a, l in hot.items()}
 
 
 def quantile(values, p):

@@ -18,16 +18,13 @@ import statistics as st
 import sys
 from collections import defaultdict
 
+from bench_out import hot_medians
+
 
 def main(paths):
     for path in paths:
         runs = json.load(open(path))["runs"]
-        hot = defaultdict(list)
-        for r in runs:
-            for v in r["visits"]:
-                if v["kind"] == "hot":
-                    hot[v["app"]].append(v["latency_ms"])
-        hot_ms = {a: st.median(l) for a, l in hot.items()}
+        hot_ms = hot_medians(runs)
         per = defaultdict(lambda: defaultdict(list))
         for r in runs:
             served = [v for v in r["visits"] if v["kind"] != "failed"]

@@ -28,19 +28,9 @@ import statistics as st
 import sys
 from collections import defaultdict
 
-from bench_out import quantile
+from bench_out import hot_medians, quantile
 
 BAR = 0.9
-
-
-def hot_medians(runs):
-    """{app: median ms of its hot returns over all the runs}."""
-    hot = defaultdict(list)
-    for r in runs:
-        for v in r["visits"]:
-            if v["kind"] == "hot":
-                hot[v["app"]].append(v["latency_ms"])
-    return {a: st.median(l) for a, l in hot.items()}
 
 
 def p50_and_floor(run, hot_ms):

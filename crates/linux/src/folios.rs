@@ -119,25 +119,9 @@ struct OlderRecord {
 }
 
 /// Put back the folio policies that dead owners of the version before setting.rs replaced
-/// (recovery.rs; what newer owners left, setting.rs puts back).
+/// (recovery.rs; what newer owners left, setting.rs puts back the same way).
 pub fn recover_stale_older(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
-    let mut out = Vec::new();
-    for (rec, change) in crate::records::stale::<OlderRecord>(root, OLDER_RECORD_KIND) {
-        let put_back = change.and_then(|r| {
-            check_policy(&r.previous).map_err(|e| e.to_string())?;
-            let p = root.path(policy_file(r.size_kb));
-            std::fs::write(&p, &r.previous).map_err(|e| Error::io(p, e).to_string())?;
-            Ok(r)
-        });
-        match put_back {
-            Ok(r) => {
-                crate::records::remove(&rec);
-                out.push(Ok(format!("put the {} kB anonymous folio policy back to '{}', as a memorch process that died found it", r.size_kb, r.previous)));
-            }
-            Err(e) => out.push(Err(format!("an anonymous folio policy left by a memorch process that died ({}): {e}", rec.display()))),
-        }
-    }
-    out
+    crate::setting::recover_records(root, OLDER_RECORD_KIND, |r: OlderRecord| crate::setting::Replaced { path: policy_file(r.size_kb), previous: r.previous })
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::root::SysRoot;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// Records of settings a guard will put back (records.rs).
@@ -79,9 +80,16 @@ impl Drop for SettingGuard {
 
 /// Put back the settings that guards of dead owners replaced.
 pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
+    recover_records(root, RECORD_KIND, |r: Replaced| r)
+}
+
+/// Put back what dead owners recorded under `kind` in a record of their own shape, each
+/// turned into the file and value it replaced by `as_replaced` (an older guard's records,
+/// folios.rs).
+pub fn recover_records<T: DeserializeOwned>(root: &SysRoot, kind: &str, as_replaced: impl Fn(T) -> Replaced) -> Vec<std::result::Result<String, String>> {
     let mut out = Vec::new();
-    for (rec, change) in crate::records::stale::<Replaced>(root, RECORD_KIND) {
-        match change.and_then(|r| write(root, &r.path, &r.previous).map(|_| r).map_err(|e| e.to_string())) {
+    for (rec, change) in crate::records::stale::<T>(root, kind) {
+        match change.map(&as_replaced).and_then(|r| write(root, &r.path, &r.previous).map(|_| r).map_err(|e| e.to_string())) {
             Ok(r) => {
                 crate::records::remove(&rec);
                 out.push(Ok(format!("put {} back to '{}', as a memorch process that died found it", r.path, r.previous)));

@@ -115,7 +115,7 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
         assert_eq!(folios::policy(&SysRoot::live(), FOLIO_KB).unwrap(), before, "the folio policy as it was");
     }
     if let Some((kb, before)) = older_before {
-        assert!(said.iter().any(|s| s.contains(&format!("{kb} kB anonymous folio policy back"))), "the older record: {said:?}");
+        assert!(said.iter().any(|s| s.contains(&format!("hugepages-{kb}kB/enabled back"))), "the older record: {said:?}");
         assert_eq!(folios::policy(&SysRoot::live(), kb).unwrap(), before, "the {kb} kB policy the older guard changed, as it was");
     }
     assert!(!std::fs::read_dir(&dir).map(|d| d.count() > 0).unwrap_or(false), "the swap file is deleted");
