@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use memorch_core::engine::{ActionKind, CompactScope, Engine, Event, PressureLevel, Preset, Step};
+use memorch_core::engine::{ActionKind, App, CompactScope, Engine, Event, PressureLevel, Preset, Step};
 use memorch_core::Class;
 
 fn kills(actions: &[memorch_core::engine::Action]) -> Vec<Vec<u32>> {
@@ -746,6 +746,49 @@ fn with_swap_full_on_memorch_kills_at_the_low_band_not_only_the_critical() {
     assert!(kills(&can_grow).is_empty(), "a file can still be added: {can_grow:?}");
     let room = decide(&mut engine("memorch:swap_full=on"), 0, &between(), &apps, &[]);
     assert!(kills(&room).is_empty() && !compactions(&room).is_empty(), "zram has room: compress: {room:?}");
+}
+
+/// Two apps the user switches between, each 400 MiB of it in swap, read back whole in turn
+/// (16 MiB a decision) while memory is plentiful, then memory below the low band: with
+/// `churn=on` the cached apps least costly to lose die once (not the app just left, which is
+/// `previous`), and not again within the minute; off, or where the read-backs were not
+/// carried out (a dry run), nobody dies.
+#[test]
+fn with_churn_on_a_round_through_swap_ends_with_a_kill_of_a_cached_app() {
+    let in_swap = |pid, name, class| App { swap_bytes: 400 * MIB, ..app(pid, name, class, 200) };
+    let apps = |front: u32| {
+        let (a, b) = if front == 2 { (Class::Foreground, Class::Previous) } else { (Class::Previous, Class::Foreground) };
+        vec![in_swap(2, "a", a), in_swap(3, "b", b), app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 180)]
+    };
+    let run = |spec: &str, carried_out: bool| {
+        let mut e = engine(spec);
+        let plenty = snap(1024, 600, 10);
+        let mut t = 0;
+        for front in [2, 3] {
+            let list = apps(front);
+            decide(&mut e, t, &plenty, &list, &[Event::AppState { pid: front, class: Class::Foreground }]);
+            for i in 1..=20 {
+                let at = t + 300 + 100 * i;
+                if carried_out { decide(&mut e, at, &plenty, &list, &[]) } else { decide_undone(&mut e, at, &plenty, &list, &[]) };
+            }
+            t += 5_000;
+        }
+        // 1024 MiB: critical band 51 MiB, low band 123 MiB; 80 MiB available.
+        let short = decide(&mut e, t, &snap(1024, 70, 10), &apps(3), &[]);
+        let again = decide(&mut e, t + 5_000, &snap(1024, 70, 10), &apps(3), &[]);
+        (short, again)
+    };
+    let (short, again) = run("memorch:churn=on", true);
+    let victims = kills(&short);
+    assert_eq!(victims.len(), 1, "a round through swap below the low band: one kill: {short:?}");
+    assert!(victims[0].iter().all(|p| [11, 12].contains(p)), "cached apps only, not the one just left: {short:?}");
+    let kill = short.iter().find(|a| matches!(a.kind, ActionKind::Kill { .. })).unwrap();
+    assert!(kill.reason.text.contains("read back") && kill.reason.fields["read_back_bytes"] > 512.0 * MIB as f64, "{:?}", kill.reason);
+    assert!(kills(&again).is_empty(), "one such kill a minute: {again:?}");
+    let (off, _) = run("memorch", true);
+    assert!(kills(&off).is_empty(), "off: nobody dies above the critical band: {off:?}");
+    let (dry, _) = run("memorch:churn=on", false);
+    assert!(kills(&dry).is_empty(), "read-backs not carried out count for nothing: {dry:?}");
 }
 
 /// A kill for a full swap frees what the low band lacks and a tenth of the domain more, room

@@ -7,6 +7,7 @@ use super::ladder::lmkd::THRASH_KILL;
 use super::model::{Action, ActionKind, App, CompactScope, PAGE};
 use super::preset::{Detection, KsmPolicy};
 use super::{Compacted, Engine, Input, KsmTrial};
+use crate::Class;
 
 /// How long an app whose compaction gave little is passed over (unless it comes to the
 /// front, and its pages with it).
@@ -52,8 +53,17 @@ impl Engine {
     /// Learn from the outcomes of the decision on `input`.
     pub fn learn(&mut self, input: &Input, outcomes: &[Outcome]) {
         let now = input.now_ms;
+        let window = super::ladder::kill::CHURN_WINDOW_MS;
+        self.state.read_back_front.retain(|(at, _)| now.saturating_sub(*at) < window);
         for o in outcomes {
             let (action, done) = (o.action, o.done);
+            // What was read back of the app in front, as read (as asked where not measured):
+            // what the apps in use cost each other in swap (`when_read_back_churns`).
+            if let (true, ActionKind::Prefetch { pid, max_pages, .. }) = (done, &action.kind) {
+                if input.apps.iter().any(|a| a.pid == *pid && a.class == Class::Foreground) {
+                    self.state.read_back_front.push((now, o.bytes.unwrap_or(max_pages * PAGE)));
+                }
+            }
             match &action.kind {
                 // An attempt to grow swap is throttled whether it worked or not: a full disk
                 // does not get emptier by asking every tick.

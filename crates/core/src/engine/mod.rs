@@ -176,6 +176,14 @@ pub struct State {
     /// Bytes read back at idle since the screen last went off (ladder/prefetch.rs).
     #[serde(default)]
     pub refilled_bytes: u64,
+    /// What was read back of the apps in front, and when, over the last
+    /// [`ladder::kill::CHURN_WINDOW_MS`] (`KillPolicy::when_read_back_churns`): when the
+    /// apps in use go round through swap.
+    #[serde(default)]
+    pub read_back_front: Vec<(u64, u64)>,
+    /// When the last kill that ended such a round was decided: one a window.
+    #[serde(default)]
+    pub churn_kill_ms: Option<u64>,
     /// Per pid, the window of its first squeeze (`Compaction::share_window_ms`): what it
     /// may give in all until the window ends (ladder/shrink.rs).
     #[serde(default)]
@@ -259,6 +267,8 @@ impl Default for State {
             read_back_dry: BTreeMap::new(),
             writeback_dry: BTreeMap::new(),
             refilled_bytes: 0,
+            read_back_front: Vec::new(),
+            churn_kill_ms: None,
             share_window: BTreeMap::new(),
             launch_in_flight: None,
             seen: BTreeMap::new(),

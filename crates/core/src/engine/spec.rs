@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 26] = [
+pub const SWITCHES: [Switch; 27] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -163,6 +163,13 @@ pub const SWITCHES: [Switch; 26] = [
         // It acts in the batch killer of the bands (ladder/kill.rs): memorch's kind of preset.
         get: |p| (p.kill.mode == KillMode::Batch && matches!(p.detection, super::preset::Detection::Bands(_))).then_some(p.kill.when_swap_full),
         set: |p, on| p.kill.when_swap_full = on,
+    },
+    Switch {
+        key: "churn",
+        what: "kill the least costly cached apps below the low band once the apps in front read back more than half the domain from swap in a minute (the apps in use go round through swap)",
+        // It acts in the batch killer of the bands (ladder/kill.rs), on what the whole read-back measured.
+        get: |p| (p.kill.mode == KillMode::Batch && matches!(p.detection, super::preset::Detection::Bands(_))).then_some(p.kill.when_read_back_churns),
+        set: |p, on| p.kill.when_read_back_churns = on,
     },
     Switch {
         key: "kill",
@@ -337,6 +344,8 @@ mod tests {
         // Killing at the low band on full swap belongs to the bands' batch killer: memorch's.
         assert!(Preset::from_spec("memorch:swap_full=on").unwrap().kill.when_swap_full);
         assert!(Preset::from_spec("lmkd:swap_full=on").unwrap_err().contains("no such step"));
+        assert!(Preset::from_spec("memorch:churn=on").unwrap().kill.when_read_back_churns);
+        assert!(Preset::from_spec("lmkd:churn=on").unwrap_err().contains("no such step"));
         assert!(Preset::from_spec("memorch:home=maybe").unwrap_err().contains("'on' or 'off'"));
     }
 

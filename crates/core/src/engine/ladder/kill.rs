@@ -4,6 +4,9 @@
 //! extreme; the foreground only when nothing else is left. Once swap is full and cannot grow
 //! (`kill.when_swap_full`), already at the low band: compression has nothing left to give,
 //! and what the kernel reclaims in its place is the apps' code and the likely apps' pages.
+//! Once the apps in use go round through swap (`kill.when_read_back_churns`), below the low
+//! band: the cached apps least costly to lose die, so that those the user switches between
+//! fit together.
 
 use super::{mib, Ctx, PressureLevel, Step};
 use crate::engine::preset::{Detection, KillMode};
@@ -18,6 +21,72 @@ const SWAP_FULL_ROOM_FRAC: f64 = 0.01;
 /// critical band's target is), it took the smallest app there was (realapps: `tasks`, `queue`,
 /// 60 MiB each) and moved no figure (docs/results.md).
 const SWAP_FULL_RELIEF_FRAC: f64 = 0.1;
+
+/// How long what was read back of the apps in front is summed over
+/// (`kill.when_read_back_churns`): a few usage sessions' switches (realapps: 18 visits in the
+/// last 54 s of seed 4).
+pub const CHURN_WINDOW_MS: u64 = 60_000;
+
+/// What must have been read back of the apps in front over [`CHURN_WINDOW_MS`], as a share
+/// of the domain, for the apps in use to count as going round through swap: as much as one
+/// app's whole read-back may take in a stint (ladder/prefetch.rs). On realapps' seeds 6-8
+/// (debug logs of the preset as shipped, 2026-12-03) the most read back in a minute was 860,
+/// 393 and 649 MiB, the domain 755-890 MiB (the device's RAM less the platform); on seed 6
+/// nearly every return from 84 s to 185 s was warm. Off by measurement (docs/results.md).
+const CHURN_READ_BACK_FRAC: f64 = 0.5;
+
+/// What a kill that ends such a round frees, as a share of the domain.
+const CHURN_RELIEF_FRAC: f64 = 0.15;
+
+/// What was read back of the apps in front over the window, where it passes
+/// [`CHURN_READ_BACK_FRAC`] and no kill for it was decided within the window.
+fn churning(ctx: &Ctx) -> Option<u64> {
+    if !ctx.preset.kill.when_read_back_churns {
+        return None;
+    }
+    let now = ctx.input.now_ms;
+    if ctx.state.churn_kill_ms.is_some_and(|at| now.saturating_sub(at) < CHURN_WINDOW_MS) {
+        return None;
+    }
+    let read: u64 = ctx.state.read_back_front.iter().filter(|(at, _)| now.saturating_sub(*at) < CHURN_WINDOW_MS).map(|(_, b)| b).sum();
+    (read > ctx.frac(CHURN_READ_BACK_FRAC)).then_some(read)
+}
+
+/// The round through swap ended (`kill.when_read_back_churns`): below the low band, once the
+/// apps in front read back more than [`CHURN_READ_BACK_FRAC`] of the domain over the last
+/// minute, the cached apps that cost the least to lose die, enough to free
+/// [`CHURN_RELIEF_FRAC`] of it. It runs before the pressure step, which then squeezes only
+/// what is still short: squeezed first, the apps in use would pay for the round once more
+/// (the gap would be met, and no kill needed). Not the app just left (`previous`): it is
+/// likely the next return. Once a window at most.
+pub fn churn(ctx: &mut Ctx) {
+    let Detection::Bands(b) = &ctx.preset.detection else { return };
+    if ctx.preset.kill.mode != KillMode::Batch {
+        return;
+    }
+    let low = ctx.frac(b.low_available_frac);
+    let Some(read) = churning(ctx).filter(|_| ctx.available() < low) else { return };
+    if ctx.kill_pending(1000) {
+        return;
+    }
+    let target = ctx.frac(CHURN_RELIEF_FRAC);
+    let cands: Vec<_> = ctx.candidates(Class::Cached).into_iter().filter(|c| !ctx.is_touched(c.pid)).collect();
+    let victims = ctx.select(&cands, target);
+    if victims.is_empty() {
+        return;
+    }
+    ctx.state.churn_kill_ms = Some(ctx.input.now_ms);
+    let text = format!(
+        "the apps in front read back {} from swap in the last {} s with available {} below the low band {}: the apps in use do not fit together; kill the cached apps least costly to lose to get {} back",
+        mib(read),
+        CHURN_WINDOW_MS / 1000,
+        mib(ctx.available()),
+        mib(low),
+        mib(target)
+    );
+    let r = ctx.reason(Step::Kill, text).with("read_back_bytes", read as f64);
+    ctx.kill(victims, target, Class::Cached, r);
+}
 
 pub fn run(ctx: &mut Ctx) {
     let Detection::Bands(b) = ctx.preset.detection.clone() else { return };

@@ -7,7 +7,7 @@ mod ams;
 mod before_launch;
 mod freeze;
 mod home;
-mod kill;
+pub mod kill;
 mod lmk;
 pub mod lmkd;
 mod prefetch;
@@ -470,6 +470,7 @@ pub fn run(ctx: &mut Ctx) {
     prepare_idle::run(ctx);
     home::run(ctx);
     before_launch::run(ctx);
+    kill::churn(ctx);
     under_pressure::run(ctx);
     adaptive_swap::run(ctx);
     writeback::run(ctx);
