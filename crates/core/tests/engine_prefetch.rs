@@ -202,6 +202,37 @@ fn whole_stops_at_the_low_band_when_asked() {
     assert!(read.abs_diff(150 - low_floor) <= 1, "150 MiB available, floor {low_floor} MiB: {read} MiB");
 }
 
+/// `detection.whole_stops_when_churning`: after two apps were read back whole in turn (640
+/// MiB within a minute, more than half of 1 GiB), the next whole read-back stops at the low
+/// band's floor (143 MiB); with 100 MiB available it reads nothing, where as shipped, or
+/// before the round, it reads a piece.
+#[test]
+fn whole_stops_at_the_low_band_while_the_apps_go_round_when_asked() {
+    let apps = |front: u32| {
+        let class = |pid| if pid == front { Class::Foreground } else { Class::Previous };
+        vec![swapped(10, "a", class(10), 60, 400), swapped(11, "b", class(11), 60, 400), swapped(12, "c", class(12), 60, 300)]
+    };
+    let read_at_the_end = |spec: &str, rounds: &[u32]| {
+        let mut e = engine(spec);
+        let plenty = snap(1024, 600, 0);
+        let mut t = 1_000;
+        for &front in rounds {
+            decide(&mut e, t, &plenty, &apps(front), &[to_front(front)]);
+            for i in 1..=20 {
+                decide(&mut e, t + 300 + 100 * i, &plenty, &apps(front), &[Event::Timer]);
+            }
+            t += 5_000;
+        }
+        let short = snap(1024, 100, 0);
+        decide(&mut e, t, &short, &apps(12), &[to_front(12)]);
+        prefetches(&decide(&mut e, t + 250, &short, &apps(12), &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum::<u64>()
+    };
+    let spec = "memorch:detection.whole_stops_when_churning=true";
+    assert_eq!(read_at_the_end(spec, &[10, 11]), 0, "the apps go round: nothing under the low band's floor");
+    assert_eq!(read_at_the_end(spec, &[10]), 16, "one app's read-back (320 MiB) is no round: a piece");
+    assert_eq!(read_at_the_end("memorch", &[10, 11]), 16, "as shipped: a piece down to the critical band's floor");
+}
+
 /// `detection.whole_below_low_favourites_only`: under the low band and its margin, the whole
 /// read-back goes on for a favourite (brought to the front at least half as often as the most
 /// visited app running) and stops for an app the user comes back to less.

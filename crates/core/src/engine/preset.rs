@@ -163,6 +163,13 @@ pub struct Bands {
     /// shortage for the pressure step to pay for from the apps in the background.
     #[serde(default)]
     pub whole_stops_at_low_band: bool,
+    /// The whole read-back stops at the low band and its margin while the apps in use go
+    /// round through swap (the apps in front read back more than half the domain within a
+    /// minute, ladder/kill.rs `read_back_churns`): where the session's apps do not fit
+    /// together, what one app's read-back takes below the low band the next app's return
+    /// reads back again; where they fit, it reads down to the critical band as shipped.
+    #[serde(default)]
+    pub whole_stops_when_churning: bool,
     /// Below the low band and its margin, the whole read-back goes on only for a favourite:
     /// an app brought to the front at least half as often as the most visited app running
     /// ([`crate::engine::ladder::FAVOURITE_POPULARITY`]). What it reads there, the pressure
@@ -659,6 +666,7 @@ impl Preset {
             _ if k.starts_with("detection.psi_some_target_pct") => "Senpai/TMO: aim for a small bounded pressure (anchors.md)",
             _ if k.starts_with("detection.stall_near_ongoing") => "issue 11: PSI some avg10 is a ten-second average; after a launch's stall it stays over the target for seconds, and each look squeezed half the margin again (realapps: sixteen squeezes of 1.8 MiB of `maps` in 3.5 s while available memory rose 33 MiB, into storage swap); true: the stall over the last 2 s of looks must be over the target too; on: on realapps (six paired runs, seeds 3-8) p50 shorter in four pairs, the same in one, longer in one, stall and file refaults lower on seeds 3-5, no more kills (docs/results.md); memorch:detection.stall_near_ongoing=false is the preset before",
             _ if k.starts_with("detection.low_band_spares_likely") => "issue 11: below the low band, half of memorch's squeezes that warmed a return followed a whole read-back of the app in front, which takes memory down to the critical band; sparing the likely apps down to there (true): on realapps those warm returns went from 13 to 2, but the kernel's reclaim took their place (direct reclaims 237 against 20, stall twice), p50 longer on two seeds of three and a kill; again with popularity weighed, when only the likely apps were spared: p50 longer on every seed, direct reclaims 173 against 1 (docs/results.md)",
+            _ if k.starts_with("detection.whole_stops_when_churning") => "issue 11: where the session's apps do not fit together, what one app's whole read-back takes below the low band the next app's return reads back again; held at the low band only while the apps in front read back more than half the domain within a minute (true): on realapps, six paired runs over seeds 3-8, p50 shorter in two and longer in four, less read back and less of the daemon's CPU in every pair (docs/results.md)",
             _ if k.starts_with("detection.whole_stops_at_low_band") => "issue 11: the whole read-back takes memory down to the critical band, and the pressure step pays for it from the apps in the background (11 warm returns on realapps followed such a squeeze); stopped at the low band (true) it made no such squeeze, but the app in front stayed partly in swap: on realapps p50 longer on every seed, warm returns 26 against 19 (docs/results.md)",
             _ if k.starts_with("detection.whole_paid_by_rare") => "issue 11: on realapps' seed 4 the apps of the session in progress paid for each other's whole read-backs below the low band, each return warm from the read-back of the app before it; the read-back there limited to what the rarely visited apps (in front less than half as often as the most visited) can give, and the pressure step taking only from them meanwhile (true): on realapps, six paired runs over seeds 3-8, p50 shorter in three, p95 longer in five (1.10x), the wait longer in five (docs/results.md)",
             _ if k.starts_with("detection.whole_below_low_favourites_only") => "issue 11: what the whole read-back reads below the low band the apps in the background pay for; a favourite's pages are worth theirs, a rarely visited app's (on realapps `notes`, two visits, read back 150 MiB) may not be; it needs popularity weighed (kill.return_by_popularity); with returns counted it read back a quarter as much, but the apps it left partly in swap came back warm with no squeeze between: p50 longer on two seeds of three (docs/results.md)",
@@ -1030,6 +1038,7 @@ fn memorch() -> Preset {
             stall_near_ongoing: true,
             low_band_spares_likely: false,
             whole_stops_at_low_band: false,
+            whole_stops_when_churning: false,
             whole_below_low_favourites_only: false,
             whole_paid_by_rare: false,
         }),

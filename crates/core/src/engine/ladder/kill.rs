@@ -38,18 +38,25 @@ const CHURN_READ_BACK_FRAC: f64 = 0.5;
 /// What a kill that ends such a round frees, as a share of the domain.
 const CHURN_RELIEF_FRAC: f64 = 0.15;
 
-/// What was read back of the apps in front over the window, where it passes
-/// [`CHURN_READ_BACK_FRAC`] and no kill for it was decided within the window.
+/// What was read back of the apps in front over the last [`CHURN_WINDOW_MS`], where it
+/// passes [`CHURN_READ_BACK_FRAC`] of the domain: the apps in use go round through swap (also
+/// what `detection.whole_stops_when_churning` weighs, ladder/prefetch.rs).
+pub fn read_back_churns(ctx: &Ctx) -> Option<u64> {
+    let now = ctx.input.now_ms;
+    let read: u64 = ctx.state.read_back_front.iter().filter(|(at, _)| now.saturating_sub(*at) < CHURN_WINDOW_MS).map(|(_, b)| b).sum();
+    (read > ctx.frac(CHURN_READ_BACK_FRAC)).then_some(read)
+}
+
+/// [`read_back_churns`], where the preset kills for it and no kill for it was decided within
+/// the window.
 fn churning(ctx: &Ctx) -> Option<u64> {
     if !ctx.preset.kill.when_read_back_churns {
         return None;
     }
-    let now = ctx.input.now_ms;
-    if ctx.state.churn_kill_ms.is_some_and(|at| now.saturating_sub(at) < CHURN_WINDOW_MS) {
+    if ctx.state.churn_kill_ms.is_some_and(|at| ctx.input.now_ms.saturating_sub(at) < CHURN_WINDOW_MS) {
         return None;
     }
-    let read: u64 = ctx.state.read_back_front.iter().filter(|(at, _)| now.saturating_sub(*at) < CHURN_WINDOW_MS).map(|(_, b)| b).sum();
-    (read > ctx.frac(CHURN_READ_BACK_FRAC)).then_some(read)
+    read_back_churns(ctx)
 }
 
 /// The round through swap ended (`kill.when_read_back_churns`): below the low band, once the

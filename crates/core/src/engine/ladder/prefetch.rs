@@ -139,7 +139,7 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
         }
         let done = read_back_whole_this_stint(ctx, a.pid);
         let left = ctx.frac(WHOLE_STINT_FRAC).saturating_sub(done);
-        let floor = floor.max(favourites_floor(ctx, a)).max(rare_pay_floor(ctx));
+        let floor = floor.max(favourites_floor(ctx, a)).max(rare_pay_floor(ctx)).max(churn_floor(ctx));
         let bytes = a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor + taken));
         if bytes < MIN_BYTES {
             let why = if left < MIN_BYTES { format!("read back {} this stint already", mib(done)) } else { format!("available {} is at the band and margin {} it reads down to", mib(ctx.available()), mib(floor)) };
@@ -161,6 +161,15 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
 fn favourites_floor(ctx: &Ctx, a: &App) -> u64 {
     match &ctx.preset.detection {
         Detection::Bands(b) if b.whole_below_low_favourites_only && ctx.popularity(a) < super::FAVOURITE_POPULARITY => ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC),
+        _ => 0,
+    }
+}
+
+/// With `whole_stops_when_churning`, while the apps in use go round through swap, the floor
+/// of the whole read-back: the low band and its margin. 0 otherwise.
+fn churn_floor(ctx: &Ctx) -> u64 {
+    match &ctx.preset.detection {
+        Detection::Bands(b) if b.whole_stops_when_churning && super::kill::read_back_churns(ctx).is_some() => ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC),
         _ => 0,
     }
 }
