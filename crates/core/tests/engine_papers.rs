@@ -752,20 +752,24 @@ fn with_swap_full_on_memorch_kills_at_the_low_band_not_only_the_critical() {
 /// (16 MiB a decision) while memory is plentiful, then memory below the low band: with
 /// `churn=on` the cached apps least costly to lose die once (not the app just left, which is
 /// `previous`), and not again within the minute; off, or where the read-backs were not
-/// carried out (a dry run), nobody dies.
+/// carried out (a dry run), nobody dies. With `kill.churn_kills_largest` the one cached app
+/// with the most to free dies instead.
 #[test]
 fn with_churn_on_a_round_through_swap_ends_with_a_kill_of_a_cached_app() {
     let in_swap = |pid, name, class| App { swap_bytes: 400 * MIB, ..app(pid, name, class, 200) };
-    let apps = |front: u32| {
+    // `big`: a third cached app, larger than the relief needs (what earlyoom would kill).
+    let apps = |front: u32, big: bool| {
         let (a, b) = if front == 2 { (Class::Foreground, Class::Previous) } else { (Class::Previous, Class::Foreground) };
-        vec![in_swap(2, "a", a), in_swap(3, "b", b), app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 180)]
+        let mut list = vec![in_swap(2, "a", a), in_swap(3, "b", b), app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 180)];
+        list.extend(big.then(|| app(13, "big", Class::Cached, 320)));
+        list
     };
-    let run = |spec: &str, carried_out: bool| {
+    let run_with = |spec: &str, carried_out: bool, big: bool| {
         let mut e = engine(spec);
         let plenty = snap(1024, 600, 10);
         let mut t = 0;
         for front in [2, 3] {
-            let list = apps(front);
+            let list = apps(front, big);
             decide(&mut e, t, &plenty, &list, &[Event::AppState { pid: front, class: Class::Foreground }]);
             for i in 1..=20 {
                 let at = t + 300 + 100 * i;
@@ -774,10 +778,11 @@ fn with_churn_on_a_round_through_swap_ends_with_a_kill_of_a_cached_app() {
             t += 5_000;
         }
         // 1024 MiB: critical band 51 MiB, low band 123 MiB; 80 MiB available.
-        let short = decide(&mut e, t, &snap(1024, 70, 10), &apps(3), &[]);
-        let again = decide(&mut e, t + 5_000, &snap(1024, 70, 10), &apps(3), &[]);
+        let short = decide(&mut e, t, &snap(1024, 70, 10), &apps(3, big), &[]);
+        let again = decide(&mut e, t + 5_000, &snap(1024, 70, 10), &apps(3, big), &[]);
         (short, again)
     };
+    let run = |spec: &str, carried_out: bool| run_with(spec, carried_out, false);
     let (short, again) = run("memorch:churn=on", true);
     let victims = kills(&short);
     assert_eq!(victims.len(), 1, "a round through swap below the low band: one kill: {short:?}");
@@ -789,6 +794,10 @@ fn with_churn_on_a_round_through_swap_ends_with_a_kill_of_a_cached_app() {
     assert!(kills(&off).is_empty(), "off: nobody dies above the critical band: {off:?}");
     let (dry, _) = run("memorch:churn=on", false);
     assert!(kills(&dry).is_empty(), "read-backs not carried out count for nothing: {dry:?}");
+    let (least, _) = run_with("memorch:churn=on", true, true);
+    assert!(!kills(&least).concat().contains(&13), "the least costly set, not the largest app: {least:?}");
+    let (largest, _) = run_with("memorch:churn=on,kill.churn_kills_largest=true", true, true);
+    assert_eq!(kills(&largest), vec![vec![13]], "kill.churn_kills_largest: the cached app with the most to free, alone: {largest:?}");
 }
 
 /// A kill for a full swap frees what the low band lacks and a tenth of the domain more, room

@@ -404,6 +404,12 @@ pub struct KillPolicy {
     /// killing too). False: keep every app alive while compression has room.
     #[serde(default)]
     pub when_read_back_churns: bool,
+    /// What such a kill takes (with `when_read_back_churns`). True: the one cached app with
+    /// the most to free, as earlyoom's badness chooses (realapps: earlyoom kills `maps`, the
+    /// largest JVM, and the apps left fit together). False: the cached apps least costly to
+    /// lose, enough for a share of the domain (ladder/kill.rs `CHURN_RELIEF_FRAC`).
+    #[serde(default)]
+    pub churn_kills_largest: bool,
     /// How the chance of a return soon (`p_return`, which orders compressions and weighs
     /// kills) is judged. True: by usage sessions (LSApp: a user opens 1-4 apps a session and
     /// switches among them): an app used since the screen last came on is likely (½), plus
@@ -608,7 +614,7 @@ impl KillPolicy {
     /// How and whom to kill, with none of memorch's optional behaviours (each a switch,
     /// docs/presets.md): what every paper's preset and Android's daemons do.
     fn plain(mode: KillMode, order: VictimOrder) -> KillPolicy {
-        KillPolicy { mode, order, forget_after_switches: None, forget_below_session_share: None, when_swap_full: false, when_read_back_churns: false, return_by_sessions: false, return_by_popularity: false }
+        KillPolicy { mode, order, forget_after_switches: None, forget_below_session_share: None, when_swap_full: false, when_read_back_churns: false, churn_kills_largest: false, return_by_sessions: false, return_by_popularity: false }
     }
 }
 
@@ -704,6 +710,7 @@ impl Preset {
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
             "memorch" if k == "kill.forget_below_session_share" => "issue 11: on realapps' seed 6 the apps of one session squeezed each other on every switch (21 warm returns after a pressure squeeze that followed a whole read-back of the app in front), while apps used in one session of ten kept their share of RAM in swap; null: on realapps (seeds 3-8, three runs each) it killed twice in six runs and moved no figure beyond what the preset does against itself (docs/results.md)",
             "memorch" if k == "kill.when_read_back_churns" => "issue 11: on realapps' seed 4 the apps of the last sessions read each other back from swap in turn, and the peers end that round by killing; on (below the low band, half the domain read back in front within a minute: the least costly cached apps die for 15 % of it, once a minute): six paired runs over seeds 3-8, p50 shorter in two and longer in four, for 1-3 kills a run against none; the apps that go round are the session's own, and the cached apps outside it free too little for them to fit (docs/results.md); memorch:churn=on turns it on",
+            "memorch" if k == "kill.churn_kills_largest" => "issue 11: earlyoom ends realapps' rounds through swap by killing maps, the largest JVM; as churn's victim (the one cached app with the most to free), six paired runs over seeds 3-8: p50 shorter in two, p95 and the whole wait longer in five, file refaults up to 4.4x from the relaunch, and the warm returns after the kill as many as without it (docs/results.md)",
             "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
             "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once), with the squeezes made beside the launch at the apps' priority (work_nice = 0): p50 and p95 shorter on realapps in two benches; answered at once at the daemon's priority it was not shown better (docs/results.md)",
             "memorch" if k == "ahead.compress_budget_ms" => "issue 11: what the launch step squeezes before the pressure step and the app's own reclaim take the rest (at compress_bytes_per_ms); answered at once it bounds no wait, but 1500 ms (the whole need on realapps) made p95 longer on every seed and the apps reclaim for themselves more often (docs/results.md)",

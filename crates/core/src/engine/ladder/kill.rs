@@ -62,10 +62,11 @@ fn churning(ctx: &Ctx) -> Option<u64> {
 /// The round through swap ended (`kill.when_read_back_churns`): below the low band, once the
 /// apps in front read back more than [`CHURN_READ_BACK_FRAC`] of the domain over the last
 /// minute, the cached apps that cost the least to lose die, enough to free
-/// [`CHURN_RELIEF_FRAC`] of it. It runs before the pressure step, which then squeezes only
-/// what is still short: squeezed first, the apps in use would pay for the round once more
-/// (the gap would be met, and no kill needed). Not the app just left (`previous`): it is
-/// likely the next return. Once a window at most.
+/// [`CHURN_RELIEF_FRAC`] of it (with `kill.churn_kills_largest`, the one cached app with the
+/// most to free, as the peers' kills that end such rounds choose). It runs before the
+/// pressure step, which then squeezes only what is still short: squeezed first, the apps in
+/// use would pay for the round once more (the gap would be met, and no kill needed). Not the
+/// app just left (`previous`): it is likely the next return. Once a window at most.
 pub fn churn(ctx: &mut Ctx) {
     let Detection::Bands(b) = &ctx.preset.detection else { return };
     if ctx.preset.kill.mode != KillMode::Batch {
@@ -76,15 +77,23 @@ pub fn churn(ctx: &mut Ctx) {
     if ctx.kill_pending(1000) {
         return;
     }
-    let target = ctx.frac(CHURN_RELIEF_FRAC);
     let cands: Vec<_> = ctx.candidates(Class::Cached).into_iter().filter(|c| !ctx.is_touched(c.pid)).collect();
-    let victims = ctx.select(&cands, target);
+    let largest = ctx.preset.kill.churn_kills_largest;
+    let (victims, target) = if largest {
+        let victim: Vec<_> = cands.iter().max_by_key(|c| c.freeable_bytes).cloned().into_iter().collect();
+        let frees = victim.iter().map(|c| c.freeable_bytes).sum();
+        (victim, frees)
+    } else {
+        let target = ctx.frac(CHURN_RELIEF_FRAC);
+        (ctx.select(&cands, target), target)
+    };
     if victims.is_empty() {
         return;
     }
     ctx.state.churn_kill_ms = Some(ctx.input.now_ms);
+    let which = if largest { "the cached app with the most to free" } else { "the cached apps least costly to lose" };
     let text = format!(
-        "the apps in front read back {} from swap in the last {} s with available {} below the low band {}: the apps in use do not fit together; kill the cached apps least costly to lose to get {} back",
+        "the apps in front read back {} from swap in the last {} s with available {} below the low band {}: the apps in use do not fit together; kill {which} to get {} back",
         mib(read),
         CHURN_WINDOW_MS / 1000,
         mib(ctx.available()),
