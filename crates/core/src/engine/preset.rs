@@ -405,8 +405,8 @@ pub struct KillPolicy {
     #[serde(default)]
     pub when_read_back_churns: bool,
     /// What such a kill takes (with `when_read_back_churns`). True: the one cached app with
-    /// the most to free, as earlyoom's badness chooses (realapps: earlyoom kills `maps`, the
-    /// largest JVM, and the apps left fit together). False: the cached apps least costly to
+    /// the most to free, the largest, as earlyoom's badness picks (realapps: earlyoom kills
+    /// `maps`, the largest JVM, and the apps left fit together). False: the cached apps least costly to
     /// lose, enough for a share of the domain (ladder/kill.rs `CHURN_RELIEF_FRAC`).
     #[serde(default)]
     pub churn_kills_largest: bool,

@@ -80,9 +80,9 @@ pub fn churn(ctx: &mut Ctx) {
     let cands: Vec<_> = ctx.candidates(Class::Cached).into_iter().filter(|c| !ctx.is_touched(c.pid)).collect();
     let largest = ctx.preset.kill.churn_kills_largest;
     let (victims, target) = if largest {
-        let victim: Vec<_> = cands.iter().max_by_key(|c| c.freeable_bytes).cloned().into_iter().collect();
-        let frees = victim.iter().map(|c| c.freeable_bytes).sum();
-        (victim, frees)
+        let victim = cands.iter().max_by_key(|c| c.freeable_bytes).cloned();
+        let frees = victim.as_ref().map_or(0, |c| c.freeable_bytes);
+        (victim.into_iter().collect(), frees)
     } else {
         let target = ctx.frac(CHURN_RELIEF_FRAC);
         (ctx.select(&cands, target), target)
