@@ -136,7 +136,7 @@ pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, advice: Advice, max_p
         None => vmas.iter().map(|v| Range { start: v.start, len: v.len() }).collect(),
         Some(n) => {
             let want = if advice == Advice::WillNeed { SWAPPED } else { PRESENT };
-            page_runs(root, pid, &vmas, |e| e & want != 0, n)?
+            page_runs(root, pid, spans(&vmas), |e| e & want != 0, n)?
         }
     };
     Ok((vmas.len(), ranges))
@@ -147,7 +147,19 @@ pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, advice: Advice, max_p
 /// in its private mappings as a read-back reads them, at most `max_pages`.
 pub fn runs_in_swap_area(root: &SysRoot, pid: u32, swap_type: u32, max_pages: u64) -> Result<Vec<Range>> {
     let vmas = vmas_of(root, pid, CompactScope::All)?;
-    page_runs(root, pid, &vmas, |e| e & SWAPPED != 0 && swap_type_of(e) == swap_type, max_pages)
+    page_runs(root, pid, spans(&vmas), |e| e & SWAPPED != 0 && swap_type_of(e) == swap_type, max_pages)
+}
+
+/// The runs of `ranges` (pages in swap, as [`plan`] names them for a read-back) whose pages
+/// are in any swap area but the one of kernel type number `swap_type` (zram's): the pages a
+/// read-back finds on storage.
+pub fn runs_outside_swap_area(root: &SysRoot, pid: u32, ranges: &[Range], swap_type: u32) -> Result<Vec<Range>> {
+    page_runs(root, pid, ranges.iter().map(|r| (r.start, r.start + r.len)), |e| e & SWAPPED != 0 && swap_type_of(e) != swap_type, u64::MAX)
+}
+
+/// The address spans of `vmas`, as [`page_runs`] walks them.
+fn spans(vmas: &[Vma]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    vmas.iter().map(|v| (v.start, v.end))
 }
 
 /// The swap type of a swapped page's pagemap entry (bits 0-4).
@@ -155,27 +167,28 @@ pub fn swap_type_of(entry: u64) -> u32 {
     (entry & 0x1f) as u32
 }
 
-/// Runs of pages in `vmas` whose pagemap entry `want`s (resident, swapped, in one swap area),
-/// at most `max_pages` pages in all. Small steps must move resident pages, or they move
-/// nothing; a read-back must name swapped pages, or it walks whole mappings for nothing.
-fn page_runs(root: &SysRoot, pid: u32, vmas: &[Vma], want: impl Fn(u64) -> bool, max_pages: u64) -> Result<Vec<Range>> {
+/// Runs of pages in `spans` (start, end addresses) whose pagemap entry `want`s (resident,
+/// swapped, in one swap area), at most `max_pages` pages in all. Small steps must move
+/// resident pages, or they move nothing; a read-back must name swapped pages, or it walks
+/// whole mappings for nothing.
+fn page_runs(root: &SysRoot, pid: u32, spans: impl Iterator<Item = (u64, u64)>, want: impl Fn(u64) -> bool, max_pages: u64) -> Result<Vec<Range>> {
     let page = root.page_size;
     let path = root.path(format!("/proc/{pid}/pagemap"));
     let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
     let mut out: Vec<Range> = Vec::new();
     let mut left = max_pages;
     let mut buf = vec![0u8; 512 * 8];
-    'vmas: for v in vmas {
-        let mut addr = v.start;
-        while addr < v.end {
-            let n = ((v.end - addr) / page).min(512) as usize;
+    'spans: for (start, end) in spans {
+        let mut addr = start;
+        while addr < end {
+            let n = ((end - addr) / page).min(512) as usize;
             let got = f.read_at(&mut buf[..n * 8], addr / page * 8).map_err(|e| Error::io(&path, e))?;
             if got == 0 {
                 break;
             }
             for (i, e) in buf[..got].chunks_exact(8).enumerate() {
                 if left == 0 {
-                    break 'vmas;
+                    break 'spans;
                 }
                 if !want(u64::from_le_bytes(e.try_into().expect("8 bytes"))) {
                     continue;

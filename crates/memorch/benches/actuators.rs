@@ -1,8 +1,9 @@
 //! Actuator figures on the live kernel: compaction throughput into zram (lz4 and lzo-rle,
 //! a 512 MiB child), two apps squeezed one after another and together (the daemon's
 //! before-launch squeezes, `ahead.parallel_squeezes`), a heap read back from zram in 4 kB
-//! pages and in 64 kB folios (the `folios` switch), and kill-to-memory-regained latency
-//! (512 MiB), each repeated.
+//! pages and in 64 kB folios (the `folios` switch), the daemon's read-back of a heap from a
+//! storage swap file and from zram with its pages asked for at once first and without
+//! (`swap.read_back_ahead`), and kill-to-memory-regained latency (512 MiB), each repeated.
 //!
 //!     sudo cargo bench -p memorch --bench actuators
 //!
@@ -11,7 +12,7 @@
 use memorch_linux::compact::{self, Advice, CompactScope};
 use memorch_bench::content::{self, PageKind};
 use memorch_linux::folios::FolioGuard;
-use memorch_linux::{sandbox::Sandbox, snapshot, target, testkit, zram::ZramGuard, Domain, DomainSpec, SysRoot};
+use memorch_linux::{readback, sandbox::Sandbox, snapshot, target, testkit, zram::ZramGuard, Domain, DomainSpec, SysRoot};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -91,6 +92,42 @@ fn two_squeezes_ms(root: &SysRoot, at_once: usize) -> f64 {
     ms
 }
 
+/// What [`read_back_us`] pages out and reads back.
+const READ_BACK_MB: u64 = 256;
+
+/// A [`READ_BACK_MB`] text-heap app paged out in 64 kB pieces in a shuffled order (as the
+/// kernel's reclaim and many squeezes leave an app's pages in a swap file, not in address
+/// order), then read back whole by the daemon's read-back (`readback.rs`), `ahead` or not:
+/// µs a 4 kB page, each of `REPEAT` rounds. A first round is not counted: pages paged out
+/// the first time stay in the swap cache until written, and a read-back then finds them in
+/// RAM; later ones keep their swap slots and are dropped at once.
+fn read_back_us(root: &SysRoot, ahead: readback::Ahead) -> Vec<f64> {
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-bench-readback"), Some(2 << 30)).unwrap();
+    let pid = start_ready(&mut sb, &["app", "--anon-mb", &READ_BACK_MB.to_string(), "--content", "text"]);
+    let domain = Domain::open(root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let t = target::check(root, pid, &domain).unwrap();
+    let (_, heap) = compact::plan(root, pid, CompactScope::Anon, Advice::Pageout, None).unwrap();
+    let mut pieces: Vec<compact::Range> = heap.iter().flat_map(|r| (r.start..r.start + r.len).step_by(64 << 10).map(move |a| compact::Range { start: a, len: (64 << 10).min(r.start + r.len - a) })).collect();
+    // A fixed shuffle (xorshift), so every run lays the file out alike.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for i in (1..pieces.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        pieces.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    let us: Vec<f64> = (0..=REPEAT)
+        .filter_map(|round| {
+            compact::advise(&t, &pieces, Advice::Pageout).unwrap();
+            let r = readback::read_back(root, &t, u64::MAX, ahead).unwrap();
+            assert!(r.back_bytes >= READ_BACK_MB * MIB * 8 / 10, "read back only {} bytes", r.back_bytes);
+            (round > 0).then(|| r.elapsed_us as f64 / (r.back_bytes / 4096) as f64)
+        })
+        .collect();
+    sb.destroy().unwrap();
+    us
+}
+
 fn summary(mut v: Vec<f64>) -> String {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     format!("median {:>7.1}  (min {:.1}, max {:.1}, n={})", v[v.len() / 2], v[0], v[v.len() - 1], v.len())
@@ -149,6 +186,24 @@ fn main() {
             let us = (0..REPEAT).map(|_| read_back_us_a_page()).collect();
             let how = if policy == "always" { "64 kB folios" } else { "4 kB pages" };
             println!("{APP_MB} MiB heap read back from zram (lz4), µs a 4 kB page, {how:<12}: {}", summary(us));
+        }
+    }
+
+    // The daemon's read-back, from a storage swap file alone and from zram alone.
+    println!();
+    {
+        let dir = testkit::TempDir::new("memorch-bench-readback");
+        let _file = memorch_linux::swapfile::SwapFileGuard::add(&root, &dir.0, (READ_BACK_MB + 64) * MIB, 10).unwrap();
+        for ahead in [readback::Ahead::Nothing, readback::Ahead::All] {
+            let how = if ahead == readback::Ahead::All { "asked at once first" } else { "touched a page at a time" };
+            println!("{READ_BACK_MB} MiB read back from a storage swap file, µs a 4 kB page, {how:<24}: {}", summary(read_back_us(&root, ahead)));
+        }
+    }
+    {
+        let _zram = ZramGuard::setup(&root, 2 << 30, Some("lz4"), 100).unwrap();
+        for ahead in [readback::Ahead::Nothing, readback::Ahead::All] {
+            let how = if ahead == readback::Ahead::All { "asked at once first" } else { "touched a page at a time" };
+            println!("{READ_BACK_MB} MiB read back from zram (lz4), µs a 4 kB page, {how:<24}: {}", summary(read_back_us(&root, ahead)));
         }
     }
 

@@ -463,3 +463,65 @@ fn a_writeback_moves_an_apps_zram_pages_to_a_file_of_its_own_and_leaves_its_stor
     let (_, failed) = live.put_back();
     assert!(failed.is_empty(), "{failed:?}");
 }
+
+/// `swap.read_back_ahead`: a read-back of an app with pages both in zram and on a storage
+/// file asks for the storage pages at once (the device then reads them together) and leaves
+/// the zram pages to the touch, which decompresses them as fast; every page comes back
+/// mapped either way. Without it nothing is asked ahead; `memorch readback --ahead` asks for
+/// all of them.
+#[test]
+fn a_read_back_asks_for_its_pages_on_storage_at_once_and_not_for_those_in_zram() {
+    use memorch_core::engine::CompactScope;
+    use memorch_daemon::executor::{live::Live, Actuators, Squeeze};
+    use memorch_linux::{Domain, DomainSpec};
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let _zram = zram_swap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-ahead"), Some(1 << 30)).unwrap();
+    let pid = start_app(&mut sb, &["--anon-mb", "96", "--content", "text"]).id();
+    let plain_pid = start_app(&mut sb, &["--anon-mb", "48", "--content", "text"]).id();
+    let root = SysRoot::live();
+    let open = || Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let dir = testkit::TempDir::new("memorch-ahead");
+    let mut live = Live::new(root.clone(), open(), dir.join("swap"));
+    live.set_read_back_ahead(true);
+
+    // 48 MiB into zram, then 24 MiB into a storage file of its own above zram: the sizes
+    // differ, so what was asked ahead tells which pages were.
+    live.compact(pid, "app", CompactScope::Anon, Some(48 * MIB / 4096)).expect("squeeze into zram");
+    live.compact_to_storage(Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(24 * MIB / 4096) }).expect("squeeze to storage");
+    let swapped = status_kib(pid, "VmSwap");
+    assert!(swapped >= 64 * MIB, "72 MiB asked into swap, {swapped} there");
+    let rss = status_kib(pid, "RssAnon");
+    let (what, read) = live.prefetch(pid, "app", u64::MAX).expect("read-back");
+    let ahead: u64 = what.split(" of them from storage").next().and_then(|s| s.rsplit('(').next()).and_then(|n| n.parse().ok()).filter(|_| what.contains(" of them from storage")).unwrap_or_else(|| panic!("no bytes asked at once in: {what}"));
+    assert!(what.contains("of them from storage asked at once"), "{what}");
+    assert!((20 * MIB..=28 * MIB).contains(&ahead), "the 24 MiB on storage asked at once, not zram's 48: {ahead} ({what})");
+    assert!(read >= swapped * 9 / 10, "read {read} of {swapped}: {what}");
+    assert!(status_kib(pid, "VmSwap") <= 4 * MIB, "swap left {}: {what}", status_kib(pid, "VmSwap"));
+    assert!(status_kib(pid, "RssAnon") >= rss + 64 * MIB, "mapped in the process: RSS {} from {rss} ({what})", status_kib(pid, "RssAnon"));
+
+    // Without the parameter, nothing is asked at once, and the pages still come back.
+    let mut plain = Live::new(root.clone(), open(), dir.join("swap-plain"));
+    plain.compact(plain_pid, "plain", CompactScope::Anon, Some(16 * MIB / 4096)).expect("squeeze into zram");
+    plain.compact_to_storage(Squeeze { pid: plain_pid, app: "plain", scope: CompactScope::Anon, max_pages: Some(16 * MIB / 4096) }).expect("squeeze to storage");
+    let (what, _) = plain.prefetch(plain_pid, "plain", u64::MAX).expect("read-back");
+    assert!(!what.contains("asked at once"), "{what}");
+    assert!(status_kib(plain_pid, "VmSwap") <= 4 * MIB, "swap left {}: {what}", status_kib(plain_pid, "VmSwap"));
+
+    // The command: with --ahead every page in swap is asked for first, zram's too.
+    let domain = format!("cgroup:{}", sb.path);
+    plain.compact(plain_pid, "plain", CompactScope::Anon, Some(16 * MIB / 4096)).expect("squeeze into zram");
+    let in_swap = status_kib(plain_pid, "VmSwap");
+    let r = json(&["readback", &plain_pid.to_string(), "--ahead", "--domain", &domain, "--json"]);
+    let asked = r["ahead_bytes"].as_u64().unwrap();
+    assert!(asked >= in_swap * 9 / 10, "asked {asked} of {in_swap} at once: {r}");
+    assert!(status_kib(plain_pid, "VmSwap") <= 4 * MIB, "swap left {}: {r}", status_kib(plain_pid, "VmSwap"));
+    drop(sb);
+    for mut l in [live, plain] {
+        let (_, failed) = l.put_back();
+        assert!(failed.is_empty(), "{failed:?}");
+    }
+}

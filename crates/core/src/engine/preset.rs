@@ -322,6 +322,13 @@ pub struct SwapPolicy {
     /// 3 reads eight. `None`: left as it is.
     #[serde(default)]
     pub page_cluster: Option<u32>,
+    /// A read-back (the app in front made whole, the likely apps at idle) asks for the pages
+    /// it finds on storage swap all at once (`process_madvise(MADV_WILLNEED)`) before it
+    /// touches them, so the device reads them together rather than one touch at a time
+    /// (linux `readback.rs`: 2.6 against 7.9 µs a page on these machines). false: each touch
+    /// reads its page.
+    #[serde(default)]
+    pub read_back_ahead: bool,
     /// Send a squeeze of an app less likely than this to be wanted soon (`p_return`) to a
     /// storage swap file of its own, made for it and enabled above zram in priority, once
     /// zram is `cold_at_zram_used` full: zram keeps its room for the likely apps, whose
@@ -579,6 +586,7 @@ fn no_swap() -> SwapPolicy {
         grow_to_need: false,
         anon_folio_kb: None,
         page_cluster: None,
+        read_back_ahead: false,
         cold_to_storage_below: None,
         cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
         writeback_below: None,
@@ -653,6 +661,8 @@ impl Preset {
     pub fn source(&self, key: &str) -> &'static str {
         let k = key;
         match self.base_name() {
+            "memorch" if k == "swap.read_back_ahead" => "issue 11: the whole read-back of the app in front touches one page at a time, and from storage swap each touch waits for the device (7.9 µs a page, against 2.6 with the pages asked for at once first: cargo bench -p memorch --bench actuators); on realapps, six paired runs over seeds 3-8, the daemon's read-backs took 4-5 µs a page against 13-26, and p50 was shorter in five pairs (0.78x, geometric mean), p95 and the whole wait in four, warm returns fewer in all six (docs/results.md); memorch:swap.read_back_ahead=false turns it off",
+            _ if k == "swap.read_back_ahead" => "issue 11: off in the papers' presets, whose read-backs (if any) are not theirs; memorch:swap.read_back_ahead=true asks for a read-back's pages on storage at once (docs/presets.md)",
             _ if k == "swap.page_cluster" => "issue 11: the kernel's read-ahead left as the machine has it; on realapps 0 (Android's for zram) doubled memorch's cost a page read back (half comes from storage swap), 5 cost less a page but made warm returns and p50 longer over three runs beside both peers (docs/results.md); memorch:swap.page_cluster=N sets it",
             _ if k == "detection.kind" => "DESIGN.md §5 table (detection column)",
             _ if k.starts_with("detection.levels") || k.starts_with("detection.reference_bytes") => "thesis fig. 2-18, 2-19 (minfree 2048…8192 pages on a 1 GiB phone), scaled to the domain",
@@ -963,6 +973,7 @@ fn swam() -> Preset {
             grow_to_need: false,
             anon_folio_kb: None,
             page_cluster: None,
+            read_back_ahead: false,
             cold_to_storage_below: None,
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
             writeback_below: None,
@@ -1098,6 +1109,10 @@ fn memorch() -> Preset {
             grow_to_need: true,
             anon_folio_kb: None,
             page_cluster: None,
+            // A read-back's pages on storage asked for at once: on by measurement (realapps,
+            // six paired runs over seeds 3-8: p50 shorter in five, the daemon's read-backs a
+            // third of the time a page; docs/results.md).
+            read_back_ahead: true,
             // An unlikely app's squeeze to a storage file of its own once zram is half full:
             // on by measurement (realapps, six paired runs over seeds 3-8: p50 shorter in
             // all six, fewer squeezes and warm returns; docs/results.md).

@@ -87,6 +87,10 @@ pub trait Actuators {
     /// Whether the preset writes zram back (`swap.writeback_below`): only then is zram's swap
     /// type worth a probe page of its own before a storage file stands above zram.
     fn set_writeback_wanted(&mut self, _wanted: bool) {}
+    /// Whether a read-back asks for its pages on storage swap all at once before it touches
+    /// them (`swap.read_back_ahead`); zram's swap type is then worth a probe page too, to
+    /// tell them from the pages in zram.
+    fn set_read_back_ahead(&mut self, _on: bool) {}
     /// The domain's used memory now (what a victim's death gave back is measured by it).
     fn used_bytes(&self) -> Option<u64>;
     /// The swap files this daemon added.
@@ -147,12 +151,14 @@ impl Executor {
     }
 
     /// What the executor takes from the preset: how many waited squeezes run at once on this
-    /// machine, the priority of the work nobody waits for, and whether zram is written back.
+    /// machine, the priority of the work nobody waits for, whether zram is written back, and
+    /// whether a read-back asks for its pages on storage at once.
     pub fn set_preset(&mut self, preset: &memorch_core::engine::Preset) {
         self.squeezes_at_once = squeezes_at_once(preset);
         self.work_nice = preset.work_nice;
         self.launcher_waits = preset.ahead.as_ref().is_some_and(|a| a.launch_waits);
         self.actuators.set_writeback_wanted(preset.swap.writeback_below.is_some());
+        self.actuators.set_read_back_ahead(preset.swap.read_back_ahead);
     }
 
     /// This thread at the work priority while `a` is done, if `a` is memory work no launcher
