@@ -7,7 +7,8 @@ mostly those reads: anonymous pages from zram or from a storage swap file, and f
 how many warm returns there were, their median latency, the medians of what each read
 (anonymous pages, refaults_anon; file pages, refaults_file), the share of all their
 anonymous pages that came from storage swap rather than zram (refaults_anon − zram_reads),
-and the median µs a page (latency over every page read). A manager that keeps more apps
+the median µs a page (latency over every page read), and their time and storage pages in
+all (`total s`, `storage`; with --by-seed, a run's). A manager that keeps more apps
 alive leaves less of each resident, so its returns read more; this shows by how much, and
 from where.
 
@@ -58,7 +59,7 @@ def main(argv):
                     rows.setdefault(key, []).append({k: v.get(k, 0) for k in COUNTERS} | {"latency_ms": v["latency_ms"]})
     if not rows:
         sys.exit("no warm return with per-visit read counters in: " + " ".join(paths))
-    print(f"{'manager':<28} {'seed':>4} {'warm':>5} {'p50 ms':>7} {'anon':>6} {'storage%':>8} {'file':>6} {'us/page':>7}")
+    print(f"{'manager':<28} {'seed':>4} {'warm':>5} {'p50 ms':>7} {'anon':>6} {'storage%':>8} {'file':>6} {'us/page':>7} {'total s':>7} {'storage':>7}")
     for (manager, seed), vs in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
         anon = [v["refaults_anon"] for v in vs]
         storage = sum(max(v["refaults_anon"] - v["zram_reads"], 0) for v in vs)
@@ -66,7 +67,8 @@ def main(argv):
         file = [v["refaults_file"] for v in vs]
         per_page = [1000 * v["latency_ms"] / n for v in vs if (n := v["refaults_anon"] + v["refaults_file"]) > 0]
         print(f"{manager:<28} {seed if seed is not None else '-':>4} {len(vs):>5} {med([v['latency_ms'] for v in vs]):>7.1f} "
-              f"{med(anon):>6.0f} {storage_pct:>8.0f} {med(file):>6.0f} {med(per_page):>7.1f}")
+              f"{med(anon):>6.0f} {storage_pct:>8.0f} {med(file):>6.0f} {med(per_page):>7.1f} "
+              f"{sum(v['latency_ms'] for v in vs) / 1000:>7.2f} {storage:>7}")
     for path in unread:
         print(f"(left out: {path}, whose visits carry no per-visit read counters)")
 

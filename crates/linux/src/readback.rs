@@ -100,17 +100,21 @@ pub fn read_back(root: &SysRoot, target: &Target, max_pages: u64, ahead: Ahead) 
         report.exited = true;
         return Ok(report);
     };
-    let on_storage = match ahead {
-        Ahead::Nothing => Vec::new(),
-        Ahead::All => ranges.clone(),
+    let outside;
+    let on_storage: &[Range] = match ahead {
+        Ahead::Nothing => &[],
+        Ahead::All => &ranges,
         Ahead::OutsideArea(zram_type) => match compact::runs_outside_swap_area(root, pid, &ranges, zram_type) {
-            Ok(runs) => runs,
-            Err(e) if e.is_not_found() => Vec::new(), // gone: the touch below finds it so
+            Ok(runs) => {
+                outside = runs;
+                &outside
+            }
+            Err(e) if e.is_not_found() => &[], // gone: the touch below finds it so
             Err(e) => return Err(e),
         },
     };
     if !on_storage.is_empty() {
-        let asked = compact::advise(target, &on_storage, Advice::WillNeed)?;
+        let asked = compact::advise(target, on_storage, Advice::WillNeed)?;
         report.ahead_bytes = asked.advised_bytes;
         if asked.exited {
             report.exited = true;

@@ -108,13 +108,10 @@ fn read_back_us(root: &SysRoot, ahead: readback::Ahead) -> Vec<f64> {
     let t = target::check(root, pid, &domain).unwrap();
     let (_, heap) = compact::plan(root, pid, CompactScope::Anon, Advice::Pageout, None).unwrap();
     let mut pieces: Vec<compact::Range> = heap.iter().flat_map(|r| (r.start..r.start + r.len).step_by(64 << 10).map(move |a| compact::Range { start: a, len: (64 << 10).min(r.start + r.len - a) })).collect();
-    // A fixed shuffle (xorshift), so every run lays the file out alike.
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    // A fixed shuffle (Fisher-Yates by the bench's own mixer), so every run lays the file
+    // out alike.
     for i in (1..pieces.len()).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        pieces.swap(i, (x % (i as u64 + 1)) as usize);
+        pieces.swap(i, (content::splitmix(i as u64) % (i as u64 + 1)) as usize);
     }
     let us: Vec<f64> = (0..=REPEAT)
         .filter_map(|round| {
