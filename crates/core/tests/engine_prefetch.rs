@@ -387,3 +387,46 @@ fn under_the_low_band_the_whole_read_back_is_paid_by_rarely_visited_apps_only_wh
     assert_eq!(squeezed(shipped), vec![12], "as shipped the favourite pays");
     assert_eq!(squeezed(on), Vec::<u32>::new(), "with the switch it is spared while maps is read back whole");
 }
+
+/// (pid, pages) of each ask for pages on storage a decision makes (`swap.ahead_at_return`).
+fn asks_ahead(actions: &[Action]) -> Vec<(u32, u64)> {
+    actions.iter().filter_map(|a| if let ActionKind::ReadAhead { pid, max_pages, .. } = a.kind { Some((pid, max_pages)) } else { None }).collect()
+}
+
+/// `memorch:swap.ahead_at_return=true`: an app that comes back to the front has its pages on
+/// storage asked for at once, while its return is being served, once a stint, as far as
+/// memory above the whole read-back's floor holds; not once its return is served (the whole
+/// read-back's), nor while no storage file holds pages, and never as memorch ships.
+#[test]
+fn a_return_asks_for_its_pages_on_storage_at_once_while_it_is_served() {
+    let mut s = snap(1024, 600, 0);
+    s.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: 256 * MIB, used_bytes: 100 * MIB, priority: -2 });
+    let apps = [swapped(10, "maps", Class::Foreground, 60, 200), swapped(11, "mail", Class::Cached, 20, 80)];
+    let spec = "memorch:swap.ahead_at_return=true";
+    let mut e = engine(spec);
+    let a = decide(&mut e, 1_000, &s, &apps, &[to_front(10)]);
+    assert_eq!(asks_ahead(&a), vec![(10, 200 * MIB / PAGE)], "all of its swap (the daemon asks only for what is on storage), the app in front's alone: {a:#?}");
+    assert!(a.iter().any(|x| matches!(x.kind, ActionKind::ReadAhead { .. }) && x.reason.step == Step::Prefetch));
+    // The same stint asks nothing more, even within its return.
+    assert_eq!(asks_ahead(&decide(&mut e, 1_050, &s, &apps, &[Event::Timer])), vec![]);
+    // mail comes to the front: asked at once; maps again, decided only once its return was
+    // served: left to the whole read-back.
+    let mail_front = [swapped(10, "maps", Class::Previous, 60, 200), swapped(11, "mail", Class::Foreground, 20, 80)];
+    assert_eq!(asks_ahead(&decide(&mut e, 3_000, &s, &mail_front, &[to_front(11)])), vec![(11, 80 * MIB / PAGE)]);
+    // maps back with no room (available at the band): nothing asked; room again once its
+    // return is served (200 ms on): left to the whole read-back.
+    let mut at_band = snap(1024, 60, 0);
+    at_band.swap.devices = s.swap.devices.clone();
+    assert_eq!(asks_ahead(&decide(&mut e, 4_000, &at_band, &apps, &[to_front(10)])), vec![]);
+    assert_eq!(asks_ahead(&decide(&mut e, 4_300, &s, &apps, &[Event::Timer])), vec![]);
+
+    // Bounded by memory above the floor: with 200 MiB available, what is over it.
+    let mut tight = snap(1024, 200, 0);
+    tight.swap.devices = s.swap.devices.clone();
+    let a = decide(&mut engine(spec), 1_000, &tight, &apps, &[to_front(10)]);
+    let [(10, pages)] = asks_ahead(&a)[..] else { panic!("one ask for maps: {a:#?}") };
+    assert!(pages * PAGE < 200 * MIB && pages * PAGE > 50 * MIB, "{} MiB asked for with 200 available", pages * PAGE / MIB);
+    // No storage file holds pages: nothing to ask for. As memorch ships: off.
+    assert_eq!(asks_ahead(&decide(&mut engine(spec), 1_000, &snap(1024, 600, 0), &apps, &[to_front(10)])), vec![]);
+    assert_eq!(asks_ahead(&decide(&mut engine("memorch"), 1_000, &s, &apps, &[to_front(10)])), vec![]);
+}

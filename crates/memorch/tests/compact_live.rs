@@ -464,6 +464,19 @@ fn a_writeback_moves_an_apps_zram_pages_to_a_file_of_its_own_and_leaves_its_stor
     assert!(failed.is_empty(), "{failed:?}");
 }
 
+/// 48 MiB of `pid`'s heap into zram, then 24 MiB into a storage file of its own above zram
+/// (made by `live`): the sizes differ, so what is asked for at once tells which pages were.
+/// What it has in swap then.
+fn split_between_zram_and_storage(live: &mut memorch_daemon::executor::live::Live, pid: u32) -> u64 {
+    use memorch_core::engine::CompactScope;
+    use memorch_daemon::executor::{Actuators, Squeeze};
+    live.compact(pid, "app", CompactScope::Anon, Some(48 * MIB / 4096)).expect("squeeze into zram");
+    live.compact_to_storage(Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(24 * MIB / 4096) }).expect("squeeze to storage");
+    let swapped = status_kib(pid, "VmSwap");
+    assert!(swapped >= 64 * MIB, "72 MiB asked into swap, {swapped} there");
+    swapped
+}
+
 /// `swap.read_back_ahead`: a read-back of an app with pages both in zram and on a storage
 /// file asks for the storage pages at once (the device then reads them together) and leaves
 /// the zram pages to the touch, which decompresses them as fast; every page comes back
@@ -488,12 +501,7 @@ fn a_read_back_asks_for_its_pages_on_storage_at_once_and_not_for_those_in_zram()
     let mut live = Live::new(root.clone(), open(), dir.join("swap"));
     live.set_read_back_ahead(true);
 
-    // 48 MiB into zram, then 24 MiB into a storage file of its own above zram: the sizes
-    // differ, so what was asked ahead tells which pages were.
-    live.compact(pid, "app", CompactScope::Anon, Some(48 * MIB / 4096)).expect("squeeze into zram");
-    live.compact_to_storage(Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(24 * MIB / 4096) }).expect("squeeze to storage");
-    let swapped = status_kib(pid, "VmSwap");
-    assert!(swapped >= 64 * MIB, "72 MiB asked into swap, {swapped} there");
+    let swapped = split_between_zram_and_storage(&mut live, pid);
     let rss = status_kib(pid, "RssAnon");
     let (what, read) = live.prefetch(pid, "app", u64::MAX).expect("read-back");
     let ahead: u64 = what.split(" of them from storage").next().and_then(|s| s.rsplit('(').next()).and_then(|n| n.parse().ok()).filter(|_| what.contains(" of them from storage")).unwrap_or_else(|| panic!("no bytes asked at once in: {what}"));
@@ -524,4 +532,52 @@ fn a_read_back_asks_for_its_pages_on_storage_at_once_and_not_for_those_in_zram()
         let (_, failed) = l.put_back();
         assert!(failed.is_empty(), "{failed:?}");
     }
+}
+
+/// `swap.ahead_at_return`: an app's pages on storage are asked for at once without being
+/// touched: the device reads them into the swap cache (the app's group's `swapcached` grows by
+/// them) while they stay the app's swap, and its zram pages are not asked for. A daemon that
+/// does not know zram's type asks for nothing.
+#[test]
+fn a_return_asks_for_its_pages_on_storage_at_once_without_touching_them() {
+    use memorch_daemon::executor::{live::Live, Actuators};
+    use memorch_linux::{reclaim, Domain, DomainSpec};
+    if !testkit::zram_facility() {
+        return;
+    }
+    let _lock = testkit::machine_test_lock();
+    let _zram = zram_swap();
+    let mut sb = Sandbox::create(&testkit::unique_name("memorch-ask-ahead"), Some(1 << 30)).unwrap();
+    let pid = start_app(&mut sb, &["--anon-mb", "96", "--content", "text"]).id();
+    let root = SysRoot::live();
+    let open = || Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
+    let dir = testkit::TempDir::new("memorch-ask-ahead");
+    let mut live = Live::new(root.clone(), open(), dir.join("swap"));
+    live.set_ahead_at_return(true);
+
+    let swapped = split_between_zram_and_storage(&mut live, pid);
+    let domain = open();
+    let cached = reclaim::swap_cached_bytes(&domain).expect("the sandbox's swapcached");
+
+    let (what, asked) = live.read_ahead(pid, "app", u64::MAX).expect("ask ahead");
+    assert!((20 * MIB..=28 * MIB).contains(&asked), "the 24 MiB on storage asked for, not zram's 48: {asked} ({what})");
+    // The reads finish while nobody waits: poll for them (a deadline, not a sleep).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let read = loop {
+        let now = reclaim::swap_cached_bytes(&domain).unwrap_or(0).saturating_sub(cached);
+        if now >= asked * 3 / 4 || std::time::Instant::now() > deadline {
+            break now;
+        }
+        std::thread::yield_now();
+    };
+    assert!(read >= asked * 3 / 4, "the swap cache grew by {read} of the {asked} asked for ({what})");
+    assert!(status_kib(pid, "VmSwap") >= swapped - 4 * MIB, "nothing touched: swap {} from {swapped} ({what})", status_kib(pid, "VmSwap"));
+
+    // A daemon that never saw zram the highest-priority swap does not know its type.
+    let mut late = Live::new(root.clone(), open(), dir.join("swap-late"));
+    let refused = late.read_ahead(pid, "app", u64::MAX);
+    assert!(refused.as_ref().is_err_and(|e| e.contains("swap type is not known")), "{refused:?}");
+    drop(sb);
+    let (_, failed) = live.put_back();
+    assert!(failed.is_empty(), "{failed:?}");
 }

@@ -108,6 +108,7 @@ mod tests {
             ActionKind::Compact { pid: 5, app: "a".into(), scope: memorch_core::engine::CompactScope::Anon, max_pages: Some(3), to_storage: false },
             ActionKind::Compact { pid: 5, app: "a".into(), scope: memorch_core::engine::CompactScope::Anon, max_pages: Some(3), to_storage: true },
             ActionKind::Prefetch { pid: 5, app: "a".into(), max_pages: 3 },
+            ActionKind::ReadAhead { pid: 5, app: "a".into(), max_pages: 3 },
             ActionKind::Writeback { pid: 5, app: "a".into(), max_pages: 3 },
             ActionKind::Ksm { run: true, pages_to_scan: 100, sleep_ms: 20 },
             ActionKind::Freeze { pid: 5 },

@@ -158,6 +158,11 @@ pub struct State {
     /// `last_front_switch` then, and the bytes read back in that stint.
     #[serde(default)]
     pub read_back_whole: BTreeMap<u32, (u64, u64)>,
+    /// Apps whose pages on storage swap were asked for as they came to the front
+    /// (`swap.ahead_at_return`), by pid, with the app's `last_front_switch` then: once a
+    /// stint.
+    #[serde(default)]
+    pub asked_ahead: BTreeMap<u32, u64>,
     /// The session (`Stats::sessions`) of the last kill of an app forgotten by its share
     /// of sessions (`KillPolicy::forget_below_session_share`): one such kill a session.
     #[serde(default)]
@@ -263,6 +268,7 @@ impl Default for State {
             on_screen: BTreeSet::new(),
             prefetched: BTreeMap::new(),
             read_back_whole: BTreeMap::new(),
+            asked_ahead: BTreeMap::new(),
             forgot_in_session: None,
             read_back_dry: BTreeMap::new(),
             writeback_dry: BTreeMap::new(),

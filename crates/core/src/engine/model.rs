@@ -194,6 +194,10 @@ pub enum ActionKind {
     /// Read up to `max_pages` of the app's swapped-out pages back ahead of its touching them
     /// (`process_madvise(MADV_WILLNEED)`: into the swap cache, so its touch is a minor fault).
     Prefetch { pid: u32, app: String, max_pages: u64 },
+    /// Ask for up to `max_pages` of the app's pages on storage swap all at once, without
+    /// waiting for them (`process_madvise(MADV_WILLNEED)`): the device reads them together
+    /// while the app's return touches them, rather than one touch at a time.
+    ReadAhead { pid: u32, app: String, max_pages: u64 },
     /// Tell apps that listen to give memory back (`pid`: only that app; else all of them).
     Trim { level: super::margins::TrimLevel, pid: Option<u32> },
     /// Kill these apps at once; `min_class` is the most important class the step allowed.
@@ -217,6 +221,7 @@ impl ActionKind {
             ActionKind::Shield { .. } => "shield",
             ActionKind::Unshield { .. } => "unshield",
             ActionKind::Prefetch { .. } => "prefetch",
+            ActionKind::ReadAhead { .. } => "read_ahead",
             ActionKind::Writeback { .. } => "writeback",
             ActionKind::Trim { .. } => "trim",
             ActionKind::Kill { .. } => "kill",
@@ -285,7 +290,7 @@ impl Action {
     /// Every pid this action touches.
     pub fn pids(&self) -> Vec<u32> {
         match &self.kind {
-            ActionKind::Compact { pid, .. } | ActionKind::Freeze { pid } | ActionKind::Thaw { pid } | ActionKind::Shield { pid } | ActionKind::Unshield { pid } | ActionKind::Prefetch { pid, .. } | ActionKind::Writeback { pid, .. } => vec![*pid],
+            ActionKind::Compact { pid, .. } | ActionKind::Freeze { pid } | ActionKind::Thaw { pid } | ActionKind::Shield { pid } | ActionKind::Unshield { pid } | ActionKind::Prefetch { pid, .. } | ActionKind::ReadAhead { pid, .. } | ActionKind::Writeback { pid, .. } => vec![*pid],
             ActionKind::Kill { victims, .. } => victims.iter().map(|v| v.pid).collect(),
             _ => Vec::new(),
         }

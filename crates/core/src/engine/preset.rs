@@ -329,6 +329,13 @@ pub struct SwapPolicy {
     /// reads its page.
     #[serde(default)]
     pub read_back_ahead: bool,
+    /// An app that comes to the front has its pages on storage swap asked for all at once
+    /// the moment it comes (`process_madvise(MADV_WILLNEED)`, nothing waited for), so the
+    /// device reads them together while the return touches them, rather than one touch at a
+    /// time (~50 µs a page on `realapps`): as far as memory above the whole read-back's floor
+    /// holds, once a stint in front. false: the return's touches read them.
+    #[serde(default)]
+    pub ahead_at_return: bool,
     /// Send a squeeze of an app less likely than this to be wanted soon (`p_return`) to a
     /// storage swap file of its own, made for it and enabled above zram in priority, once
     /// zram is `cold_at_zram_used` full: zram keeps its room for the likely apps, whose
@@ -587,6 +594,7 @@ fn no_swap() -> SwapPolicy {
         anon_folio_kb: None,
         page_cluster: None,
         read_back_ahead: false,
+        ahead_at_return: false,
         cold_to_storage_below: None,
         cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
         writeback_below: None,
@@ -663,6 +671,8 @@ impl Preset {
         match self.base_name() {
             "memorch" if k == "swap.read_back_ahead" => "issue 11: the whole read-back of the app in front touches one page at a time, and from storage swap each touch waits for the device (7.9 µs a page, against 2.6 with the pages asked for at once first: cargo bench -p memorch --bench actuators); on realapps, six paired runs over seeds 3-8, the daemon's read-backs took 4-5 µs a page against 13-26, and p50 was shorter in five pairs (0.78x, geometric mean), p95 and the whole wait in four, warm returns fewer in all six (docs/results.md); memorch:swap.read_back_ahead=false turns it off",
             _ if k == "swap.read_back_ahead" => "issue 11: off in the papers' presets, whose read-backs (if any) are not theirs; memorch:swap.read_back_ahead=true asks for a read-back's pages on storage at once (docs/presets.md)",
+            "memorch" if k == "swap.ahead_at_return" => "issue 11: a return to an app kept alive with pages on storage swap waits for the device a touch (~50 µs a page on realapps, where those pages made the warm returns slow); asked for at once when it comes to the front, the device reads them together; off by measurement: on realapps, six paired runs over seeds 3-8, a page from storage cost half as much but the returns read two to five times as many, p50 shorter in three pairs, p95 longer in five (docs/results.md); memorch:swap.ahead_at_return=true turns it on",
+            _ if k == "swap.ahead_at_return" => "issue 11: off in the papers' presets, whose returns are theirs; memorch:swap.ahead_at_return=true asks for an app's pages on storage at once when it comes to the front (docs/presets.md)",
             _ if k == "swap.page_cluster" => "issue 11: the kernel's read-ahead left as the machine has it; on realapps 0 (Android's for zram) doubled memorch's cost a page read back (half comes from storage swap), 5 cost less a page but made warm returns and p50 longer over three runs beside both peers (docs/results.md); memorch:swap.page_cluster=N sets it",
             _ if k == "detection.kind" => "DESIGN.md §5 table (detection column)",
             _ if k.starts_with("detection.levels") || k.starts_with("detection.reference_bytes") => "thesis fig. 2-18, 2-19 (minfree 2048…8192 pages on a 1 GiB phone), scaled to the domain",
@@ -974,6 +984,7 @@ fn swam() -> Preset {
             anon_folio_kb: None,
             page_cluster: None,
             read_back_ahead: false,
+            ahead_at_return: false,
             cold_to_storage_below: None,
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
             writeback_below: None,
@@ -1113,6 +1124,10 @@ fn memorch() -> Preset {
             // six paired runs over seeds 3-8: p50 shorter in five, the daemon's read-backs a
             // third of the time a page; docs/results.md).
             read_back_ahead: true,
+            // A return's pages on storage asked for as it comes: off by measurement
+            // (realapps, six paired runs over seeds 3-8: the returns read two to five times
+            // the pages, p95 longer in five; docs/results.md).
+            ahead_at_return: false,
             // An unlikely app's squeeze to a storage file of its own once zram is half full:
             // on by measurement (realapps, six paired runs over seeds 3-8: p50 shorter in
             // all six, fewer squeezes and warm returns; docs/results.md).

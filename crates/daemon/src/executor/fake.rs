@@ -25,6 +25,7 @@ pub enum Call {
     Freeze { pid: u32, frozen: bool },
     Shield { pid: u32, shielded: bool },
     Prefetch { pid: u32, max_pages: u64 },
+    ReadAhead { pid: u32, max_pages: u64 },
     Writeback { pid: u32, max_pages: u64 },
 }
 
@@ -132,6 +133,12 @@ impl Actuators for Recording {
         self.record(Call::Prefetch { pid, max_pages });
         self.check(pid)?;
         Ok((format!("read back '{app}' ({pid}): {max_pages} pages"), max_pages * 4096))
+    }
+
+    fn read_ahead(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
+        self.record(Call::ReadAhead { pid, max_pages });
+        self.check(pid)?;
+        Ok((format!("asked for '{app}' ({pid}) on storage: {max_pages} pages"), max_pages * 4096))
     }
 
     fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {

@@ -38,11 +38,14 @@ pub struct Live {
     /// (`swap.read_back_ahead`); a squeeze to storage then probes zram's type first too, to
     /// tell those pages from zram's.
     read_back_ahead: bool,
+    /// Whether apps coming to the front have their pages on storage asked for at once
+    /// (`swap.ahead_at_return`): zram's type is probed before a squeeze to storage then too.
+    ahead_at_return: bool,
 }
 
 impl Live {
     pub fn new(root: SysRoot, domain: Domain, swap_file_dir: PathBuf) -> Live {
-        Live { root, domain, swap_file_dir, swap_files: Vec::new(), cold_files: Vec::new(), ksm_guard: None, zram_type: None, writeback_wanted: false, read_back_ahead: false }
+        Live { root, domain, swap_file_dir, swap_files: Vec::new(), cold_files: Vec::new(), ksm_guard: None, zram_type: None, writeback_wanted: false, read_back_ahead: false, ahead_at_return: false }
     }
 
     /// Which pages a read-back asks for at once (`swap.read_back_ahead`): with none on the
@@ -191,7 +194,7 @@ impl Actuators for Live {
         let pages = sq.max_pages.ok_or("a squeeze to storage needs its size (max_pages): none given")?;
         let file = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string()).and_then(|swaps| {
             // The last chance to probe zram's type before a file stands above it.
-            if self.writeback_wanted || self.read_back_ahead {
+            if self.writeback_wanted || self.read_back_ahead || self.ahead_at_return {
                 self.zram_type(&swaps);
             }
             self.add_file_of_its_own(&swaps, pages)
@@ -276,6 +279,18 @@ impl Actuators for Live {
 
     fn set_read_back_ahead(&mut self, on: bool) {
         self.read_back_ahead = on;
+    }
+
+    fn set_ahead_at_return(&mut self, on: bool) {
+        self.ahead_at_return = on;
+    }
+
+    fn read_ahead(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
+        let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
+        let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
+        let zram_type = self.zram_type(&swaps).ok_or("zram's swap type is not known (it is probed while zram is the highest-priority swap with room): nothing asked for, the app's touches read its pages")?;
+        let r = memorch_linux::readback::ask_ahead(&self.root, &t, max_pages, zram_type).map_err(|e| e.to_string())?;
+        Ok((format!("asked for {} bytes of '{app}' ({pid}) on storage swap at once, in {} ranges, in {} µs{}", r.asked_bytes, r.ranges, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.asked_bytes))
     }
 
     /// Only pages the pagemap shows in zram are moved, a piece at a time

@@ -79,6 +79,10 @@ pub trait Actuators {
     /// Read up to `max_pages` of a process's swapped-out pages back into its page tables; the
     /// bytes the reads returned (fewer than asked where the pagemap found fewer in swap).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
+    /// Ask for up to `max_pages` of a process's pages on storage swap all at once, without
+    /// waiting for them; the bytes asked for. Fails where zram's pages cannot be told from
+    /// them (its swap type not known): the process's own touch reads zram as fast.
+    fn read_ahead(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
     /// Move up to `max_pages` of a process's pages in zram to a storage swap file made for
     /// them above zram in priority (zram's writeback, from user space); the bytes moved. The
     /// file stays until [`Actuators::swap_drop_cold`] finds it drained; a writeback that
@@ -91,6 +95,9 @@ pub trait Actuators {
     /// them (`swap.read_back_ahead`); zram's swap type is then worth a probe page too, to
     /// tell them from the pages in zram.
     fn set_read_back_ahead(&mut self, _on: bool) {}
+    /// Whether apps coming to the front have their pages on storage asked for at once
+    /// (`swap.ahead_at_return`): zram's swap type is then worth a probe page too.
+    fn set_ahead_at_return(&mut self, _on: bool) {}
     /// The domain's used memory now (what a victim's death gave back is measured by it).
     fn used_bytes(&self) -> Option<u64>;
     /// The swap files this daemon added.
@@ -152,13 +159,14 @@ impl Executor {
 
     /// What the executor takes from the preset: how many waited squeezes run at once on this
     /// machine, the priority of the work nobody waits for, whether zram is written back, and
-    /// whether a read-back asks for its pages on storage at once.
+    /// whether a read-back (and a return) asks for its pages on storage at once.
     pub fn set_preset(&mut self, preset: &memorch_core::engine::Preset) {
         self.squeezes_at_once = squeezes_at_once(preset);
         self.work_nice = preset.work_nice;
         self.launcher_waits = preset.ahead.as_ref().is_some_and(|a| a.launch_waits);
         self.actuators.set_writeback_wanted(preset.swap.writeback_below.is_some());
         self.actuators.set_read_back_ahead(preset.swap.read_back_ahead);
+        self.actuators.set_ahead_at_return(preset.swap.ahead_at_return);
     }
 
     /// This thread at the work priority while `a` is done, if `a` is memory work no launcher
@@ -322,6 +330,8 @@ impl Executor {
             // for), never counted as freed (metrics.rs); the engine learns from them whether
             // the app's swap was within reach (learn.rs).
             ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages),
+            // Its bytes are what it asked for, read while the app runs: nothing freed.
+            ActionKind::ReadAhead { pid, app, max_pages } => self.actuators.read_ahead(*pid, app, *max_pages),
             ActionKind::Writeback { .. } if !self.manage.swap_files => Err("[manage] swap_files = false: zram left as it is (a writeback needs a storage file of its own)".into()),
             ActionKind::Writeback { pid, app, max_pages } => self.actuators.writeback(*pid, app, *max_pages),
             ActionKind::Nothing => unreachable!(),

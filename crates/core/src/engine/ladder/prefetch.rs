@@ -22,6 +22,14 @@
 //! at most [`WHOLE_STINT_FRAC`] of the domain, so pages the device takes again as they are
 //! read are not read forever.
 //!
+//! At the return (`swap.ahead_at_return`, [`ahead_at_return`]): while the return is being
+//! served, the app's own touches read its pages on storage swap one fault at a time, each
+//! waiting for the device (~50 µs a page on `realapps`, where those pages made memorch's warm
+//! returns slow). As it comes to the front they are asked for all at once and not waited for,
+//! so the device reads them together while the return runs and its touches find them in the
+//! swap cache or on their way; zram's pages are left to its touches, which decompress them as
+//! fast.
+//!
 //! A read-back that found little of what it asked for in swap (learn.rs) is not asked again
 //! until the app comes back to the front, in front or at idle: what is left of its swap is
 //! where reading its memory does not reach, and each ask walks its page map for nothing.
@@ -68,6 +76,10 @@ pub fn run(ctx: &mut Ctx) {
     if !ctx.state.screen_on {
         return;
     }
+    if ctx.preset.swap.ahead_at_return {
+        let floor = ctx.frac(whole_floor_frac(b));
+        ahead_at_return(ctx, floor);
+    }
     if ctx.preset.prefetch_front {
         once_a_stint(ctx, b.low_available_frac);
     }
@@ -113,6 +125,43 @@ fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
     }
 }
 
+/// The pages on storage swap of an app that comes to the front asked for at once
+/// (`swap.ahead_at_return`), while its return is being served ([`SERVED_MS`]): the device
+/// reads them together as the return touches them, where each touch would wait for it alone.
+/// Once a stint in front, down to `floor` bytes available (what is asked and not touched is
+/// clean swap cache, the first memory the kernel takes back), and only while a storage file
+/// holds pages: from zram the app's own touch is as fast as any ask.
+fn ahead_at_return(ctx: &mut Ctx, floor: u64) {
+    if !ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes > 0) {
+        return;
+    }
+    // What this decision asks for is no longer available to the next app in front.
+    let mut taken = 0;
+    for a in front_in_swap(ctx) {
+        let stint = ctx.state.stint(a.pid);
+        // Its return served, what is left is the whole read-back's.
+        if ctx.state.asked_ahead.get(&a.pid) == Some(&stint) || in_front_ms(ctx, a.pid) >= SERVED_MS {
+            continue;
+        }
+        let bytes = a.swap_bytes.min(ctx.available().saturating_sub(floor + taken));
+        if bytes < MIN_BYTES {
+            let r = ctx.reason(Step::Prefetch, format!("'{}' back in front with {} in swap: nothing asked for ahead, available {} is at the band and margin {}", a.name, mib(a.swap_bytes), mib(ctx.available()), mib(floor)));
+            ctx.quiet(r);
+            continue;
+        }
+        ctx.state.asked_ahead.insert(a.pid, stint);
+        let text = format!("'{}' back in front with {} in swap: its pages on storage asked for at once, at most {} (available {}, down to {})", a.name, mib(a.swap_bytes), mib(bytes), mib(ctx.available()), mib(floor));
+        let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", a.swap_bytes as f64).with("ahead_bytes", bytes as f64);
+        ctx.push(ActionKind::ReadAhead { pid: a.pid, app: a.name.clone(), max_pages: bytes / PAGE }, reason, 0);
+        taken += bytes;
+    }
+}
+
+/// How long `pid` has been in front (since it last came to the front).
+fn in_front_ms(ctx: &Ctx, pid: u32) -> u64 {
+    ctx.input.now_ms.saturating_sub(ctx.state.last_front_ms.get(&pid).copied().unwrap_or(0))
+}
+
 /// The app in front read back whole, a piece a decision, once its return is served: down to
 /// `floor` bytes available ([`whole_floor_frac`]); the room comes back from the apps in the
 /// background (the module's doc).
@@ -131,7 +180,7 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
             ctx.quiet(r);
             continue;
         }
-        let in_front_ms = ctx.input.now_ms.saturating_sub(ctx.state.last_front_ms.get(&a.pid).copied().unwrap_or(0));
+        let in_front_ms = in_front_ms(ctx, a.pid);
         if in_front_ms < SERVED_MS {
             let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: its return is being served ({in_front_ms} ms in front)", a.name, mib(a.swap_bytes)));
             ctx.quiet(r);
