@@ -78,6 +78,12 @@ impl SwapState {
     pub fn room_above_zram(&self) -> u64 {
         self.above_zram_priority().map_or(0, |above| self.devices.iter().filter(|d| d.kind == "file" && d.priority >= above).map(|d| d.size_bytes.saturating_sub(d.used_bytes)).sum())
     }
+
+    /// Whether a storage swap file holds pages: only then is there anything on storage for a
+    /// read-back or a return to ask for at once.
+    pub fn storage_holds_pages(&self) -> bool {
+        self.devices.iter().any(|d| d.kind == "file" && d.used_bytes > 0)
+    }
 }
 
 impl SwapDevice {

@@ -332,7 +332,7 @@ pub struct SwapPolicy {
     /// An app that comes to the front has its pages on storage swap asked for all at once
     /// the moment it comes (`process_madvise(MADV_WILLNEED)`, nothing waited for), so the
     /// device reads them together while the return touches them, rather than one touch at a
-    /// time (~50 µs a page on `realapps`): as far as memory above the whole read-back's floor
+    /// time (25-47 µs a page on `realapps`): as far as memory above the whole read-back's floor
     /// holds, once a stint in front. false: the return's touches read them.
     #[serde(default)]
     pub ahead_at_return: bool,
@@ -671,7 +671,7 @@ impl Preset {
         match self.base_name() {
             "memorch" if k == "swap.read_back_ahead" => "issue 11: the whole read-back of the app in front touches one page at a time, and from storage swap each touch waits for the device (7.9 µs a page, against 2.6 with the pages asked for at once first: cargo bench -p memorch --bench actuators); on realapps, six paired runs over seeds 3-8, the daemon's read-backs took 4-5 µs a page against 13-26, and p50 was shorter in five pairs (0.78x, geometric mean), p95 and the whole wait in four, warm returns fewer in all six (docs/results.md); memorch:swap.read_back_ahead=false turns it off",
             _ if k == "swap.read_back_ahead" => "issue 11: off in the papers' presets, whose read-backs (if any) are not theirs; memorch:swap.read_back_ahead=true asks for a read-back's pages on storage at once (docs/presets.md)",
-            "memorch" if k == "swap.ahead_at_return" => "issue 11: a return to an app kept alive with pages on storage swap waits for the device a touch (~50 µs a page on realapps, where those pages made the warm returns slow); asked for at once when it comes to the front, the device reads them together; off by measurement: on realapps, six paired runs over seeds 3-8, a page from storage cost half as much but the returns read two to five times as many, p50 shorter in three pairs, p95 longer in five (docs/results.md); memorch:swap.ahead_at_return=true turns it on",
+            "memorch" if k == "swap.ahead_at_return" => "issue 11: a return to an app kept alive with pages on storage swap waits for the device a touch (25-47 µs a page on realapps, where those pages made the warm returns slow); asked for at once when it comes to the front, the device reads them together; off by measurement: on realapps, six paired runs over seeds 3-8, a page from storage cost half as much but the returns read two to five times as many, p50 shorter in three pairs, p95 longer in five (docs/results.md); memorch:swap.ahead_at_return=true turns it on",
             _ if k == "swap.ahead_at_return" => "issue 11: off in the papers' presets, whose returns are theirs; memorch:swap.ahead_at_return=true asks for an app's pages on storage at once when it comes to the front (docs/presets.md)",
             _ if k == "swap.page_cluster" => "issue 11: the kernel's read-ahead left as the machine has it; on realapps 0 (Android's for zram) doubled memorch's cost a page read back (half comes from storage swap), 5 cost less a page but made warm returns and p50 longer over three runs beside both peers (docs/results.md); memorch:swap.page_cluster=N sets it",
             _ if k == "detection.kind" => "DESIGN.md §5 table (detection column)",

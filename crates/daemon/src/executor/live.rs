@@ -54,7 +54,7 @@ impl Live {
     /// storage, a third of it: readback.rs).
     fn ahead_from_storage(&mut self) -> Ahead {
         let Ok(swaps) = memorch_linux::swaps::read(&self.root) else { return Ahead::Nothing };
-        if !swaps.devices.iter().any(|d| d.kind == "file" && d.used_bytes > 0) {
+        if !swaps.storage_holds_pages() {
             return Ahead::Nothing;
         }
         self.zram_type(&swaps).map_or(Ahead::All, Ahead::OutsideArea)

@@ -24,11 +24,12 @@
 //!
 //! At the return (`swap.ahead_at_return`, [`ahead_at_return`]): while the return is being
 //! served, the app's own touches read its pages on storage swap one fault at a time, each
-//! waiting for the device (~50 µs a page on `realapps`, where those pages made memorch's warm
-//! returns slow). As it comes to the front they are asked for all at once and not waited for,
-//! so the device reads them together while the return runs and its touches find them in the
-//! swap cache or on their way; zram's pages are left to its touches, which decompress them as
-//! fast.
+//! waiting for the device (25-47 µs a page on `realapps`, where those pages made memorch's
+//! warm returns slow). As it comes to the front they are asked for all at once and not
+//! waited for, so the device reads them together while the return runs and its touches find
+//! them in the swap cache or on their way; zram's pages are left to its touches, which
+//! decompress them as fast. Off by measurement: the returns then read far more pages than
+//! they touch (docs/results.md).
 //!
 //! A read-back that found little of what it asked for in swap (learn.rs) is not asked again
 //! until the app comes back to the front, in front or at idle: what is left of its swap is
@@ -132,7 +133,7 @@ fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
 /// clean swap cache, the first memory the kernel takes back), and only while a storage file
 /// holds pages: from zram the app's own touch is as fast as any ask.
 fn ahead_at_return(ctx: &mut Ctx, floor: u64) {
-    if !ctx.input.snapshot.swap.devices.iter().any(|d| d.kind == "file" && d.used_bytes > 0) {
+    if !ctx.input.snapshot.swap.storage_holds_pages() {
         return;
     }
     // What this decision asks for is no longer available to the next app in front.
