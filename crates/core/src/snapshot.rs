@@ -87,10 +87,11 @@ impl SwapState {
 }
 
 impl SwapDevice {
-    /// Holds under an eighth of its size: a file made for an unlikely app's squeeze that
-    /// its app came back to or left, removed (what is left is read back in).
-    pub fn drained(&self) -> bool {
-        self.used_bytes < self.size_bytes / 8
+    /// Holds under this share of its size: a file made for an unlikely app's squeeze that
+    /// its app came back to or left is removed then (`SwapPolicy::cold_drop_below`; what is
+    /// left is read back in).
+    pub fn holds_under(&self, share: f64) -> bool {
+        (self.used_bytes as f64) < self.size_bytes as f64 * share
     }
 }
 

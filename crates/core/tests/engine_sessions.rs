@@ -108,26 +108,56 @@ fn an_unlikely_apps_squeeze_goes_to_storage_of_its_own_once_zram_is_half_full() 
 }
 
 /// A file made for an unlikely app's squeeze, above zram in priority, is removed once it holds
-/// under an eighth of its size (its app came back or went): its room would take the next
-/// pages swapped out ahead of zram. One still holding its app's pages stays, and so does a
-/// storage file below zram however empty it is (the ISOP eraser's, at idle).
+/// under `swap.cold_drop_below` of its size (an eighth as shipped: its app came back or went):
+/// its room would take the next pages swapped out ahead of zram. One still holding more stays,
+/// and so does a storage file below zram however empty it is (the ISOP eraser's, at idle).
+/// Removing it reads what it holds back in, so a higher share removes it only where that fits
+/// in available memory above the critical band and its margin, and the one holding least goes
+/// first.
 #[test]
 fn a_drained_storage_file_above_zram_is_removed() {
-    let drops = |acts: &[Action]| acts.iter().filter(|a| matches!(a.kind, ActionKind::SwapDropCold)).count();
+    let drops = |acts: &[Action]| -> Vec<String> {
+        acts.iter()
+            .filter_map(|a| match &a.kind {
+                ActionKind::SwapDropCold { path } => Some(path.clone()),
+                _ => None,
+            })
+            .collect()
+    };
     let apps = vec![app(11, "c1", Class::Cached, 50), app(2, "fg", Class::Foreground, 100)];
-    let with_file = |used_mb: u64, priority: i32| {
-        let mut s = snap(1024, 600, 100);
-        s.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-3.swap".into(), kind: "file".into(), size_bytes: 64 * MIB, used_bytes: used_mb * MIB, priority });
-        s.swap.total_bytes += 64 * MIB;
-        s.swap.used_bytes += used_mb * MIB;
+    let with_files = |free_mb: u64, files: &[(&str, u64, i32)]| {
+        let mut s = snap(1024, free_mb, 100);
+        for &(path, used_mb, priority) in files {
+            s.swap.devices.push(memorch_core::SwapDevice { path: path.into(), kind: "file".into(), size_bytes: 64 * MIB, used_bytes: used_mb * MIB, priority });
+            s.swap.total_bytes += 64 * MIB;
+            s.swap.used_bytes += used_mb * MIB;
+        }
         s
     };
+    let with_file = |used_mb: u64, priority: i32| with_files(600, &[("/swap/memorch-swap-3.swap", used_mb, priority)]);
     let drained = decide(&mut engine("memorch"), 0, &with_file(4, 101), &apps, &[]);
-    assert_eq!(drops(&drained), 1, "4 of 64 MiB above zram: removed: {drained:?}");
+    assert_eq!(drops(&drained), vec!["/swap/memorch-swap-3.swap"], "4 of 64 MiB above zram: removed: {drained:?}");
     let held = decide(&mut engine("memorch"), 0, &with_file(40, 101), &apps, &[]);
-    assert_eq!(drops(&held), 0, "40 of 64 MiB: it stays: {held:?}");
+    assert!(drops(&held).is_empty(), "40 of 64 MiB: it stays: {held:?}");
     let below = decide(&mut engine("memorch"), 0, &with_file(0, 10), &apps, &[]);
-    assert_eq!(drops(&below), 0, "below zram: not this rule's: {below:?}");
+    assert!(drops(&below).is_empty(), "below zram: not this rule's: {below:?}");
+
+    // At three quarters, 40 of 64 MiB goes while 700 MiB are available; the file holding
+    // less of two goes first.
+    let early = "memorch:swap.cold_drop_below=0.75";
+    let two = with_files(600, &[("/swap/memorch-swap-3.swap", 40, 101), ("/swap/memorch-swap-4.swap", 30, 101)]);
+    let gone = decide(&mut engine(early), 0, &two, &apps, &[]);
+    assert_eq!(drops(&gone), vec!["/swap/memorch-swap-4.swap"], "{gone:?}");
+    let full = decide(&mut engine(early), 0, &with_file(50, 101), &apps, &[]);
+    assert!(drops(&full).is_empty(), "50 of 64 MiB is over three quarters: it stays: {full:?}");
+    // 100 MiB available leaves 28 above the critical band and its margin (7 % of 1024): 40
+    // MiB read back would not fit, 20 would. (The foreground alone: a squeeze of a cached app
+    // in the same decision would count as available what it frees.)
+    let apps = &apps[1..];
+    let short = decide(&mut engine(early), 0, &with_files(0, &[("/swap/memorch-swap-3.swap", 40, 101)]), apps, &[]);
+    assert!(drops(&short).is_empty(), "40 MiB to read back with 28 to spare: it stays: {short:?}");
+    let fits = decide(&mut engine(early), 0, &with_files(0, &[("/swap/memorch-swap-3.swap", 20, 101)]), apps, &[]);
+    assert_eq!(drops(&fits), vec!["/swap/memorch-swap-3.swap"], "20 MiB with 28 to spare: removed: {fits:?}");
 }
 
 #[test]

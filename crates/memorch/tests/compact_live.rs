@@ -196,10 +196,12 @@ fn squeezes_run_together_each_take_what_was_asked_of_its_own_app() {
 
 /// An unlikely app's squeeze to a storage file of its own (`swap.cold_to_storage_below`):
 /// the file is made to the squeeze's size one above zram in priority, and takes the pages
-/// zram would have; it stays while it holds them, and goes once its app has gone. A squeeze
-/// that cannot be done leaves no file behind.
+/// zram would have. Removing it (the engine asks once it holds little,
+/// `swap.cold_drop_below`) reads what it still holds back into its app, which lives on; a
+/// file not of this daemon's squeezes is left alone. A squeeze that cannot be done leaves no
+/// file behind.
 #[test]
-fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_which_goes_once_drained() {
+fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_whose_removal_reads_its_pages_back() {
     use memorch_core::engine::CompactScope;
     use memorch_daemon::executor::{live::Live, Actuators, Squeeze};
     use memorch_linux::{Domain, DomainSpec};
@@ -240,25 +242,18 @@ fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_which_goes_once_drain
     // swap allocator may finish a cluster it had begun on zram before it turns to the file).
     assert!(zram_orig(&zram) - zram_before < asked / 2, "zram took {} bytes of it", zram_orig(&zram) - zram_before);
 
-    let held = live.swap_drop_cold();
-    assert!(held.is_err() && ours(&files[0]).is_some(), "full: it stays: {held:?}");
+    let foreign = live.swap_drop_cold("/nonexistent/memorch-swap-9.swap");
+    assert!(foreign.as_ref().is_err_and(|e| e.contains("/nonexistent/memorch-swap-9.swap")) && ours(&files[0]).is_some(), "not ours: refused, ours stays: {foreign:?}");
+    let swapped = status_kib(pid, "VmSwap");
+    let dropped = live.swap_drop_cold(&files[0]).expect("the file goes, its pages read back");
+    assert!(dropped.contains(&files[0]), "{dropped}");
+    assert!(ours(&files[0]).is_none() && !std::path::Path::new(&files[0]).exists(), "swapped off and deleted: {dropped}");
+    assert!(live.swap_files().is_empty());
+    let back = swapped.saturating_sub(status_kib(pid, "VmSwap"));
+    assert!(back as f64 >= 0.8 * used as f64, "the file held {used} bytes, {back} came back to the app: {dropped}");
+    assert!(child.try_wait().unwrap().is_none(), "its app lives on");
     child.kill().unwrap();
     child.wait().unwrap();
-    // A page written to storage stays in the swap cache, holding its slot, until the kernel
-    // reclaims it again: the write completes after the squeeze returns, and a dead app's
-    // slots whose pages are still cached are freed only when those pages go (or swap is over
-    // half full). On a device that is short of memory the next reclaim takes them; here
-    // nothing is short, so the sandbox's group is reclaimed as the device's would be. (Without
-    // it the file held over an eighth 5 s after its app died in one clean-clone run.)
-    let sandbox_domain = Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
-    memorch_linux::reclaim::reclaim(&root, &sandbox_domain, 64 * MIB, false).expect("reclaim the sandbox as a device short of memory would");
-    // Drained as the daemon judges it (under an eighth): a slot whose page sits in the swap
-    // cache is freed lazily, so the file does not always reach 0 at once.
-    assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || ours(&files[0]).is_some_and(|(size, used, _)| used < size / 8)), "its app gone, the file is drained");
-    let dropped = live.swap_drop_cold().expect("the drained file goes");
-    assert!(dropped.contains(&files[0]), "{dropped}");
-    assert!(ours(&files[0]).is_none() && !std::path::Path::new(&files[0]).exists(), "swapped off and deleted");
-    assert!(live.swap_files().is_empty());
     drop(sb);
 }
 
@@ -293,7 +288,9 @@ fn a_squeeze_of_a_process_to_storage_frees_what_it_moves_at_once() {
     assert!(freed as f64 >= 0.8 * moved as f64, "moved {moved} bytes out of the process but the domain's use fell by {freed}: {what}");
     assert!(what.contains("swap cache"), "says what it freed: {what}");
     drop(sb);
-    live.swap_drop_cold().ok();
+    for f in live.swap_files() {
+        live.swap_drop_cold(&f).ok();
+    }
 }
 
 /// The groups below the sandbox's that a test makes as the system would (a systemd scope per

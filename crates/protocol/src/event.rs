@@ -104,7 +104,7 @@ mod tests {
             ActionKind::Reclaim { bytes: 7 << 20 },
             ActionKind::SwapGrow { bytes: 128 << 20 },
             ActionKind::SwapShrink,
-            ActionKind::SwapDropCold,
+            ActionKind::SwapDropCold { path: "/var/lib/memorch/swap/memorch-swap-3.swap".into() },
             ActionKind::Compact { pid: 5, app: "a".into(), scope: memorch_core::engine::CompactScope::Anon, max_pages: Some(3), to_storage: false },
             ActionKind::Compact { pid: 5, app: "a".into(), scope: memorch_core::engine::CompactScope::Anon, max_pages: Some(3), to_storage: true },
             ActionKind::Prefetch { pid: 5, app: "a".into(), max_pages: 3 },

@@ -177,10 +177,10 @@ pub enum ActionKind {
     },
     /// Remove storage swap files that hold nothing.
     SwapShrink,
-    /// Remove the storage files made for unlikely apps' squeezes that hold little now (their
-    /// app came back or went): above zram in priority, their free room would take any
-    /// page the kernel swaps out next, ahead of zram.
-    SwapDropCold,
+    /// Remove this storage file made for an unlikely app's squeeze, which holds little now
+    /// (its app came back or went): above zram in priority, its free room would take any
+    /// page the kernel swaps out next, ahead of zram. What it still holds is read back in.
+    SwapDropCold { path: String },
     Freeze { pid: u32 },
     Thaw { pid: u32 },
     /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0).
@@ -215,7 +215,7 @@ impl ActionKind {
             ActionKind::Ksm { .. } => "ksm",
             ActionKind::SwapGrow { .. } => "swap_grow",
             ActionKind::SwapShrink => "swap_shrink",
-            ActionKind::SwapDropCold => "swap_drop_cold",
+            ActionKind::SwapDropCold { .. } => "swap_drop_cold",
             ActionKind::Freeze { .. } => "freeze",
             ActionKind::Thaw { .. } => "thaw",
             ActionKind::Shield { .. } => "shield",

@@ -347,6 +347,13 @@ pub struct SwapPolicy {
     /// an unlikely app's squeeze to storage ([`COLD_AT_ZRAM_USED_FRAC`] as presets ship).
     #[serde(default = "default_cold_at_zram_used")]
     pub cold_at_zram_used: f64,
+    /// A file made for an unlikely app's squeeze is removed once it holds less than this
+    /// share of its size (its app came back, or went), and only while what it still holds
+    /// fits in available memory above the critical band (removing it reads that back in):
+    /// above zram in priority, its free room takes any page swapped out next, any app's,
+    /// ahead of zram ([`COLD_DROP_BELOW_FRAC`] as presets ship).
+    #[serde(default = "default_cold_drop_below")]
+    pub cold_drop_below: f64,
     /// While the screen is off, move the pages an app less likely than this to be wanted soon
     /// (`p_return`) holds in zram to a storage swap file of its own above zram, down to
     /// `cold_at_zram_used` (zram's writeback, from user space: ladder/writeback.rs): zram's
@@ -369,6 +376,14 @@ pub const COLD_AT_ZRAM_USED_FRAC: f64 = 0.5;
 
 fn default_cold_at_zram_used() -> f64 {
     COLD_AT_ZRAM_USED_FRAC
+}
+
+/// The share of its size a file of an unlikely app's squeeze holds when it is removed
+/// (`SwapPolicy::cold_drop_below` as presets ship): an eighth, little to read back in.
+pub const COLD_DROP_BELOW_FRAC: f64 = 0.125;
+
+fn default_cold_drop_below() -> f64 {
+    COLD_DROP_BELOW_FRAC
 }
 
 /// The folio size the `folios` switch asks for: Android's choice for mTHP (64 kB, the arm64
@@ -597,6 +612,7 @@ fn no_swap() -> SwapPolicy {
         ahead_at_return: false,
         cold_to_storage_below: None,
         cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
+        cold_drop_below: COLD_DROP_BELOW_FRAC,
         writeback_below: None,
     }
 }
@@ -746,6 +762,7 @@ impl Preset {
             "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
             "memorch" if k == "swap.cold_to_storage_below" => "issue 11: memorch's warm returns on realapps cost three times the peers' a page because a third to a half came from storage swap, and those were the likely apps' pages: zram filled with the first squeezes, of the unlikely apps (docs/results.md); a storage file above zram in priority, made for one unlikely app's squeeze, sends its pages past zram (the kernel has no zram writeback here), and a squeeze to storage frees all it moves, so fewer apps give; 0.25 (not used in the session in progress, in under half the sessions): on realapps, six paired runs over seeds 3-8, p50 shorter in all six (seeds 3-5: 6.09 against 6.51 ms; 6-8: 15.2 against 18.3), p95 in four, stall lower, half the squeezes, no kills either way; 0.1 was between the two, 0.5 longer on all of seeds 3-5 (docs/results.md); memorch:swap.cold_to_storage_below=null turns it off",
             "memorch" if k == "swap.writeback_below" => "issue 11: zram's pool is RAM (on realapps 300 of the device's 1024 MiB once zram was full), and Android and ChromeOS write idle zram pages to storage in the kernel (zram backing_dev), which this kernel lacks: moved from user space with the screen off (read back, paged out again above zram); null: on realapps the apps judged unlikely came back (kv, written back at 0.12, returned in 912 ms reading 14.8 k pages from storage), the wait longer on every seed (docs/results.md); memorch:writeback=on sets 0.25",
+            "memorch" if k == "swap.cold_drop_below" => "issue 11: a file made for an unlikely app's squeeze sits above zram in priority, and once its own pages come back its free room takes any app's next pages swapped out, ahead of zram: on realapps' seed 4 such files took 277 MiB so; an eighth, little to read back in: three quarters, six paired runs over seeds 3-8, p50 longer in four, p95 shorter in four, a third more CPU, each swapoff blocking the daemon ~0.45 s (docs/results.md)",
             "memorch" if k == "swap.cold_at_zram_used" => "issue 11: with zram half empty, every page it takes is still read back faster than from storage, and there is room for the likely apps too; a quarter: on realapps (seeds 3-8, six paired runs) p50 longer in four pairs, p95 shorter in four, less stall; the cap of twelve files was reached in every run either way (docs/results.md)",
             "memorch" if k == "swap.grow_to_need" || k == "swap.max_files" => "issue 11: a launch killed an app for 80 MiB with zram 63 % full (SWAM adds one file, once zram is 80 % full), and four files were full before launches that then killed; a file sized to what a launch needs, up to eight files' worth: on realapps' seeds 6-8 no kill in three runs against 2, 3 and 2 (docs/results.md); memorch:swap.grow_to_need=off, memorch:swap.max_files=4 as SWAM",
             "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files, every 5 s while zram is full (SWAM's 30 s killed apps on realapps while one file filled, docs/results.md)",
@@ -987,6 +1004,7 @@ fn swam() -> Preset {
             ahead_at_return: false,
             cold_to_storage_below: None,
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
+            cold_drop_below: COLD_DROP_BELOW_FRAC,
             writeback_below: None,
         },
         kill: KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::OomBadnessOverRelaunch),
@@ -1133,6 +1151,7 @@ fn memorch() -> Preset {
             // all six, fewer squeezes and warm returns; docs/results.md).
             cold_to_storage_below: Some(0.25),
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
+            cold_drop_below: COLD_DROP_BELOW_FRAC,
             writeback_below: None,
         },
         // Killing once swap is full: off by measurement (realapps: p50 shorter in three benches,

@@ -21,7 +21,7 @@ pub enum Call {
     Ksm { run: bool },
     SwapGrow { bytes: u64 },
     SwapShrink,
-    SwapDropCold,
+    SwapDropCold { path: String },
     Freeze { pid: u32, frozen: bool },
     Shield { pid: u32, shielded: bool },
     Prefetch { pid: u32, max_pages: u64 },
@@ -112,8 +112,8 @@ impl Actuators for Recording {
         Ok((format!("squeezed '{}' ({}) to a storage file of its own", sq.app, sq.pid), sq.max_pages.unwrap_or(256) * 4096))
     }
 
-    fn swap_drop_cold(&mut self) -> Result<String, String> {
-        self.record(Call::SwapDropCold);
+    fn swap_drop_cold(&mut self, path: &str) -> Result<String, String> {
+        self.record(Call::SwapDropCold { path: path.to_string() });
         Ok("removed".into())
     }
 

@@ -24,7 +24,7 @@ pub struct Live {
     /// Swap files this daemon added, removed on exit.
     swap_files: Vec<SwapFileGuard>,
     /// Swap files made for one unlikely app's squeeze each, above zram in priority; removed
-    /// once drained, and on exit.
+    /// when the engine finds one holds little (`swap.cold_drop_below`), and on exit.
     cold_files: Vec<SwapFileGuard>,
     /// KSM settings as they were when the daemon first tuned them, put back on exit.
     ksm_guard: Option<KsmGuard>,
@@ -218,26 +218,22 @@ impl Actuators for Live {
         }
     }
 
-    fn swap_drop_cold(&mut self) -> Result<String, String> {
-        let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
-        let drained = |g: &SwapFileGuard| swaps.devices.iter().any(|d| std::path::Path::new(&d.path) == g.path && d.drained());
-        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.cold_files).into_iter().partition(|g| drained(g));
-        self.cold_files = kept;
-        let mut removed = Vec::new();
-        for mut g in gone {
-            match g.remove_now() {
-                Ok(()) => removed.push(g.path.display().to_string()),
-                // Still ours: tried again at the next drain, or at exit.
-                Err(e) => {
-                    tracing::warn!(path = %g.path.display(), error = %e, "a drained storage file could not be removed");
-                    self.cold_files.push(g);
-                }
+    fn swap_drop_cold(&mut self, path: &str) -> Result<String, String> {
+        let Some(at) = self.cold_files.iter().position(|g| g.path == std::path::Path::new(path)) else {
+            return Err(format!("{path} is no storage file of this daemon's squeezes: left as it is"));
+        };
+        let mut g = self.cold_files.remove(at);
+        // swapoff reads what the file holds back in before it returns: its time is the
+        // daemon's, and says what an earlier removal costs (docs/results.md).
+        let started = std::time::Instant::now();
+        match g.remove_now() {
+            Ok(()) => Ok(format!("removed storage file {path} in {} ms (what it held read back in)", started.elapsed().as_millis())),
+            // Still ours: tried again at the next decision that asks, or at exit.
+            Err(e) => {
+                self.cold_files.push(g);
+                Err(format!("{path} could not be removed: {e}"))
             }
         }
-        if removed.is_empty() {
-            return Err("no drained storage file of this daemon's squeezes to remove".into());
-        }
-        Ok(format!("removed drained storage files {}", removed.join(", ")))
     }
 
     /// A freeze goes through `target::check` as every action does; a thaw only needs the

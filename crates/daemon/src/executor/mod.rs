@@ -64,13 +64,13 @@ pub trait Actuators {
     /// Page out a process's anonymous pages to a storage swap file made for them, sized to
     /// the squeeze and enabled above zram in priority (the kernel fills the highest first),
     /// so that zram keeps its room; the bytes moved. The file stays until
-    /// [`Actuators::swap_drop_cold`] finds it drained. A file that cannot be made (no room,
+    /// [`Actuators::swap_drop_cold`] removes it. A file that cannot be made (no room,
     /// no swap area left) leaves the squeeze to go where the kernel puts it, and says why;
     /// a squeeze that cannot be done leaves no file.
     fn compact_to_storage(&mut self, squeeze: Squeeze) -> Result<(String, u64), String>;
-    /// Remove the files [`Actuators::compact_to_storage`] made that hold under an eighth of
-    /// their size (what is left is read back in).
-    fn swap_drop_cold(&mut self) -> Result<String, String>;
+    /// Remove this file, one [`Actuators::compact_to_storage`] made (what it still holds is
+    /// read back in); the engine chooses it, once it holds little (`swap.cold_drop_below`).
+    fn swap_drop_cold(&mut self, path: &str) -> Result<String, String>;
     /// Freeze (or thaw) the app's own group, and wait until the kernel says it is done.
     fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String>;
     /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0),
@@ -85,7 +85,7 @@ pub trait Actuators {
     fn read_ahead(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
     /// Move up to `max_pages` of a process's pages in zram to a storage swap file made for
     /// them above zram in priority (zram's writeback, from user space); the bytes moved. The
-    /// file stays until [`Actuators::swap_drop_cold`] finds it drained; a writeback that
+    /// file stays until [`Actuators::swap_drop_cold`] removes it; a writeback that
     /// moves nothing leaves no file.
     fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
     /// Whether the preset writes zram back (`swap.writeback_below`): only then is zram's swap
@@ -300,7 +300,7 @@ impl Executor {
             ActionKind::SwapGrow { .. } if !self.manage.swap_files => Err("[manage] swap_files = false: no swap file added".into()),
             ActionKind::SwapGrow { bytes } => self.actuators.swap_grow(*bytes).map(|w| (w, *bytes)),
             ActionKind::SwapShrink => self.actuators.swap_shrink().map(|w| (w, 0)),
-            ActionKind::SwapDropCold => self.actuators.swap_drop_cold().map(|w| (w, 0)),
+            ActionKind::SwapDropCold { path } => self.actuators.swap_drop_cold(path).map(|w| (w, 0)),
             // Sent by the daemon before the decision's other actions (notify.rs).
             ActionKind::Trim { level, .. } => Ok((format!("'{}' notice sent", level.name()), 0)),
             ActionKind::Freeze { pid } => match self.actuators.set_frozen(*pid, true) {

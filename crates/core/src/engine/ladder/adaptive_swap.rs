@@ -2,7 +2,8 @@
 //! when zram is nearly full (or compresses badly) under pressure; remove files that hold
 //! nothing (SWAM's ISOP eraser).
 
-use super::under_pressure::pressure;
+use super::under_pressure::{pressure, PRESSURE_MARGIN_FRAC};
+use crate::engine::margins::Margins;
 use super::{mib, ActionKind, Ctx, Step};
 use crate::engine::model::App;
 
@@ -44,9 +45,9 @@ pub fn run(ctx: &mut Ctx) {
     if !p.swap_files {
         return;
     }
-    if let Some(file) = drained_cold_file(ctx) {
-        let r = ctx.reason(Step::AdaptiveSwap, format!("{file}, made for an unlikely app's pages above zram in priority, holds under an eighth of its size now: remove it, before its room takes the next pages swapped out ahead of zram"));
-        ctx.push(ActionKind::SwapDropCold, r, 0);
+    if let Some((path, used)) = drained_cold_file(ctx) {
+        let r = ctx.reason(Step::AdaptiveSwap, format!("{path}, made for an unlikely app's pages above zram in priority, holds under {:.0} % of its size now ({} left, read back in): remove it, before its room takes the next pages swapped out ahead of zram", p.cold_drop_below * 100.0, mib(used)));
+        ctx.push(ActionKind::SwapDropCold { path }, r, 0);
     }
     let zram_used = zram_used(ctx);
     let on_demand = (p.grow_on_fill && zram_used >= p.grow_at_zram_used_frac).then(|| "swap is filling".to_string());
@@ -112,11 +113,25 @@ fn cold_files(ctx: &Ctx) -> usize {
     cold_priority(ctx).map_or(0, |cold| ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind == "file" && d.priority >= cold).count())
 }
 
-/// A swap file above zram in priority that holds under an eighth of its size (its app came
-/// back, or went): its free room takes any page swapped out, ahead of zram.
-fn drained_cold_file(ctx: &Ctx) -> Option<String> {
+/// A swap file above zram in priority that holds under `swap.cold_drop_below` of its size
+/// (its app came back, or went), the one holding least, with what it holds: its free room
+/// takes any page swapped out, ahead of zram. Removing it reads what it holds back in, so
+/// only where that fits in available memory above the critical band and its margin, as
+/// the app in front's read-back does (on realapps' seed 4 such files took 277 MiB swapped
+/// out after their own pages had come back: docs/results.md).
+fn drained_cold_file(ctx: &Ctx) -> Option<(String, u64)> {
     let cold = cold_priority(ctx)?;
-    ctx.input.snapshot.swap.devices.iter().find(|d| d.kind == "file" && d.priority >= cold && d.drained()).map(|d| d.path.clone())
+    let floor = Margins::of(ctx.preset, ctx.total()).critical_bytes + ctx.frac(PRESSURE_MARGIN_FRAC);
+    let room = ctx.available().saturating_sub(floor);
+    let below = ctx.preset.swap.cold_drop_below;
+    ctx.input
+        .snapshot
+        .swap
+        .devices
+        .iter()
+        .filter(|d| d.kind == "file" && d.priority >= cold && d.holds_under(below) && d.used_bytes <= room)
+        .min_by_key(|d| d.used_bytes)
+        .map(|d| (d.path.clone(), d.used_bytes))
 }
 
 /// Whether the preset could still add a storage swap file (it grows swap, and its files
