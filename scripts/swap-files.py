@@ -14,8 +14,8 @@ falls and then grows again; this counts that growth.
     kill %1
     scripts/swap-files.py report SAMPLES.txt OUT   # a row per run, named as OUT/logs/ names them
 
-A run is one daemon: its files sit in its own work directory (OUT/work/daemon-...), and the
-runs come in the order of OUT/logs/NN-manager. The bench's own storage files below zram are
+A run is one daemon: its files sit in its own work directory (OUT/work/daemon-...-N, N the
+run's index), named as OUT/logs/ names the run. The bench's own storage files below zram are
 counted apart (they fill only once zram is full, as the kernel's order has them).
 """
 import collections
@@ -66,7 +66,7 @@ def report(path, out_dir):
         runs.setdefault(d, []).append(name)
     labels = sorted(x for x in os.listdir(os.path.join(out_dir, "logs")) if x[:2].isdigit()) if out_dir else []
     print("# run, files above zram, MiB they took after their use had fallen (another app's pages), most they held at once, MiB in the files below zram at most")
-    for i, (d, files) in enumerate(runs.items()):
+    for d, files in runs.items():
         above = [f for f in files if zram_prio is not None and prio[f] > zram_prio]
         below = [f for f in files if f not in above]
         regrown = 0
@@ -82,7 +82,10 @@ def report(path, out_dir):
             for t, _, used in series[f]:
                 at_once[t] += used  # one sample of /proc/swaps, every line of it at one t
         below_max = max((u for f in below for _, _, u in series[f]), default=0)
-        label = labels[i] if i < len(labels) else os.path.basename(d)
+        # The work directory ends in the run's index (daemon-...-PID-N): a run that made no
+        # file leaves no gap in the names.
+        n = d.rsplit("-", 1)[-1]
+        label = labels[int(n)] if n.isdigit() and int(n) < len(labels) else os.path.basename(d)
         print(f"{label}: {len(above)} files, {regrown >> 10} MiB after a fall, {max(at_once.values(), default=0) >> 10} MiB at most, {below_max >> 10} MiB below zram")
 
 
