@@ -151,7 +151,7 @@ pub struct Bands {
     #[serde(default)]
     pub stall_near_ongoing: bool,
     /// Below the low band but above the floor of the app in front's whole read-back (the
-    /// critical band and its margin as shipped, ladder/prefetch.rs `whole_floor_frac`), take
+    /// critical band and its margin as shipped, ladder/prefetch.rs `whole_floor`), take
     /// nothing from the apps likely to be wanted soon either: there the shortage is mostly
     /// the read-back's own, and a squeeze of a likely app to pay for it turns that app's
     /// next return warm. Above the low band it spares them too, whatever

@@ -2,8 +2,7 @@
 //! when zram is nearly full (or compresses badly) under pressure; remove files that hold
 //! nothing (SWAM's ISOP eraser).
 
-use super::under_pressure::{pressure, PRESSURE_MARGIN_FRAC};
-use crate::engine::margins::Margins;
+use super::under_pressure::{critical_floor, pressure};
 use super::{mib, ActionKind, Ctx, Step};
 use crate::engine::model::App;
 
@@ -121,7 +120,7 @@ fn cold_files(ctx: &Ctx) -> usize {
 /// out after their own pages had come back: docs/results.md).
 fn drained_cold_file(ctx: &Ctx) -> Option<(String, u64)> {
     let cold = cold_priority(ctx)?;
-    let floor = Margins::of(ctx.preset, ctx.total()).critical_bytes + ctx.frac(PRESSURE_MARGIN_FRAC);
+    let floor = critical_floor(ctx);
     let room = ctx.available().saturating_sub(floor);
     let below = ctx.preset.swap.cold_drop_below;
     ctx.input

@@ -43,6 +43,7 @@
 //! them (on `realapps` the most visited JVM lost 285 MiB in the first launches' shortage, when
 //! nothing was known of the user yet, and read ~20 MiB of it back at each return after).
 
+use super::under_pressure::{critical_floor, low_floor};
 use super::{mib, shrink, ActionKind, Ctx, Step, PAGE};
 use crate::engine::model::App;
 use crate::engine::preset::{Bands, Detection};
@@ -78,25 +79,24 @@ pub fn run(ctx: &mut Ctx) {
         return;
     }
     if ctx.preset.swap.ahead_at_return {
-        let floor = ctx.frac(whole_floor_frac(b));
+        let floor = whole_floor(ctx, b);
         ahead_at_return(ctx, floor);
     }
     if ctx.preset.prefetch_front {
         once_a_stint(ctx, b.low_available_frac);
     }
     if ctx.preset.prefetch_whole {
-        let floor = ctx.frac(whole_floor_frac(b));
+        let floor = whole_floor(ctx, b);
         whole_front(ctx, floor);
     }
 }
 
-/// How far down (a share of the domain) [`whole_front`] reads the app in front back: to the
+/// How far down (available bytes) [`whole_front`] reads the app in front back: to the
 /// critical band and its margin, or to the low band and its margin with
 /// `whole_stops_at_low_band`. The pressure step's `low_band_spares_likely` spares the likely
 /// apps above it.
-pub fn whole_floor_frac(b: &Bands) -> f64 {
-    let band = if b.whole_stops_at_low_band { b.low_available_frac } else { b.critical_available_frac };
-    band + super::under_pressure::PRESSURE_MARGIN_FRAC
+pub fn whole_floor(ctx: &Ctx, b: &Bands) -> u64 {
+    if b.whole_stops_at_low_band { low_floor(ctx) } else { critical_floor(ctx) }
 }
 
 /// The app in front read back once a stint, as much as memory above the low band (`low_frac`
@@ -164,7 +164,7 @@ fn in_front_ms(ctx: &Ctx, pid: u32) -> u64 {
 }
 
 /// The app in front read back whole, a piece a decision, once its return is served: down to
-/// `floor` bytes available ([`whole_floor_frac`]); the room comes back from the apps in the
+/// `floor` bytes available ([`whole_floor`]); the room comes back from the apps in the
 /// background (the module's doc).
 fn whole_front(ctx: &mut Ctx, floor: u64) {
     // What this decision reads back is no longer available to the next app in front.
@@ -210,7 +210,7 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
 /// takes no room the apps in the background would pay for. 0 otherwise.
 fn favourites_floor(ctx: &Ctx, a: &App) -> u64 {
     match &ctx.preset.detection {
-        Detection::Bands(b) if b.whole_below_low_favourites_only && ctx.popularity(a) < super::FAVOURITE_POPULARITY => ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC),
+        Detection::Bands(b) if b.whole_below_low_favourites_only && ctx.popularity(a) < super::FAVOURITE_POPULARITY => low_floor(ctx),
         _ => 0,
     }
 }
@@ -219,7 +219,7 @@ fn favourites_floor(ctx: &Ctx, a: &App) -> u64 {
 /// of the whole read-back: the low band and its margin. 0 otherwise.
 fn churn_floor(ctx: &Ctx) -> u64 {
     match &ctx.preset.detection {
-        Detection::Bands(b) if b.whole_stops_when_churning && super::kill::read_back_churns(ctx).is_some() => ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC),
+        Detection::Bands(b) if b.whole_stops_when_churning && super::kill::read_back_churns(ctx).is_some() => low_floor(ctx),
         _ => 0,
     }
 }
@@ -233,7 +233,7 @@ fn rare_pay_floor(ctx: &Ctx) -> u64 {
         return 0;
     }
     let min_class = ctx.preset.compaction.as_ref().and_then(|c| c.pressure_min_class).unwrap_or(Class::Cached);
-    let low = ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC);
+    let low = low_floor(ctx);
     // The payers' room is counted from the snapshot, what this decision's squeezes take of
     // it included; what they free is in `available` already, so it lifts the floor as much
     // (and a favourite's squeeze in this decision pays for no read-back).
@@ -279,11 +279,11 @@ fn front_in_swap<'a>(ctx: &Ctx<'a>) -> Vec<&'a App> {
 /// and its margin) available: what is missing is first freed from apps less likely than even
 /// to be wanted.
 pub fn likely_at_idle(ctx: &mut Ctx, floor: u64) {
-    let Detection::Bands(b) = &ctx.preset.detection else { return };
+    let Detection::Bands(_) = &ctx.preset.detection else { return };
     if ctx.state.screen_on {
         return;
     }
-    let floor = floor.max(ctx.frac(b.low_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC));
+    let floor = floor.max(low_floor(ctx));
     let mut likely: Vec<(u32, String, u64, f64)> = ctx
         .free_apps()
         .filter(|a| a.class > Class::Foreground && a.swap_bytes >= MIN_BYTES && !read_back_dry(ctx, a.pid))

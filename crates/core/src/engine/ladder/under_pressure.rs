@@ -5,6 +5,7 @@
 //! before anything of the foreground (refault study, idea 2).
 
 use super::{mib, shrink, CompactScope, Ctx, Step};
+use crate::engine::margins::Margins;
 use crate::engine::model::App;
 use crate::engine::preset::Detection;
 use crate::Class;
@@ -48,6 +49,21 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
 /// ahead to act), never up: memory taken beyond what is short only turns hot returns warm
 /// (issue 11: a margin grown to 12 % of the domain moved 360 MiB for a 17 MiB gap).
 pub const PRESSURE_MARGIN_FRAC: f64 = 0.02;
+
+/// Available memory at the low band and the pressure step's margin above it, in bytes:
+/// where a step that takes memory for apps likely to be wanted stops when the apps in the
+/// background are not to pay for it, so that what it takes does not bring the pressure step
+/// in at once to give it back.
+pub fn low_floor(ctx: &Ctx) -> u64 {
+    Margins::of(ctx.preset, ctx.total()).moderate_bytes + ctx.frac(PRESSURE_MARGIN_FRAC)
+}
+
+/// Available memory at the critical band and the pressure step's margin above it, in bytes:
+/// the least that the steps taking memory on purpose (the whole read-back of the app in
+/// front, a storage file's removal, zram's writeback) leave, short of the kill band.
+pub fn critical_floor(ctx: &Ctx) -> u64 {
+    Margins::of(ctx.preset, ctx.total()).critical_bytes + ctx.frac(PRESSURE_MARGIN_FRAC)
+}
 
 pub fn run(ctx: &mut Ctx) {
     let Some(c) = ctx.preset.compaction.clone() else { return };
@@ -164,14 +180,14 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     // With `low_band_spares_likely`, neither is a dip below the band that stays above the
     // floor of the whole read-back.
     let spare = match &ctx.preset.detection {
-        Detection::Bands(b) if b.low_band_spares_likely => ctx.available() >= ctx.frac(super::prefetch::whole_floor_frac(b)),
+        Detection::Bands(b) if b.low_band_spares_likely => ctx.available() >= super::prefetch::whole_floor(ctx, b),
         Detection::Bands(b) => b.stall_near_spares_likely && ctx.available() >= ctx.frac(low_frac),
         _ => false,
     };
     // With `whole_paid_by_rare`, while the app in front is read back whole (under the band
     // only as far as the rarely visited apps pay), only they give above its floor.
     let rare_pay = match &ctx.preset.detection {
-        Detection::Bands(b) => super::prefetch::whole_paid_now(ctx) && ctx.available() >= ctx.frac(super::prefetch::whole_floor_frac(b)),
+        Detection::Bands(b) => super::prefetch::whole_paid_now(ctx) && ctx.available() >= super::prefetch::whole_floor(ctx, b),
         _ => false,
     };
     let max_p_return = spare.then_some(shrink::LIKELY_RETURN);

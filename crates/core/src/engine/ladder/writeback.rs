@@ -34,13 +34,13 @@ pub const PIECE_BYTES: u64 = 8 << 20;
 
 pub fn run(ctx: &mut Ctx) {
     let Some(below) = ctx.preset.swap.writeback_below else { return };
-    let Detection::Bands(b) = &ctx.preset.detection else { return };
+    let Detection::Bands(_) = &ctx.preset.detection else { return };
     if ctx.state.screen_on || !ctx.preset.swap.swap_files {
         return;
     }
     // A piece read back is paged out again before the next is read: beyond what is there,
     // the writeback holds a piece at most, and gives back more than it takes.
-    let floor = ctx.frac(b.critical_available_frac + super::under_pressure::PRESSURE_MARGIN_FRAC) + PIECE_BYTES;
+    let floor = super::under_pressure::critical_floor(ctx) + PIECE_BYTES;
     let (orig, disksize) = zram_bytes(ctx);
     let over = orig.saturating_sub((disksize as f64 * ctx.preset.swap.cold_at_zram_used) as u64);
     if over < COLD_MIN_BYTES {
