@@ -1,7 +1,7 @@
 """What the analysis scripts read of a bench's --out: its runs' daemon debug logs and first
 launches, and quantiles as the bench computes them (imported by scripts/launch-waits.py,
 launch-room.py, p95-with-room.py, first-launch-room.py, bars-odds.py, paired-runs.py,
-p50-crossings.py and p50-floor.py)."""
+p50-crossings.py, p50-floor.py, return-ranking.py and returns-by-session.py)."""
 import datetime
 import math
 import os
@@ -55,3 +55,12 @@ def kth_slowest(latencies):
     lat = sorted(latencies)
     rank = math.ceil(0.95 * len(lat)) - 1
     return lat[rank], len(lat) - rank
+
+
+def sessions_of(times, gap_s):
+    """Each visit's session number (from 1), from the visits' start times (s): a gap longer
+    than gap_s starts the next (the screen off between sessions)."""
+    out = []
+    for i, t in enumerate(times):
+        out.append(out[-1] + (t - times[i - 1] > gap_s) if i else 1)
+    return out

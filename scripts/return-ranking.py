@@ -27,6 +27,8 @@ import re
 import sys
 from collections import defaultdict
 
+from bench_out import sessions_of
+
 HALF_S = 120.0  # memorch's recency half-life (ladder/mod.rs RETURN_HALF_MS)
 HORIZONS = (10, 30, 60, 120)
 COMPACT = re.compile(r'acted action=Compact \{ pid: \d+, app: "([^"]+)".*? bytes=(\d+)')
@@ -47,14 +49,6 @@ def auc(scored):
         rank_sum += sum(1 for k in range(i, j + 1) if scored[k][1]) * ((i + j) / 2 + 1)
         i = j + 1
     return (rank_sum - pos * (pos + 1) / 2) / (pos * neg)
-
-
-def sessions_of(times, gap_s):
-    """Each visit's session number (from 1): a gap longer than gap_s starts the next."""
-    out = []
-    for i, t in enumerate(times):
-        out.append(out[-1] + (t - times[i - 1] > gap_s) if i else 1)
-    return out
 
 
 def next_visit_in(visits, times, app, after_index, t):
