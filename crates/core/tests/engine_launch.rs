@@ -174,3 +174,96 @@ fn a_launch_never_reported_launched_stops_holding_the_pressure_step_back() {
     let a = decide(&mut e, 10_100, &snap(1024, 40, 30), &apps, &[Event::Timer]);
     assert!(!pressure_squeezes(&a).is_empty(), "3.1 s after it, no longer: {a:#?}");
 }
+
+/// `ahead.kill_when_faster`: before a launch, a kill where it costs the user less than the
+/// launch's wait for compressing what it lacks.
+///
+/// The before-launch step's kill, if any: (pids killed, the compression wait and the expected
+/// cost it weighed).
+fn launch_kill(actions: &[Action]) -> Option<(Vec<u32>, f64, f64)> {
+    actions.iter().filter(|a| a.reason.step == Step::BeforeLaunch).find_map(|a| match &a.kind {
+        ActionKind::Kill { victims, .. } => Some((victims.iter().map(|v| v.pid).collect(), a.reason.fields.get("compress_wait_ms").copied().unwrap_or(0.0), a.reason.fields.get("expected_cost_ms").copied().unwrap_or(0.0))),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_launch_far_short_kills_an_app_unlikely_to_be_wanted_rather_than_wait_for_compression() {
+    // 1 GiB, 30 MiB available: a 150 MiB launch lacks 150 + 20 (2 %) − 30 = 140 MiB, ~420 ms
+    // of compression at 350 MB/s. `old`, never in front and away an hour (a return soon 0.1
+    // likely by recency and fronts, as this file's history has no sessions), costs its state
+    // and a tenth of its relaunch (450 ms by its size): it dies, and nothing is compressed for
+    // the launch.
+    let s = snap(1024, 20, 10);
+    let mut e = engine("memorch:sessions=off,popularity=on,ahead.kill_when_faster=true");
+    let apps = apps_and_history(&mut e);
+    let a = decide(&mut e, 7_000, &s, &apps, &launch(150));
+    let (pids, wait_ms, cost_ms) = launch_kill(&a).unwrap_or_else(|| panic!("a kill before the launch: {a:#?}"));
+    assert_eq!(pids, vec![11], "the app away for an hour, not the favourite: {a:#?}");
+    assert!((400.0..=440.0).contains(&wait_ms), "140 MiB at 350 MB/s: {wait_ms} ms");
+    assert!(cost_ms < wait_ms, "{cost_ms} ms expected against {wait_ms} ms");
+    assert_eq!(before_launch_squeezes(&a), vec![], "its death covers the launch: nothing compressed for it: {a:#?}");
+}
+
+#[test]
+fn a_launch_compresses_where_a_kill_would_cost_more_or_it_is_off() {
+    let s = snap(1024, 20, 10);
+    // Only the favourite is left to give, grown to 250 MiB so that compression can cover
+    // the launch's 90 MiB (~270 ms): five returns just now make a return soon likely, and its
+    // relaunch (300 ms) and state cost more.
+    let mut e = engine("memorch:sessions=off,popularity=on,ahead.kill_when_faster=true");
+    let apps: Vec<App> = apps_and_history(&mut e).into_iter().filter(|a| a.name == "fav").map(|a| App { anon_bytes: 250 * MIB, pss_bytes: Some(250 * MIB), ..a }).collect();
+    let a = decide(&mut e, 7_000, &s, &apps, &launch(100));
+    assert_eq!(launch_kill(&a), None, "the favourite is compressed, not killed: {a:#?}");
+    assert!(before_launch_squeezes(&a).iter().any(|(pid, _)| *pid == 12), "{a:#?}");
+    // A small shortfall compresses in less time than any kill's state is worth.
+    let mut e = engine("memorch:sessions=off,popularity=on,ahead.kill_when_faster=true");
+    let apps = apps_and_history(&mut e);
+    let a = decide(&mut e, 7_000, &snap(1024, 100, 10), &apps, &launch(150));
+    assert_eq!(launch_kill(&a), None, "60 MiB short, ~180 ms of compression: {a:#?}");
+    assert!(!before_launch_squeezes(&a).is_empty(), "{a:#?}");
+    // As memorch ships: compression.
+    let mut e = engine("memorch:sessions=off,popularity=on");
+    let apps = apps_and_history(&mut e);
+    let a = decide(&mut e, 7_000, &s, &apps, &launch(150));
+    assert_eq!(launch_kill(&a), None, "off in the preset: {a:#?}");
+    assert!(!before_launch_squeezes(&a).is_empty(), "{a:#?}");
+}
+
+/// The squeezes a decision sends to a storage file of their own (`to_storage`), by pid.
+fn to_storage(actions: &[Action]) -> Vec<u32> {
+    actions.iter().filter_map(|a| if let ActionKind::Compact { pid, to_storage: true, .. } = a.kind { Some(pid) } else { None }).collect()
+}
+
+/// `swap.launch_to_storage` (on in `memorch`): while a launch is in flight every squeeze goes
+/// to a storage file of its own, a likely app's and with zram nearly empty too; once the
+/// launch is reported, squeezes go where they went before.
+#[test]
+fn a_launch_in_flight_is_made_room_for_on_storage() {
+    // 1 GiB, 30 MiB available, zram (256 MiB) a fifth full; only the favourite, grown to 250
+    // MiB, left to give for a 100 MiB launch: five returns just now make a return soon likely.
+    let mut s = snap(1024, 20, 10);
+    s.swap.devices[0].used_bytes = s.swap.devices[0].size_bytes / 5;
+    s.swap.used_bytes = s.swap.devices[0].used_bytes;
+    let run = |spec: &str| {
+        let mut e = engine(spec);
+        let apps: Vec<App> = apps_and_history(&mut e).into_iter().filter(|a| a.name == "fav").map(|a| App { anon_bytes: 250 * MIB, pss_bytes: Some(250 * MIB), ..a }).collect();
+        let at_intent = decide(&mut e, 7_000, &s, &apps, &launch(100));
+        let launched = [Event::Launched { app: "big".into(), pid: 99, ms: 500, cold: true }];
+        let after = decide(&mut e, 8_000, &s, &apps, &launched);
+        (at_intent, after)
+    };
+    let (at_intent, after) = run("memorch:sessions=off,popularity=on");
+    let squeezed: Vec<u32> = before_launch_squeezes(&at_intent).iter().map(|(pid, _)| *pid).collect();
+    assert!(!squeezed.is_empty(), "{at_intent:#?}");
+    let mut stored = to_storage(&at_intent);
+    stored.sort_unstable();
+    let mut all: Vec<u32> = at_intent.iter().filter_map(|a| if let ActionKind::Compact { pid, .. } = a.kind { Some(pid) } else { None }).collect();
+    all.sort_unstable();
+    assert_eq!(stored, all, "every squeeze while the launch is in flight, to storage: {at_intent:#?}");
+    assert!(after.iter().any(|a| matches!(a.kind, ActionKind::Compact { .. })), "still short after the launch: {after:#?}");
+    assert!(to_storage(&after).is_empty(), "the launch reported: squeezes go where the kernel puts them: {after:#?}");
+    let (at_intent, _) = run("memorch:sessions=off,popularity=on,swap.launch_to_storage=false");
+    assert!(!before_launch_squeezes(&at_intent).is_empty(), "{at_intent:#?}");
+    assert!(to_storage(&at_intent).is_empty(), "off (the preset before), zram a fifth full: none to storage: {at_intent:#?}");
+}

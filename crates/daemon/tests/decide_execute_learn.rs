@@ -176,7 +176,21 @@ fn the_squeezes_a_launch_waits_for_run_together_and_others_one_after_another() {
     // A large launch on the recorded device (8 % available): the before-launch step squeezes
     // several cached apps for it.
     let launch = [Event::LaunchIntent { app: "camera".into(), expected_bytes: Some(96 << 20) }];
-    let engine = Engine::new(Preset::by_name("memorch").unwrap());
+    // As shipped, a launch's squeezes go to storage files of their own
+    // (`swap.launch_to_storage`), and each of those runs alone: beside it another squeeze's
+    // pages would go to its file too.
+    let shipped = Engine::new(Preset::by_name("memorch").unwrap()).decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &launch });
+    let to_storage = shipped.iter().filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { to_storage: true, .. })).count();
+    assert!(to_storage >= 2, "the launch's squeezes to storage: {shipped:#?}");
+    let (rec, mut exec) = fake(&[]);
+    exec.squeezes_at_once = 2;
+    exec.execute(&shipped, snap.memory.used_bytes, &|_| None);
+    let calls = rec.calls();
+    assert!(!calls.iter().any(|c| matches!(c, Call::Together { .. })), "squeezes to storage are not batched: {calls:?}");
+    assert_eq!(calls.iter().filter(|c| matches!(c, Call::CompactToStorage { .. })).count(), to_storage, "{calls:?}");
+
+    // Those that go to zram run together.
+    let engine = Engine::new(Preset::from_spec("memorch:swap.launch_to_storage=false").unwrap());
     let decided = engine.clone().decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &launch });
     let waited: Vec<u32> = decided.iter().filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. })).map(|a| a.pids()[0]).collect();
     assert!(waited.len() >= 2, "several apps squeezed before the launch: {decided:#?}");
@@ -232,12 +246,13 @@ fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
         let start = memorch_linux::priority::current().unwrap();
         let work = (start + 5).min(19);
         // With `parallel_squeezes` the before-launch squeezes run as one batch (two at once
-        // here, whatever this machine's CPUs), at the same priority as one at a time.
+        // here, whatever this machine's CPUs), at the same priority as one at a time. Their
+        // squeezes go to zram here: one to storage runs alone (the test above).
         let specs = [
-            (format!("memorch:work_nice={work},ahead.launch_waits=true"), true, false),
-            (format!("memorch:work_nice={work},ahead.launch_waits=false"), false, false),
-            (format!("memorch:work_nice={work},ahead.launch_waits=true,ahead.parallel_squeezes=true"), true, true),
-            (format!("memorch:work_nice={work},ahead.launch_waits=false,ahead.parallel_squeezes=true"), false, true),
+            (format!("memorch:work_nice={work},ahead.launch_waits=true,swap.launch_to_storage=false"), true, false),
+            (format!("memorch:work_nice={work},ahead.launch_waits=false,swap.launch_to_storage=false"), false, false),
+            (format!("memorch:work_nice={work},ahead.launch_waits=true,ahead.parallel_squeezes=true,swap.launch_to_storage=false"), true, true),
+            (format!("memorch:work_nice={work},ahead.launch_waits=false,ahead.parallel_squeezes=true,swap.launch_to_storage=false"), false, true),
         ];
         for (spec, waited_keep_ours, parallel) in specs {
             let preset = Preset::from_spec(&spec).unwrap();

@@ -354,6 +354,14 @@ pub struct SwapPolicy {
     /// ahead of zram ([`COLD_DROP_BELOW_FRAC`] as presets ship).
     #[serde(default = "default_cold_drop_below")]
     pub cold_drop_below: f64,
+    /// While a launch is in flight (from its intent until it is reported launched), every
+    /// squeeze goes to a storage swap file of its own as an unlikely app's does, whatever the
+    /// app's chance of a return and zram's fill (where `cold_to_storage_below` is set and a
+    /// file may be made): a page to storage costs the kernel no compression on a CPU the
+    /// launching app competes for, and frees all of itself where zram keeps a share of it, so
+    /// the launch's room is made sooner, paid for by slower reads at those apps' returns.
+    #[serde(default)]
+    pub launch_to_storage: bool,
     /// While the screen is off, move the pages an app less likely than this to be wanted soon
     /// (`p_return`) holds in zram to a storage swap file of its own above zram, down to
     /// `cold_at_zram_used` (zram's writeback, from user space: ladder/writeback.rs): zram's
@@ -513,6 +521,14 @@ pub struct Ahead {
     /// wait for the launch to finish.
     #[serde(default)]
     pub launch_first: bool,
+    /// Before a launch, kill rather than compress where the kill costs the user less
+    /// (memorch): compressing what the launch lacks takes the kernel its size over
+    /// `compress_bytes_per_ms` of a CPU the launching app competes for, where a kill frees at
+    /// once. The least costly cached apps that free it die instead where their expected cost
+    /// (each one's chance of a return soon times its relaunch, and the state it loses) is
+    /// under that time.
+    #[serde(default)]
+    pub kill_when_faster: bool,
 }
 
 /// How long a launch counts as in flight without a report that it finished: longer than the
@@ -613,6 +629,7 @@ fn no_swap() -> SwapPolicy {
         cold_to_storage_below: None,
         cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
         cold_drop_below: COLD_DROP_BELOW_FRAC,
+        launch_to_storage: false,
         writeback_below: None,
     }
 }
@@ -751,6 +768,7 @@ impl Preset {
             "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once), with the squeezes made beside the launch at the apps' priority (work_nice = 0): p50 and p95 shorter on realapps in two benches; answered at once at the daemon's priority it was not shown better (docs/results.md)",
             "memorch" if k == "ahead.compress_budget_ms" => "issue 11: what the launch step squeezes before the pressure step and the app's own reclaim take the rest (at compress_bytes_per_ms); answered at once it bounds no wait, but 1500 ms (the whole need on realapps) made p95 longer on every seed and the apps reclaim for themselves more often (docs/results.md)",
             "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims; with popularity weighed, when the unlikely apps gave: p50 longer on every seed (docs/results.md)",
+            "memorch" if k == "ahead.kill_when_faster" => "issue 11: a first launch under pressure (realapps: 'chat' after the screen came on, 97 MiB short) ran while the squeezes that made its room took a CPU from it, 0.9-1.3 s against 0.4 s with room, and first launches set p95; a kill frees at once; off: on realapps, six paired runs over seeds 3-8, 1-2 kills a run against none, p95 shorter in three pairs, p50 longer in all six (docs/results.md); memorch:ahead.kill_when_faster=true turns it on",
             "memorch" if k == "ahead.launch_first" => "issue 11: the pressure step squeezed 20-270 MB beside a launch in flight, on top of the room secured at its intent; false: held back until the launch finished (or below the critical band), on realapps p50 and p95 longer (7.14 and 753 against 5.85 and 623 ms, docs/results.md)",
             "memorch" if k == "ahead.unseen_launch_chance" => "issue 11: with every app seen running, the idle step kept only the threshold, and a new app's first launch after the screen came on waited for its room (realapps: 'chat' 275 ms); Good-Turing's chance of an unseen app over sessions; null: on realapps, with every app giving, p50 longer on every seed; with only the unlikely ones, nothing taken (docs/results.md)",
             "memorch" if k == "ahead.unseen_from_every_app" => "issue 11: with the room for an app not seen yet taken from the unlikely apps only, the idle step found none to take from on realapps; false: a launch that may not come does not cost a likely return (docs/results.md)",
@@ -762,6 +780,7 @@ impl Preset {
             "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
             "memorch" if k == "swap.cold_to_storage_below" => "issue 11: memorch's warm returns on realapps cost three times the peers' a page because a third to a half came from storage swap, and those were the likely apps' pages: zram filled with the first squeezes, of the unlikely apps (docs/results.md); a storage file above zram in priority, made for one unlikely app's squeeze, sends its pages past zram (the kernel has no zram writeback here), and a squeeze to storage frees all it moves, so fewer apps give; 0.25 (not used in the session in progress, in under half the sessions): on realapps, six paired runs over seeds 3-8, p50 shorter in all six (seeds 3-5: 6.09 against 6.51 ms; 6-8: 15.2 against 18.3), p95 in four, stall lower, half the squeezes, no kills either way; 0.1 was between the two, 0.5 longer on all of seeds 3-5 (docs/results.md); memorch:swap.cold_to_storage_below=null turns it off",
             "memorch" if k == "swap.writeback_below" => "issue 11: zram's pool is RAM (on realapps 300 of the device's 1024 MiB once zram was full), and Android and ChromeOS write idle zram pages to storage in the kernel (zram backing_dev), which this kernel lacks: moved from user space with the screen off (read back, paged out again above zram); null: on realapps the apps judged unlikely came back (kv, written back at 0.12, returned in 912 ms reading 14.8 k pages from storage), the wait longer on every seed (docs/results.md); memorch:writeback=on sets 0.25",
+            "memorch" if k == "swap.launch_to_storage" => "issue 11: a first launch under pressure ran while its room was compressed into zram beside it (realapps: 'chat', 97 MiB short, 131 MiB squeezed at ~22 µs a page while it started, 1294 ms against ~400 with room); a squeeze to storage moved ~6-13 µs a page in the same run and frees all it moves, so fewer apps give; on: on realapps, twelve paired runs over seeds 3-14, p50 shorter in nine (0.80x, geometric mean), hot returns more in ten, p95 shorter in five and the wait in four (1.00x and 1.01x), the warm returns slower a page (more of them from storage), the daemon's CPU lower in ten (docs/results.md); memorch:swap.launch_to_storage=false is the preset before",
             "memorch" if k == "swap.cold_drop_below" => "issue 11: a file made for an unlikely app's squeeze sits above zram in priority, and once its own pages come back its free room takes any app's next pages swapped out, ahead of zram: on realapps' seed 4 such files took 277 MiB so; an eighth, little to read back in: three quarters, six paired runs over seeds 3-8, p50 longer in four, p95 shorter in four, a third more CPU, each swapoff blocking the daemon ~0.45 s (docs/results.md)",
             "memorch" if k == "swap.cold_at_zram_used" => "issue 11: with zram half empty, every page it takes is still read back faster than from storage, and there is room for the likely apps too; a quarter: on realapps (seeds 3-8, six paired runs) p50 longer in four pairs, p95 shorter in four, less stall; the cap of twelve files was reached in every run either way (docs/results.md)",
             "memorch" if k == "swap.grow_to_need" || k == "swap.max_files" => "issue 11: a launch killed an app for 80 MiB with zram 63 % full (SWAM adds one file, once zram is 80 % full), and four files were full before launches that then killed; a file sized to what a launch needs, up to eight files' worth: on realapps' seeds 6-8 no kill in three runs against 2, 3 and 2 (docs/results.md); memorch:swap.grow_to_need=off, memorch:swap.max_files=4 as SWAM",
@@ -939,6 +958,7 @@ fn mos() -> Preset {
             unseen_launch_chance: None,
             unseen_from_every_app: false,
             launch_first: false,
+            kill_when_faster: false,
         }),
         app_groups: false,
         freeze_after_ms: None,
@@ -1005,6 +1025,7 @@ fn swam() -> Preset {
             cold_to_storage_below: None,
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
             cold_drop_below: COLD_DROP_BELOW_FRAC,
+            launch_to_storage: false,
             writeback_below: None,
         },
         kill: KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::OomBadnessOverRelaunch),
@@ -1152,6 +1173,10 @@ fn memorch() -> Preset {
             cold_to_storage_below: Some(0.25),
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
             cold_drop_below: COLD_DROP_BELOW_FRAC,
+            // Every squeeze to storage of its own while a launch is in flight: on by
+            // measurement (realapps, twelve paired runs over seeds 3-14: p50 shorter in nine,
+            // hot returns more in ten, p95 and the wait as before; docs/results.md).
+            launch_to_storage: true,
             writeback_below: None,
         },
         // Killing once swap is full: off by measurement (realapps: p50 shorter in three benches,
@@ -1184,6 +1209,9 @@ fn memorch() -> Preset {
             unseen_launch_chance: None,
             unseen_from_every_app: false,
             launch_first: false,
+            // Off: on realapps (six paired runs) 1-2 kills a run where the preset kills none,
+            // p95 shorter in three pairs, p50 longer in all six (docs/results.md).
+            kill_when_faster: false,
         }),
         app_groups: true,
         // Off: measured on realapps, freezing cached apps made returns slower (docs/results.md).

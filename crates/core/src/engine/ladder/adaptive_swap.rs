@@ -84,13 +84,17 @@ pub const MAX_COLD_FILES: usize = 12;
 /// full, and the preset's storage swap has the room (issue 11: on realapps zram filled with
 /// the first squeezes, of the unlikely apps, and the likely apps' pages went to storage,
 /// read back three times slower a page).
+///
+/// With `swap.launch_to_storage`, while a launch is in flight every app's squeeze goes there,
+/// whatever zram's fill: storage takes no compression on a CPU the launch needs.
 pub fn cold_to_storage(ctx: &Ctx, app: &App, anon_moved: u64) -> Option<f64> {
     let below = ctx.preset.swap.cold_to_storage_below?;
-    if anon_moved < COLD_MIN_BYTES || zram_used(ctx) < ctx.preset.swap.cold_at_zram_used || !can_make_file_of_its_own(ctx, anon_moved) {
+    let launching = ctx.preset.swap.launch_to_storage && ctx.state.launch_in_flight.is_some();
+    if anon_moved < COLD_MIN_BYTES || (!launching && zram_used(ctx) < ctx.preset.swap.cold_at_zram_used) || !can_make_file_of_its_own(ctx, anon_moved) {
         return None;
     }
     let p = ctx.p_return(app);
-    (p < below).then_some(p)
+    (launching || p < below).then_some(p)
 }
 
 /// Whether a storage file of its own of `bytes`, above zram, may be made in this decision:

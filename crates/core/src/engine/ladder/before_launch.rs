@@ -5,6 +5,8 @@
 use super::home::greedy_prefix;
 use super::shrink;
 use super::{mib, Ctx, Event, Step};
+use crate::engine::preset::Ahead;
+use crate::engine::victims::Candidate;
 use crate::Class;
 
 pub fn run(ctx: &mut Ctx) {
@@ -31,7 +33,7 @@ pub fn run(ctx: &mut Ctx) {
         if ahead.compress_budget_ms.is_none() {
             mos_phase2(ctx, &app, expected, threshold);
         } else {
-            memorch_prepare(ctx, &app, expected, ahead.compress_budget_ms.unwrap_or(0) * ahead.compress_bytes_per_ms, ahead.launch_from_free);
+            memorch_prepare(ctx, &app, expected, &ahead);
         }
     }
 }
@@ -61,12 +63,31 @@ fn mos_phase2(ctx: &mut Ctx, app: &str, expected: u64, threshold: u64) {
 /// is left; the actions list the compression first (the executor kills first all the same).
 /// With `from_free`, compression covers expected + margin − free memory (what the kernel
 /// would otherwise reclaim during the launch, from every app); kills stay sized to `need`.
-fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64, from_free: bool) {
+/// With `ahead.kill_when_faster`, where killing beats compressing for what the launch lacks,
+/// the victims die first and compression covers only what their deaths leave.
+fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
+    let budget_bytes = ahead.compress_budget_ms.unwrap_or(0) * ahead.compress_bytes_per_ms;
+    let from_free = ahead.launch_from_free;
     let margin = ctx.frac(0.02);
     let need = (expected + margin).saturating_sub(ctx.available());
     let compress_need = if from_free { (expected + margin).saturating_sub(ctx.free()).max(need) } else { need };
     if compress_need == 0 {
         ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}' ({}) fits in {} available", mib(expected), mib(ctx.available()))));
+        return;
+    }
+    if let Some(kill) = ahead.kill_when_faster.then(|| faster_than_compressing(ctx, app, need, ahead.compress_bytes_per_ms)).flatten() {
+        let freed: u64 = kill.victims.iter().map(|c| c.freeable_bytes).sum();
+        ctx.reserve(kill.victims.iter().map(|c| c.pid));
+        let left = compress_need.saturating_sub(freed);
+        if left > 0 {
+            shrink::free_below(ctx, Step::BeforeLaunch, Class::Cached, left, Some(budget_bytes), &format!("before launching '{app}' ({}), beyond what the kill frees", mib(expected)), None);
+        }
+        let r = ctx
+            .reason(Step::BeforeLaunch, format!("before launching '{app}' ({}): {} short; compressing it would take ~{:.0} ms of a CPU the launch needs, killing the least costly ~{:.0} ms expected: kill at once", mib(expected), mib(need), kill.wait_ms, kill.cost_ms))
+            .with("expected_bytes", expected as f64)
+            .with("compress_wait_ms", kill.wait_ms)
+            .with("expected_cost_ms", kill.cost_ms);
+        ctx.kill(kill.victims, need, Class::Cached, r);
         return;
     }
     let compressible = shrink::capacity(ctx, Class::Cached, Some(budget_bytes));
@@ -102,9 +123,32 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, budget_bytes: u64, f
     }
 }
 
+/// Cached apps to kill before a launch rather than compress for it (`ahead.kill_when_faster`).
+struct FasterKill<'a> {
+    victims: Vec<Candidate<'a>>,
+    /// What compressing `need` would take, ms of a CPU.
+    wait_ms: f64,
+    /// What the victims' deaths are expected to cost the user, ms.
+    cost_ms: f64,
+}
+
+/// The least costly cached apps (not `app`) whose deaths free `need` at once, where their
+/// expected cost to the user (`Candidate::expected_cost_ms`, summed) is under the time the
+/// kernel takes to compress `need` at `bytes_per_ms` (in the caller's context, on a CPU the
+/// launching app competes for on a small device); `None` otherwise, or where they cannot
+/// free it all (compression is then needed anyway, and the plain path weighs it).
+fn faster_than_compressing<'a>(ctx: &Ctx<'a>, app: &str, need: u64, bytes_per_ms: u64) -> Option<FasterKill<'a>> {
+    let wait_ms = need as f64 / bytes_per_ms.max(1) as f64;
+    let cands: Vec<_> = ctx.candidates(Class::Cached).into_iter().filter(|c| c.app != app).collect();
+    let victims = ctx.select(&cands, need);
+    let freed: u64 = victims.iter().map(|c| c.freeable_bytes).sum();
+    let cost_ms: f64 = victims.iter().map(Candidate::expected_cost_ms).sum();
+    (!victims.is_empty() && freed >= need && cost_ms < wait_ms).then_some(FasterKill { victims, wait_ms, cost_ms })
+}
+
 /// Victims for what compression cannot cover before a launch: cached apps if they hold
 /// enough, else background ones too; with the class allowed and what the candidates held.
-fn victims_for<'a>(ctx: &Ctx<'a>, app: &str, rest: u64) -> Option<(Vec<crate::engine::victims::Candidate<'a>>, Class, u64)> {
+fn victims_for<'a>(ctx: &Ctx<'a>, app: &str, rest: u64) -> Option<(Vec<Candidate<'a>>, Class, u64)> {
     for min_class in [Class::Cached, Class::Service] {
         let spare: Vec<_> = ctx.candidates(min_class).into_iter().filter(|c| c.app != app).collect();
         let held: u64 = spare.iter().map(|c| c.freeable_bytes).sum();
