@@ -79,13 +79,21 @@ def storage_pages(v):
 
 def page_costs(runs, hot_ms):
     """(ms a page from zram, ms a page from storage) fitted over memorch's warm returns, or
-    None where they are too few or were not counted by source."""
-    rows = [([v.get("zram_reads", 0), storage_pages(v), v.get("refaults_file", 0)], v["latency_ms"] - hot_ms.get(v["app"], 0))
-            for r in runs if r["manager"] == "memorch" for v in r["visits"] if v["kind"] == "warm" and "zram_reads" in v]
-    if len(rows) < 20:
+    None where they are too few, were not counted by source, or read from one source only.
+
+    results.json leaves a count out where it is zero, so a bench counted pages by source if
+    any of its visits has `zram_reads` (none before 2026-11-25), and then a return without it
+    read none from zram. A source no warm return read from (often files) is left out of the
+    fit, which it would make singular."""
+    if not any("zram_reads" in v for r in runs for v in r["visits"]):
         return None
-    a = [[sum(x[i] * x[j] for x, _ in rows) for j in range(3)] for i in range(3)]
-    b = [sum(x[i] * y for x, y in rows) for i in range(3)]
+    rows = [([v.get("zram_reads", 0), storage_pages(v), v.get("refaults_file", 0)], v["latency_ms"] - hot_ms.get(v["app"], 0))
+            for r in runs if r["manager"] == "memorch" for v in r["visits"] if v["kind"] == "warm"]
+    cols = [i for i in range(3) if any(x[i] for x, _ in rows)]
+    if len(rows) < 20 or cols[:2] != [0, 1]:
+        return None
+    a = [[sum(x[i] * x[j] for x, _ in rows) for j in cols] for i in cols]
+    b = [sum(x[i] * y for x, y in rows) for i in cols]
     costs = solve(a, b)
     return (costs[0], costs[1]) if costs else None
 
