@@ -34,6 +34,12 @@ fn apps_and_history(e: &mut Engine) -> Vec<App> {
     apps
 }
 
+/// Only `fav` (the history of [`apps_and_history`]) left to give, grown to 250 MiB so that
+/// compression can cover a launch's 100 MiB.
+fn only_the_favourite_grown(e: &mut Engine) -> Vec<App> {
+    apps_and_history(e).into_iter().filter(|a| a.name == "fav").map(|a| App { anon_bytes: 250 * MIB, pss_bytes: Some(250 * MIB), ..a }).collect()
+}
+
 fn launch(mb: u64) -> [Event; 1] {
     [Event::LaunchIntent { app: "big".into(), expected_bytes: Some(mb * MIB) }]
 }
@@ -212,7 +218,7 @@ fn a_launch_compresses_where_a_kill_would_cost_more_or_it_is_off() {
     // the launch's 90 MiB (~270 ms): five returns just now make a return soon likely, and its
     // relaunch (300 ms) and state cost more.
     let mut e = engine("memorch:sessions=off,popularity=on,ahead.kill_when_faster=true");
-    let apps: Vec<App> = apps_and_history(&mut e).into_iter().filter(|a| a.name == "fav").map(|a| App { anon_bytes: 250 * MIB, pss_bytes: Some(250 * MIB), ..a }).collect();
+    let apps = only_the_favourite_grown(&mut e);
     let a = decide(&mut e, 7_000, &s, &apps, &launch(100));
     assert_eq!(launch_kill(&a), None, "the favourite is compressed, not killed: {a:#?}");
     assert!(before_launch_squeezes(&a).iter().any(|(pid, _)| *pid == 12), "{a:#?}");
@@ -247,7 +253,7 @@ fn a_launch_in_flight_is_made_room_for_on_storage() {
     s.swap.used_bytes = s.swap.devices[0].used_bytes;
     let run = |spec: &str| {
         let mut e = engine(spec);
-        let apps: Vec<App> = apps_and_history(&mut e).into_iter().filter(|a| a.name == "fav").map(|a| App { anon_bytes: 250 * MIB, pss_bytes: Some(250 * MIB), ..a }).collect();
+        let apps = only_the_favourite_grown(&mut e);
         let at_intent = decide(&mut e, 7_000, &s, &apps, &launch(100));
         let launched = [Event::Launched { app: "big".into(), pid: 99, ms: 500, cold: true }];
         let after = decide(&mut e, 8_000, &s, &apps, &launched);
