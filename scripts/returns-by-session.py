@@ -5,8 +5,10 @@ tier as fast as zram would do for p50").
 A return is a visit to an app still alive (hot or warm). Over the runs of the benches given,
 this splits each manager's returns into an app's first return of a session (the screen was
 off since it was last used: whatever waited in swap between sessions) and its later returns
-in the same session (the user switching among the session's apps), and prints for each how
-many were hot and warm and the warm ones' time in all. Sessions are told apart by a gap
+in the same session (the user switching among the session's apps); a first return is split
+again by whether the app was used in the session just before (the one the screen-off ended)
+or not (docs/results.md, "The idle read-back judged by the next session"). It prints for each
+how many were hot and warm and the warm ones' time in all. Sessions are told apart by a gap
 between visits longer than --gap seconds, as scripts/return-ranking.py does.
 
     scripts/returns-by-session.py [--gap 4] RESULTS.json [RESULTS.json ...]
@@ -23,7 +25,7 @@ def main():
     ap.add_argument("--gap", type=float, default=4.0, help="a gap between visits longer than this (s) is a screen-off")
     ap.add_argument("results", nargs="+")
     args = ap.parse_args()
-    # (manager, "first in session" | "later in session") -> [hot, warm, warm ms]
+    # (manager, where in the session) -> [hot, warm, warm ms]
     rows = defaultdict(lambda: [0, 0, 0.0])
     for path in args.results:
         for run in json.load(open(path))["runs"]:
@@ -33,15 +35,19 @@ def main():
             for v, s in zip(visits, session):
                 key = (v["app"], s)
                 if v["app"] in seen and v["kind"] in ("hot", "warm"):
-                    row = rows[run["manager"], "later in session" if key in in_session else "first in session"]
+                    if key in in_session:
+                        where = "later in session"
+                    else:
+                        where = "first, in the one before" if (v["app"], s - 1) in in_session else "first, not the one before"
+                    row = rows[run["manager"], where]
                     row[0 if v["kind"] == "hot" else 1] += 1
                     if v["kind"] == "warm":
                         row[2] += v["latency_ms"]
                 seen.add(v["app"])
                 in_session.add(key)
-    print(f"{'manager':<40} {'returns':<17} {'hot':>5} {'warm':>5} {'warm s':>7}")
+    print(f"{'manager':<40} {'returns':<26} {'hot':>5} {'warm':>5} {'warm s':>7}")
     for (manager, where), (hot, warm, ms) in sorted(rows.items()):
-        print(f"{manager:<40} {where:<17} {hot:>5} {warm:>5} {ms / 1000:>7.2f}")
+        print(f"{manager:<40} {where:<26} {hot:>5} {warm:>5} {ms / 1000:>7.2f}")
 
 
 if __name__ == "__main__":

@@ -130,6 +130,57 @@ fn at_idle_the_likely_app_is_read_back_and_room_made_from_the_unlikely_one() {
     assert_eq!(prefetches(&decide(&mut e, 7_000, &s, &apps, &off)), vec![]);
 }
 
+/// `memorch:refill=on` judged by sessions (`kill.return_by_sessions`, on as shipped): with the
+/// screen off, the app read back is the one used in the most sessions (`fav`, three of four),
+/// not the one of the session the screen-off just ended (`last`, one of four), and the room
+/// comes from an app in half as many sessions or fewer (`rare`, never in front), never from
+/// `fav`. Below a quarter of the sessions no app is taken as likely.
+#[test]
+fn at_idle_the_app_of_the_most_sessions_is_read_back_not_the_last_sessions() {
+    let plenty = snap(1024, 700, 0);
+    let rare = App { age_ms: 3_600_000, ..app(11, "rare", Class::Cached, 150) };
+    let apps = vec![rare, swapped(12, "fav", Class::Cached, 60, 200), swapped(13, "last", Class::Cached, 60, 200)];
+    let back = |app: &str, pid: u32, cold: bool| Event::Launched { app: app.into(), pid, ms: 300, cold };
+    let off = || Event::Screen { on: false };
+    let on = || Event::Screen { on: true };
+    // Four sessions: `fav` in the first three, `last` in the fourth only.
+    let sessions = |e: &mut memorch_core::engine::Engine| {
+        decide(e, 1_000, &plenty, &apps, &[back("fav", 12, true), Event::Home, off()]);
+        for (i, (name, pid)) in [("fav", 12), ("fav", 12), ("last", 13)].into_iter().enumerate() {
+            let t = 10_000 * (i as u64 + 1);
+            decide(e, t, &plenty, &apps, &[on()]);
+            decide(e, t + 1_000, &plenty, &apps, &[back(name, pid, name == "last"), Event::Home]);
+            if i < 2 {
+                decide(e, t + 2_000, &plenty, &apps, &[off()]);
+            }
+        }
+    };
+    // 1 GiB, 200 MiB available: above the low band and its margin, short of room.
+    let s = snap(1024, 200, 0);
+    let mut e = engine("memorch:refill=on");
+    sessions(&mut e);
+    let a = decide(&mut e, 40_000, &s, &apps, &[off()]);
+    assert_eq!(prefetches(&a).iter().map(|p| p.0).collect::<Vec<_>>(), vec![12], "fav, in three sessions of four: {a:#?}");
+    assert!(squeezes(&a).contains(&11), "room from rare: {a:#?}");
+    assert!(!squeezes(&a).contains(&12), "never from the app read back: {a:#?}");
+    let r = a.iter().find(|a| matches!(a.kind, ActionKind::Prefetch { .. })).unwrap();
+    assert!(r.reason.text.contains("in 75 % of the sessions"), "{}", r.reason.text);
+    // Judged by recency and fronts instead (`sessions=off`), `last`, in front last, is read
+    // back first: the screen-off's session counted as the one in progress.
+    let mut e = engine("memorch:sessions=off,refill=on");
+    sessions(&mut e);
+    assert_eq!(prefetches(&decide(&mut e, 40_000, &s, &apps, &[off()])).iter().map(|p| p.0).collect::<Vec<_>>(), vec![13]);
+    // Every app in fewer than a quarter of the sessions: nothing is read back.
+    let seldom = vec![App { age_ms: 3_600_000, ..app(11, "rare", Class::Cached, 150) }, swapped(14, "once", Class::Cached, 60, 200)];
+    let mut e = engine("memorch:refill=on");
+    decide(&mut e, 1_000, &plenty, &seldom, &[back("once", 14, true), Event::Home, off()]);
+    for i in 1..5u64 {
+        decide(&mut e, 10_000 * i, &plenty, &seldom, &[on()]);
+        decide(&mut e, 10_000 * i + 2_000, &plenty, &seldom, &[off()]);
+    }
+    assert_eq!(prefetches(&decide(&mut e, 60_000, &s, &seldom, &[Event::Timer])), vec![], "once: in one session of five");
+}
+
 /// `memorch:whole=on` (on as shipped): the app in front is read back once its return is served (not in the
 /// decision that brings it to the front), a piece a decision, down to the critical band and
 /// its margin rather than the low band, at most half the domain a stint; a new stint starts

@@ -580,9 +580,9 @@ pub struct Preset {
     /// ones in RAM.
     #[serde(default)]
     pub prefetch_whole: bool,
-    /// While the device is idle (screen off), read the likely apps' swapped-out pages back,
-    /// making room from the apps unlikely to be wanted (ladder/prefetch.rs), so their next
-    /// returns find them in RAM.
+    /// While the device is idle (screen off), read the swapped-out pages of the apps likely
+    /// in the next session back, making room from the apps unlikely to be wanted
+    /// (ladder/prefetch.rs), so their next returns find them in RAM.
     #[serde(default)]
     pub refill_idle: bool,
     /// The CPU priority (nice) of the memory work the daemon does in the background: the
@@ -754,7 +754,7 @@ impl Preset {
             _ if k.starts_with("prefetch_front") => "no prefetch (the paper's system has none)",
             "memorch" if k.starts_with("prefetch_whole") => "issue 11: returns come in runs within a session (60-78 % within 20 s of the app's previous visit) and each reads a new window of its data back; the app made whole after its first return keeps the rest hot (ASAP prepaging, anchors.md); on: on realapps p50 shorter on two seeds of three, warm returns 17 against 31 (docs/results.md); memorch:whole=off turns it off",
             _ if k.starts_with("prefetch_whole") => "no read-back (the paper's system has none)",
-            "memorch" if k.starts_with("refill_idle") => "issue 11: the apps kept alive in swap come back warm; idle time (screen off) is free to swap the likely ones in and the unlikely ones out (ASAP prepaging, anchors.md); measured on realapps (docs/results.md)",
+            "memorch" if k.starts_with("refill_idle") => "issue 11: the apps kept alive in swap come back warm, and idle time (screen off) is free to swap the ones likely in the next session in and the unlikely ones out (ASAP prepaging, anchors.md); off by measurement: on realapps, six paired runs over seeds 3-8 with the next session judged by the sessions seen, p50 longer in five (1.36x), more warm returns, stall and daemon CPU (docs/results.md); memorch:refill=on turns it on",
             _ if k.starts_with("refill_idle") => "no read-back at idle (the paper's system has none)",
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
             "memorch" if k == "work_nice" => "issue 11: the kernel squeezes in the asking thread's context, and the daemon runs at nice -10, ahead of a launch and the app in front (kswapd reclaims at 0); 0 with the launch answered at once: on realapps p50 and p95 shorter in two benches (6.30 and 7.19 against 7.41 and 8.20 ms; 673 and 753 against 742 and 826), the first launches shorter; swam40 and mos26 as before; nice 10 was not better (p95 672 against 557 ms, stall 0.29 against 0.17 s) (docs/results.md); memorch:work_nice=null,ahead.launch_waits=true is the preset before",

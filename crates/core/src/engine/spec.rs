@@ -102,7 +102,7 @@ pub const SWITCHES: [Switch; 27] = [
     },
     Switch {
         key: "refill",
-        what: "while idle, read the likely apps' swapped-out pages back, making room from the unlikely ones",
+        what: "while idle, read the swapped-out pages of the apps likely in the next session back, making room from the unlikely ones",
         // It keeps the room the idle step secures above the low band (ladder/prefetch.rs).
         get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.refill_idle),
         set: |p, on| p.refill_idle = on,

@@ -36,9 +36,10 @@
 //! where reading its memory does not reach, and each ask walks its page map for nothing.
 //!
 //! At idle ([`likely_at_idle`], `refill_idle`): with the screen off nobody waits, so the
-//! likely apps' swapped-out pages are read back, a step a decision, and the room for them is
-//! made from the apps unlikely to be wanted (their coldest pages into swap), never below
-//! what the idle step keeps for the next launch. Apps kept alive then wait in swap in the
+//! swapped-out pages of the apps likeliest to be wanted in the next session (judged by
+//! sessions, those in the most sessions) are read back, a step a decision, and the room for
+//! them is made from the apps unlikely to be wanted (their coldest pages into swap), never
+//! below what the idle step keeps for the next launch. Apps kept alive then wait in swap in the
 //! order the user is least likely to want them, not in the order the last shortage found
 //! them (on `realapps` the most visited JVM lost 285 MiB in the first launches' shortage, when
 //! nothing was known of the user yet, and read ~20 MiB of it back at each return after).
@@ -274,21 +275,22 @@ fn front_in_swap<'a>(ctx: &Ctx<'a>) -> Vec<&'a App> {
 }
 
 /// At idle, read back the swapped-out pages of the background app likeliest to be wanted
-/// soon (`p_return` ≥ [`shrink::LIKELY_RETURN`]), at most [`IDLE_STEP_FRAC`] of the domain a
+/// in the next session ([`next_session_chance`]), at most [`IDLE_STEP_FRAC`] of the domain a
 /// decision and [`IDLE_PERIOD_FRAC`] an idle period, keeping `floor` bytes (and the low band
-/// and its margin) available: what is missing is first freed from apps less likely than even
-/// to be wanted.
+/// and its margin) available: what is missing is first freed from apps less likely to be
+/// wanted (by sessions, those in half its share of sessions or fewer).
 pub fn likely_at_idle(ctx: &mut Ctx, floor: u64) {
     let Detection::Bands(_) = &ctx.preset.detection else { return };
     if ctx.state.screen_on {
         return;
     }
     let floor = floor.max(low_floor(ctx));
+    let by_sessions = judged_by_sessions(ctx);
     let mut likely: Vec<(u32, String, u64, f64)> = ctx
         .free_apps()
         .filter(|a| a.class > Class::Foreground && a.swap_bytes >= MIN_BYTES && !read_back_dry(ctx, a.pid))
-        .map(|a| (a.pid, a.name.clone(), a.swap_bytes, ctx.p_return(a)))
-        .filter(|(.., p)| *p >= shrink::LIKELY_RETURN)
+        .map(|a| (a.pid, a.name.clone(), a.swap_bytes, next_session_chance(ctx, a)))
+        .filter(|(.., p)| *p >= if by_sessions { NEXT_SESSION_LIKELY } else { shrink::LIKELY_RETURN })
         .collect();
     likely.sort_by(|x, y| y.3.partial_cmp(&x.3).unwrap_or(std::cmp::Ordering::Equal).then(x.0.cmp(&y.0)));
     let Some((pid, name, swap_bytes, p)) = likely.into_iter().next() else { return };
@@ -299,17 +301,45 @@ pub fn likely_at_idle(ctx: &mut Ctx, floor: u64) {
     }
     let short = (floor + want).saturating_sub(ctx.available());
     if short > 0 {
-        let why = format!("idle: room to read back '{name}' ({:.0} % likely to be wanted soon, {} in swap)", p * 100.0, mib(swap_bytes));
         let min_class = ctx.preset.compaction.as_ref().and_then(|c| c.idle_min_class).unwrap_or(Class::Cached);
-        shrink::free_below(ctx, Step::Prefetch, min_class, short, None, &why, Some(shrink::LIKELY_RETURN));
+        if by_sessions {
+            let why = format!("idle: room to read back '{name}' (in {:.0} % of the sessions, {} in swap) from the apps in half as many or fewer", p * 100.0, mib(swap_bytes));
+            shrink::free_from(ctx, Step::Prefetch, min_class, short, None, &why, &|c: &Ctx, a: &App| a.pid != pid && next_session_chance(c, a) <= p / 2.0);
+        } else {
+            let why = format!("idle: room to read back '{name}' ({:.0} % likely to be wanted soon, {} in swap)", p * 100.0, mib(swap_bytes));
+            shrink::free_below(ctx, Step::Prefetch, min_class, short, None, &why, Some(shrink::LIKELY_RETURN));
+        }
     }
     let bytes = want.min(ctx.available().saturating_sub(floor));
     if bytes < MIN_BYTES {
         let r = ctx.reason(Step::Prefetch, format!("idle: '{name}' has {} in swap, but nothing less likely to be wanted gives room above {}", mib(swap_bytes), mib(floor)));
         return ctx.quiet(r);
     }
-    let text = format!("idle: read back {} of the {} in swap of '{name}', {:.0} % likely to be wanted soon, keeping {} available", mib(bytes), mib(swap_bytes), p * 100.0, mib(floor));
+    let chance = if by_sessions { format!("in {:.0} % of the sessions", p * 100.0) } else { format!("{:.0} % likely to be wanted soon", p * 100.0) };
+    let text = format!("idle: read back {} of the {} in swap of '{name}', {chance}, keeping {} available", mib(bytes), mib(swap_bytes), mib(floor));
     let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", swap_bytes as f64).with("prefetch_bytes", bytes as f64).with("p_return", p);
     ctx.state.refilled_bytes += bytes;
     ctx.push(ActionKind::Prefetch { pid, app: name, max_pages: bytes / PAGE }, reason, 0);
+}
+
+/// The share of sessions an app must have been in for the idle read-back to take it as
+/// likely in the next one (with `kill.return_by_sessions`): on `realapps` (LSApp's 2.18 apps
+/// a session, Zipf popularity over 12 apps) the two or three most used apps.
+const NEXT_SESSION_LIKELY: f64 = 0.25;
+
+/// Whether the idle read-back judges the next session by the sessions seen
+/// (`kill.return_by_sessions`, once a screen-off has divided use into two sessions or more).
+fn judged_by_sessions(ctx: &Ctx) -> bool {
+    ctx.preset.kill.return_by_sessions && ctx.state.stats.sessions >= 2
+}
+
+/// How likely `a` is to be wanted in the next session, judged with the screen off. By
+/// sessions ([`judged_by_sessions`]): the share of the sessions it was in. The session in
+/// progress for [`Ctx::p_return`] is the one the screen-off ended, and its apps are no
+/// likelier to open the next than their share says (on `realapps` the apps of the session
+/// before a return were hot at 72 of 83 first returns of a session anyway, those not in it
+/// warm at 103 of 178: `scripts/returns-by-session.py`). Otherwise its chance of a return
+/// soon.
+fn next_session_chance(ctx: &Ctx, a: &App) -> f64 {
+    if judged_by_sessions(ctx) { ctx.state.stats.session_share(&a.name) } else { ctx.p_return(a) }
 }
