@@ -12,10 +12,10 @@ use memorch_core::{Class, Snapshot};
 const NOTES: u32 = 10;
 const MAIL: u32 = 11;
 
-/// `notes` (10) used in the first of three sessions only, `mail` (11) in all three; both
+/// `notes` (10) used in the first of five sessions only, `mail` (11) in all five; both
 /// cached with pages in swap (80 and 40 MiB); then the screen goes off. The engine, and the
 /// time of that screen-off.
-fn three_sessions(spec: &str) -> (Engine, u64) {
+fn five_sessions(spec: &str) -> (Engine, u64) {
     let mut e = engine(spec);
     let plenty = snap(1024, 700, 0);
     let launched = |app: &str, pid: u32| Event::Launched { app: app.into(), pid, ms: 400, cold: true };
@@ -24,7 +24,7 @@ fn three_sessions(spec: &str) -> (Engine, u64) {
     decide(&mut e, 1_000, &plenty, &apps(Some(NOTES), &[NOTES]), &[launched("notes", NOTES)]);
     decide(&mut e, 2_000, &plenty, &apps(Some(MAIL), &[NOTES, MAIL]), &[away(NOTES), launched("mail", MAIL)]);
     let mut t = 3_000;
-    for _ in 0..2 {
+    for _ in 0..4 {
         decide(&mut e, t, &plenty, &apps(None, &[NOTES, MAIL]), &[away(MAIL), Event::Screen { on: false }]);
         decide(&mut e, t + 5_000, &plenty, &apps(None, &[NOTES, MAIL]), &[Event::Screen { on: true }]);
         decide(&mut e, t + 6_000, &plenty, &apps(Some(MAIL), &[NOTES, MAIL]), &[front(MAIL)]);
@@ -56,9 +56,9 @@ fn writebacks(actions: &[Action]) -> Vec<(u32, u64)> {
     actions.iter().filter_map(|a| if let ActionKind::Writeback { pid, max_pages, .. } = a.kind { Some((pid, max_pages * 4096)) } else { None }).collect()
 }
 
-/// One idle decision after [`three_sessions`] on `s`.
+/// One idle decision after [`five_sessions`] on `s`.
 fn idle_decision(spec: &str, s: &Snapshot) -> Vec<Action> {
-    let (mut e, t) = three_sessions(spec);
+    let (mut e, t) = five_sessions(spec);
     decide(&mut e, t + 500, s, &apps(None, &[NOTES, MAIL]), &[Event::Timer])
 }
 
@@ -69,7 +69,7 @@ fn an_unlikely_apps_zram_pages_go_to_storage_at_idle_down_to_the_threshold() {
     let wb = writebacks(&acts);
     assert_eq!(wb.len(), 1, "one writeback a decision: {acts:?}");
     let (pid, bytes) = wb[0];
-    assert_eq!(pid, NOTES, "notes, in one session of three, not mail, in all: {acts:?}");
+    assert_eq!(pid, NOTES, "notes, in one session of five, not mail, in all: {acts:?}");
     // zram is 60 % of 256 MiB full: 25.6 MiB over the half at which unlikely apps' pages go
     // to storage anyway; no more than that is moved.
     let over = 256 * MIB / 10;
@@ -91,7 +91,7 @@ fn nothing_is_written_back_while_someone_waits_zram_has_room_or_the_switch_is_of
     let short = idle_decision(on, &idle_with_zram(90, 70));
     assert!(writebacks(&short).is_empty(), "{short:?}");
     // The screen on: the user may be waiting for the CPU and the memory a piece takes.
-    let (mut e, t) = three_sessions(on);
+    let (mut e, t) = five_sessions(on);
     decide(&mut e, t + 500, &snap(1024, 700, 0), &apps(None, &[NOTES, MAIL]), &[Event::Screen { on: true }]);
     let lit = decide(&mut e, t + 1_000, &idle_with_zram(90, 600), &apps(None, &[NOTES, MAIL]), &[Event::Timer]);
     assert!(writebacks(&lit).is_empty(), "{lit:?}");
@@ -103,7 +103,7 @@ fn nothing_is_written_back_while_someone_waits_zram_has_room_or_the_switch_is_of
 /// asked of that app again until it has been in front; the next unlikely app is asked instead.
 #[test]
 fn an_app_with_little_in_zram_is_not_asked_again_until_it_is_back_in_front() {
-    let (mut e, t) = three_sessions("memorch:writeback=on,swap.writeback_below=1.01");
+    let (mut e, t) = five_sessions("memorch:writeback=on,swap.writeback_below=1.01");
     let s = idle_with_zram(90, 600);
     let running = apps(None, &[NOTES, MAIL]);
     let input = memorch_core::engine::Input { now_ms: t + 500, snapshot: &s, apps: &running, events: &[Event::Timer] };
@@ -141,12 +141,12 @@ fn a_refused_writeback_is_not_asked_again_and_a_dry_run_one_is() {
         writebacks(&acts).iter().map(|w| w.0).collect::<Vec<u32>>()
     };
     let spec = "memorch:writeback=on,swap.writeback_below=1.01";
-    let (mut e, t) = three_sessions(spec);
+    let (mut e, t) = five_sessions(spec);
     assert_eq!(asked(&mut e, t + 500, true), vec![NOTES]);
     assert_eq!(asked(&mut e, t + 750, true), vec![MAIL], "notes refused: mail next");
     assert!(asked(&mut e, t + 1_000, true).is_empty(), "both refused: nothing asked");
 
-    let (mut e, t) = three_sessions(spec);
+    let (mut e, t) = five_sessions(spec);
     assert_eq!(asked(&mut e, t + 500, false), vec![NOTES]);
     assert_eq!(asked(&mut e, t + 750, false), vec![NOTES], "not tried: asked again");
 }

@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 27] = [
+pub const SWITCHES: [Switch; 28] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -122,6 +122,13 @@ pub const SWITCHES: [Switch; 27] = [
         // It weighs what orders compressions and kills by the chance of a return: memorch's.
         get: |p| (p.kill.order == super::victims::VictimOrder::LeastExpectedCost).then_some(p.kill.return_by_sessions),
         set: |p, on| p.kill.return_by_sessions = on,
+    },
+    Switch {
+        key: "next_session",
+        what: "with sessions, judge the apps between sessions (screen off) by how likely each is in the next session, learned from how sessions followed each other, not as if the session that ended went on",
+        // It refines the sessions' estimate (kill.return_by_sessions): memorch's.
+        get: |p| (p.kill.order == super::victims::VictimOrder::LeastExpectedCost).then_some(p.kill.next_session_learned),
+        set: |p, on| p.kill.next_session_learned = on,
     },
     Switch {
         key: "popularity",

@@ -49,9 +49,10 @@ pub fn run(a: Args) -> Result<()> {
             }
             println!("# {}: {}", p.name, p.summary);
             println!("\n# Steps ({}:STEP=off leaves one out; '-' = this preset has no such step)", p.base_name());
+            let key_width = SWITCHES.iter().map(|s| s.key.len()).max().unwrap_or(0);
             for s in &SWITCHES {
                 let state = (s.get)(&p).map_or("-", |on| if on { "on" } else { "off" });
-                println!("{:<11} {state:<4} # {}", s.key, s.what);
+                println!("{:<key_width$} {state:<4} # {}", s.key, s.what);
             }
             println!("\n# Parameters ({}:KEY=VALUE changes one)", p.base_name());
             let rows = p.parameters();

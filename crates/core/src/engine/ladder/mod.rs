@@ -261,12 +261,21 @@ impl<'a> Ctx<'a> {
     ///
     /// With `kill.return_by_sessions`, once a screen-off has divided use into sessions: half
     /// whether the app was in front in the session in progress, half the share of sessions it
-    /// was in front in.
+    /// was in front in. Between sessions (the screen off), with `kill.next_session_learned`,
+    /// the first half is the app's chance of being in the next session, learned from how the
+    /// sessions seen followed each other: the session in progress is then the one that
+    /// ended, and its apps are only as likely to open the next as the user has made them.
     pub fn p_return(&self, a: &App) -> f64 {
         let stats = &self.state.stats;
         if self.preset.kill.return_by_sessions && stats.sessions >= 2 {
-            let in_session = if stats.in_this_session(&a.name) { 0.5 } else { 0.0 };
-            return (in_session + 0.5 * stats.session_share(&a.name)).clamp(0.02, 1.0);
+            let coming = if !self.state.screen_on && self.preset.kill.next_session_learned {
+                stats.next_session_chance(&a.name)
+            } else if stats.in_this_session(&a.name) {
+                1.0
+            } else {
+                0.0
+            };
+            return (0.5 * coming + 0.5 * stats.session_share(&a.name)).clamp(0.02, 1.0);
         }
         let away_ms = self.away_ms(a);
         let recency = 1.0 / (1.0 + away_ms as f64 / RETURN_HALF_MS);
