@@ -782,7 +782,7 @@ impl Preset {
             "memorch" if k == "ahead.unseen_from_every_app" => "issue 11: with the room for an app not seen yet taken from the unlikely apps only, the idle step found none to take from on realapps; false: a launch that may not come does not cost a likely return (docs/results.md)",
             "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB; with the launch answered at once, not better either (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
             _ if k == "kill.return_by_popularity" => "issue 11: popularity (fronts against the most popular app's) is half of p_return as written since 2026-11-23, but the daemon counted launches only until 2026-11-28, so every preset was measured with it flat; counted (true), memorch's returns on realapps were slower and it killed where it had not, and none of the rules that spare the likely apps made up for it (docs/results.md)",
-            "memorch" if k == "kill.next_session_learned" => "issue 11: with the screen off the session in progress is the one that ended, so its apps were spared and the others gave, the popular ones too; on realapps a session's first return to an app not used in the session before was warm 103 times of 178 (lmkd: 54 of 114), and each session there picks its apps afresh; learned from the sessions seen, the apps of the session that ended are as likely as users make them (docs/results.md)",
+            "memorch" if k == "kill.next_session_learned" => "issue 11: with the screen off the session in progress is the one that ended, so its apps were spared and the others gave, the popular ones too; on realapps a session's first return to an app not used in the session before was warm 103 times of 178 (lmkd: 54 of 114), and each session there picks its apps afresh; learned from the sessions seen, the apps of the session that ended are as likely as users make them; off, not earned: on realapps, whose screen-offs last 5 s, it changed no decision in four runs over seeds 21-24 (docs/results.md); memorch:next_session=on turns it on",
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); on: with returns counted (2026-11-28), ten paired runs on realapps over seeds 3-8 (six never tuned on) had p50 shorter in nine and p95 in eight than with recency and front counts, median p50 0.87x and p95 0.93x on seeds 3-5, at 2 kills in the ten runs against none (earlyoom: 3-6 a run) (docs/results.md); before returns were counted, an app's sessions were those it was launched in, and p50 doubled",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
@@ -1192,9 +1192,11 @@ fn memorch() -> Preset {
         // longer and twice the kills in the fourth, beside the peers; docs/results.md).
         // A return judged by usage sessions: on by measurement (realapps, ten paired runs over
         // seeds 3-8: p50 shorter in nine, p95 in eight; docs/results.md).
-        // The next session judged by how sessions followed each other, between sessions: on
-        // by measurement (docs/results.md, "The next session learned").
-        kill: KillPolicy { return_by_sessions: true, next_session_learned: true, ..KillPolicy::plain(KillMode::Batch, VictimOrder::LeastExpectedCost) },
+        // The next session judged by how sessions followed each other, between sessions: off,
+        // not earned: on realapps it changed no decision (its screen-offs are 5 s long, and
+        // the one decision there had nothing to prepare), four runs of each over seeds 21-24
+        // (docs/results.md, "The next session learned").
+        kill: KillPolicy { return_by_sessions: true, ..KillPolicy::plain(KillMode::Batch, VictimOrder::LeastExpectedCost) },
         ahead: Some(Ahead {
             home: true,
             launch: true,
