@@ -237,9 +237,10 @@ fn squeezed_between_sessions(spec: &str) -> Vec<u32> {
 }
 
 /// Between sessions the session that ended is not the next one: with
-/// `kill.next_session_learned` (switch `next_session`, off as `memorch` ships), maps, in the session that ended but never
-/// in the one after a session it was in, gives before mail, which was in every session that
-/// followed one without it; judged as if the ended session went on, maps is spared.
+/// `kill.next_session_learned` (switch `next_session`, off as `memorch` ships), maps, in the
+/// session that ended but never in the one after a session it was in, gives before mail,
+/// which was in every session that followed one without it; judged as if the ended session
+/// went on, maps is spared.
 #[test]
 fn between_sessions_the_app_likelier_in_the_next_session_is_spared() {
     assert_eq!(squeezed_between_sessions("memorch:next_session=on").first(), Some(&10), "learned: maps gives first");

@@ -338,8 +338,16 @@ fn judged_by_sessions(ctx: &Ctx) -> bool {
 /// progress for [`Ctx::p_return`] is the one the screen-off ended, and its apps are no
 /// likelier to open the next than their share says (on `realapps` the apps of the session
 /// before a return were hot at 72 of 83 first returns of a session anyway, those not in it
-/// warm at 103 of 178: `scripts/returns-by-session.py`). Otherwise its chance of a return
-/// soon.
+/// warm at 103 of 178: `scripts/returns-by-session.py`). With `kill.next_session_learned`,
+/// the chance learned from how the sessions seen followed each other
+/// ([`crate::engine::stats::Stats::next_session_chance`]), which says so of such a user and
+/// keeps the ended session's apps likely for one who goes on with them. Otherwise its chance
+/// of a return soon.
 fn next_session_chance(ctx: &Ctx, a: &App) -> f64 {
-    if judged_by_sessions(ctx) { ctx.state.stats.session_share(&a.name) } else { ctx.p_return(a) }
+    let stats = &ctx.state.stats;
+    match (judged_by_sessions(ctx), ctx.preset.kill.next_session_learned) {
+        (true, true) => stats.next_session_chance(&a.name),
+        (true, false) => stats.session_share(&a.name),
+        (false, _) => ctx.p_return(a),
+    }
 }
