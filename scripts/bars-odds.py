@@ -15,6 +15,9 @@ ratios.
 
     scripts/bars-odds.py A/results.json B/results.json ...
     scripts/bars-odds.py --memorch 'memorch:work_nice=0' A/results.json   # another name for memorch
+    scripts/bars-odds.py --memorch 'memorch:x=off' --memorch memorch A/results.json B/results.json
+        # memorch:x=off's runs where a file has them, else memorch's (the preset as shipped
+        # under either name)
     scripts/bars-odds.py --seeds 3 A/results.json B/results.json           # benches of 3 of the seeds
 
 With --seeds K, each drawn bench runs on K of the seeds, every choice of K seeds drawn as
@@ -39,14 +42,17 @@ DRAWS = 20_000
 
 
 def load(paths, memorch):
-    """{manager: {seed: [(p50, p95), ...]}} over every run of every file."""
+    """{manager: {seed: [(p50, p95), ...]}} over every run of every file. `memorch`: the names
+    memorch's runs may have, the first a file has taken as memorch's in that file."""
     runs = defaultdict(lambda: defaultdict(list))
     for path in paths:
         with open(path) as f:
             data = json.load(f)
+        names = {run["manager"] for run in data["runs"]}
+        mine = next((m for m in memorch if m in names), None)
         for run in data["runs"]:
             name = run["manager"]
-            if name == memorch:
+            if name == mine:
                 name = "memorch"
             elif name.startswith("memorch"):
                 continue
@@ -59,9 +65,10 @@ def load(paths, memorch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="+", help="results.json of benches of the same decisions")
-    ap.add_argument("--memorch", default="memorch", help="the manager to judge (default: memorch)")
+    ap.add_argument("--memorch", action="append", help="the manager to judge (default: memorch); given more than once, in each file the first name it has")
     ap.add_argument("--seeds", type=int, help="a drawn bench runs on this many of the seeds (default: all of them)")
     args = ap.parse_args()
+    args.memorch = args.memorch or ["memorch"]
     runs = load(args.results, args.memorch)
     if "memorch" not in runs or len(runs) < 2:
         raise SystemExit(f"need runs of {args.memorch} and of at least one other manager; found {sorted(runs)}")
