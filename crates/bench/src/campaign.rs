@@ -7,7 +7,7 @@ use crate::driver::{self, RunConfig};
 use crate::peer::{is_peer, PEERS};
 use crate::report::{self, Summary};
 use crate::running;
-use crate::results::RunResult;
+use crate::results::{RunResult, Visit};
 use crate::scenario::{expand, resolve_program, Assets, Scenario, IDLE};
 use memorch_core::engine::Preset;
 use std::path::{Path, PathBuf};
@@ -111,6 +111,14 @@ impl Campaign {
         let installed = install_synthetic_files(&scenario, &work, stop, progress).inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&work);
         })?;
+        let warm_up = match scenario.has_real_programs() {
+            // As above: no runs, so none of the apps' files is kept.
+            true => self.warm_up(&scenario, &work, &logs, stop, progress, lxcfs.as_ref()).inspect_err(|_| {
+                let _ = std::fs::remove_dir_all(&work);
+                let _ = std::fs::remove_dir_all(Path::new(RUN_ROOT).join(std::process::id().to_string()));
+            })?,
+            false => Vec::new(),
+        };
         let total = self.repeat as usize * self.managers.len();
         let mut runs = Vec::new();
         let mut stopped = None;
@@ -172,11 +180,44 @@ impl Campaign {
             }
         }
         let _ = std::fs::remove_dir_all(Path::new(RUN_ROOT).join(std::process::id().to_string()));
-        self.write(&scenario, runs, stopped, &work)
+        self.write(&scenario, runs, &warm_up, stopped, &work)
+    }
+
+    /// Each real program launched once before the first run, so that every run finds the
+    /// programs' own files cached alike ([`driver::warm_up`]); what each launch took is said
+    /// and kept in results.json. A launch that fails here is said and does not stop the bench:
+    /// the runs report their own.
+    fn warm_up(&self, scenario: &Scenario, work: &Path, logs: &Path, stop: &AtomicBool, progress: &dyn Progress, lxcfs: Option<&memorch_linux::lxcfs::Lxcfs>) -> Result<Vec<Visit>, String> {
+        let programs = scenario.apps.iter().filter(|a| !a.command.is_empty()).count();
+        progress.prepare(&format!(
+            "warming up: each of the {programs} real programs launched once, alone and unmeasured, so that the first run finds the programs' own files cached as every later run does"
+        ));
+        let run_dir = Path::new(RUN_ROOT).join(std::process::id().to_string()).join("warm-up");
+        let cfg = RunConfig {
+            scenario,
+            manager: "kernel",
+            seed: self.seed,
+            exe: &self.exe,
+            daemon_loop: self.daemon_loop,
+            work_dir: work,
+            log_dir: &logs.join("00-warm-up"),
+            run_dir: &run_dir,
+            stop,
+            progress: &|_, _, _| {},
+            note: &|msg| progress.note(msg),
+            lxcfs,
+        };
+        let launched = driver::warm_up(&cfg).map_err(|e| format!("warming up (each real program launched once before the runs): {e}"))?;
+        let said: Vec<String> = launched.iter().map(|v| match &v.error {
+            None => format!("{} {:.0} ms", v.app, v.latency_ms),
+            Some(e) => format!("{} FAILED ({e})", v.app),
+        }).collect();
+        progress.note(&format!("warmed up: {}", said.join(", ")));
+        Ok(launched)
     }
 
     /// results.json and report.html; the app files go, the logs stay.
-    fn write(&self, scenario: &Scenario, runs: Vec<RunResult>, stopped: Option<String>, work: &Path) -> Result<Outcome, String> {
+    fn write(&self, scenario: &Scenario, runs: Vec<RunResult>, warm_up: &[Visit], stopped: Option<String>, work: &Path) -> Result<Outcome, String> {
         let summaries = report::summarize(&runs);
         let json = serde_json::json!({
             "scenario": scenario.name,
@@ -187,6 +228,7 @@ impl Campaign {
             "managers": self.managers,
             "daemon_loop": self.daemon_loop,
             "stopped": stopped,
+            "warm_up": warm_up,
             "summaries": summaries,
             "runs": runs,
         });

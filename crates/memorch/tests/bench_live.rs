@@ -113,6 +113,12 @@ fn from_another_directory_with_relative_paths_every_visit_is_served() {
     assert!(visits.iter().all(|x| x["kind"] != "failed"), "every visit served: {visits:?}");
     assert_eq!(visits.iter().filter(|x| x["kind"] == "cold").count(), 2, "both apps launched: {visits:?}");
     assert!(stdout.contains("hot/warm/cold/failed") && stdout.contains("/0 "), "{stdout}");
+    // Before the first run the real program (only it) was launched once, unmeasured, so that
+    // the first run finds its files cached as later runs do; the user is told.
+    let warm_up = v["warm_up"].as_array().unwrap();
+    assert_eq!(warm_up.iter().map(|x| (x["app"].as_str().unwrap(), x["kind"].as_str().unwrap())).collect::<Vec<_>>(), [("sh", "cold")], "{warm_up:?}");
+    assert!(stderr.contains("warmed up: sh "), "{stderr}");
+    assert!(cwd.join("rel-out/logs/00-warm-up").is_dir(), "the warm-up's logs kept: {stderr}");
     assert!(cwd.join("rel-out/logs").is_dir(), "logs kept beside the results");
     std::fs::remove_dir_all(cwd).unwrap();
 }

@@ -28,6 +28,11 @@ use std::sync::Mutex;
 /// group of its own, as systemd's scopes and Android's per-app groups do (memorch then
 /// squeezes apps it did not start in their groups, their coldest pages first).
 ///
+/// Every run starts alike: a scenario with real programs first launches each of them once,
+/// unmeasured ("warming up"), so that the programs' own files are cached for the first run as
+/// for every later one; the scenario's data and the synthetic apps' files are dropped from the
+/// page cache before each run, so every run's first launches read them from storage.
+///
 /// It exits non-zero if any visit failed or a run could not run, after writing its results;
 /// each failure's output is printed and kept under OUT/logs/.
 ///
