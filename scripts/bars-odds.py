@@ -42,7 +42,8 @@ DRAWS = 20_000
 
 
 def load(paths, memorch):
-    """{manager: {seed: [(p50, p95), ...]}} over every run of every file. `memorch`: the names
+    """{manager: {seed: [(p50, p95, kills), ...]}} over every run of every file (kills: the
+    manager's own, not the kernel's). `memorch`: the names
     memorch's runs may have, the first a file has taken as memorch's in that file."""
     runs = defaultdict(lambda: defaultdict(list))
     for path in paths:
@@ -58,7 +59,8 @@ def load(paths, memorch):
                 continue
             latencies = [v["latency_ms"] for v in run["visits"] if v["kind"] != "failed"]
             if latencies:
-                runs[name][run["seed"]].append((quantile(latencies, 0.5), quantile(latencies, 0.95)))
+                kills = sum(1 for k in run["kills"] if k["by"] != "kernel")
+                runs[name][run["seed"]].append((quantile(latencies, 0.5), quantile(latencies, 0.95), kills))
     return runs
 
 
@@ -77,7 +79,7 @@ def main():
     for m in ["memorch"] + others:
         every = [r for s in runs[m].values() for r in s]
         per_seed = "  ".join(f"seed {s}: n={len(runs[m][s])} p50 {statistics.median(x[0] for x in runs[m][s]):.2f} p95 {statistics.median(x[1] for x in runs[m][s]):.0f}" for s in sorted(runs[m]))
-        print(f"{m:10s} runs {len(every):2d}  p50 {statistics.median(x[0] for x in every):.2f} ms  p95 {statistics.median(x[1] for x in every):.0f} ms   {per_seed}")
+        print(f"{m:10s} runs {len(every):2d}  p50 {statistics.median(x[0] for x in every):.2f} ms  p95 {statistics.median(x[1] for x in every):.0f} ms  kills {statistics.median(x[2] for x in every):g}   {per_seed}")
     pooled = {m: [r for s in runs[m].values() for r in s] for m in runs}
     best50 = min(statistics.median(x[0] for x in pooled[m]) for m in others)
     best95 = min(statistics.median(x[1] for x in pooled[m]) for m in others)

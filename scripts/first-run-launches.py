@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Whether a bench's first run launches slower for being first (docs/results.md, "The first
-run of a bench, warmed up").
+run warmed up, and seeds 25-29…").
 
 For each run of the benches given, the median of its cold launches is divided by the median
 over the other runs of the same seed in the same bench (a seed run only once is left out).
