@@ -113,7 +113,9 @@ pub struct AppImage {
 /// Map and fill the heap, map and read the file and the shared object.
 pub fn build(spec: &AppSpec) -> io::Result<AppImage> {
     let anon = anon_heap(spec.anon_bytes as usize, spec.content, spec.seed)?;
-    let map = |f: &Option<(PathBuf, u64)>, relocate: bool| f.as_ref().map(|(path, bytes)| map_file(path, *bytes as usize, spec.seed, relocate)).transpose();
+    let map = |f: &Option<(PathBuf, u64)>, relocate: bool| {
+        f.as_ref().map(|(path, bytes)| map_file(path, *bytes as usize, spec.seed, relocate)).transpose()
+    };
     Ok(AppImage { anon, file: map(&spec.file, false)?, so: map(&spec.so, true)? })
 }
 
@@ -124,7 +126,14 @@ fn anon_heap(len: usize, content: Content, seed: u64) -> io::Result<Mapping> {
     }
     // SAFETY: a fresh private anonymous mapping.
     let ptr = unsafe {
-        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
     };
     if ptr == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());

@@ -28,7 +28,14 @@ impl KillBook {
     /// before its event: a death by SIGKILL that neither those events nor the kernel's
     /// OOM-kill counter explain waits up to [`VICTIM_EVENT_WAIT`] for the event before it is
     /// booked to the kernel (a run of 2026-11-29 booked a kill of memorch's to the kernel so).
-    pub fn reap(&mut self, root: &SysRoot, domain: &Domain, running: &mut BTreeMap<String, Running>, victims: &dyn Fn() -> BTreeSet<u32>, at_ms: u64) -> Vec<Kill> {
+    pub fn reap(
+        &mut self,
+        root: &SysRoot,
+        domain: &Domain,
+        running: &mut BTreeMap<String, Running>,
+        victims: &dyn Fn() -> BTreeSet<u32>,
+        at_ms: u64,
+    ) -> Vec<Kill> {
         let dead: Vec<String> = running.iter_mut().filter_map(|(n, r)| (!r.alive()).then(|| n.clone())).collect();
         if dead.is_empty() {
             return Vec::new();
@@ -36,7 +43,8 @@ impl KillBook {
         let now = snapshot::cheap(root, domain).ok().and_then(|s| s.counters.oom_kills).unwrap_or(self.oom_kills);
         let mut kernel_kills = now.saturating_sub(self.oom_kills);
         self.oom_kills = now;
-        let sigkilled: Vec<u32> = dead.iter().filter_map(|n| running.get_mut(n).and_then(|r| r.was_killed().then(|| r.pid()))).collect();
+        let sigkilled: Vec<u32> =
+            dead.iter().filter_map(|n| running.get_mut(n).and_then(|r| r.was_killed().then(|| r.pid()))).collect();
         let unexplained = |v: &BTreeSet<u32>| sigkilled.iter().filter(|p| !v.contains(p)).count() as u64 > kernel_kills;
         let mut victims_now = victims();
         if self.peer.is_none() && unexplained(&victims_now) {
@@ -79,7 +87,8 @@ mod tests {
         let def: AppDef = toml::from_str("name = \"mail\"\nanon_mb = 1").unwrap();
         let mut cmd = Command::new("sleep");
         cmd.arg("30");
-        let mut r = Running::start(&def, cmd, &dir.join("mail.log"), |mut c| c.spawn().map_err(|e| e.to_string())).unwrap();
+        let mut r =
+            Running::start(&def, cmd, &dir.join("mail.log"), |mut c| c.spawn().map_err(|e| e.to_string())).unwrap();
         let pid = r.pid();
         r.child.kill().unwrap();
         r.child.wait().unwrap();
@@ -96,10 +105,18 @@ mod tests {
         let looks = Cell::new(0);
         let late = || {
             looks.set(looks.get() + 1);
-            if looks.get() >= 3 { BTreeSet::from([pid]) } else { BTreeSet::new() }
+            if looks.get() >= 3 {
+                BTreeSet::from([pid])
+            } else {
+                BTreeSet::new()
+            }
         };
         let kills = KillBook::new(None, 0).reap(&root, &domain, &mut running, &late, 0);
-        assert_eq!(kills.iter().map(|k| k.by.as_str()).collect::<Vec<_>>(), vec!["memorch"], "booked before its event arrived");
+        assert_eq!(
+            kills.iter().map(|k| k.by.as_str()).collect::<Vec<_>>(),
+            vec!["memorch"],
+            "booked before its event arrived"
+        );
         assert!(running.is_empty());
         // No event ever: the kernel's, once the wait is over.
         let (mut running, _) = one_killed(&dir);

@@ -6,8 +6,8 @@
 use crate::driver::{self, RunConfig};
 use crate::peer::{is_peer, PEERS};
 use crate::report::{self, Summary};
-use crate::running;
 use crate::results::{RunResult, Visit};
+use crate::running;
 use crate::scenario::{expand, resolve_program, Assets, Scenario, IDLE};
 use memorch_core::engine::Preset;
 use std::path::{Path, PathBuf};
@@ -61,7 +61,11 @@ pub fn check_managers(managers: &[String]) -> Result<(), String> {
         }
         if let Err(e) = Preset::from_spec(m) {
             let peers = PEERS.map(|p| p.0).join(", ");
-            return Err(if m.contains(':') { format!("manager '{m}': {e}") } else { format!("unknown manager '{m}': {e}, or a peer ({peers})") });
+            return Err(if m.contains(':') {
+                format!("manager '{m}': {e}")
+            } else {
+                format!("unknown manager '{m}': {e}, or a peer ({peers})")
+            });
         }
     }
     Ok(())
@@ -72,17 +76,34 @@ pub fn check_managers(managers: &[String]) -> Result<(), String> {
 /// launches the writing (on `swam40` its first run's launches took 15-35 % longer), and the
 /// pages the writing left cached were charged to no later run's device. Returns how many
 /// files the apps map.
-fn install_synthetic_files(scenario: &Scenario, work: &Path, stop: &AtomicBool, progress: &dyn Progress) -> Result<usize, String> {
+fn install_synthetic_files(
+    scenario: &Scenario,
+    work: &Path,
+    stop: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<usize, String> {
     let files: Vec<_> = scenario.apps.iter().flat_map(|a| running::installed_files(a, work)).collect();
     let mib: u64 = files.iter().map(|f| f.mb).sum();
     if !files.is_empty() {
-        progress.prepare(&format!("installing the apps' files: {} files, {mib} MiB in {}", files.len(), work.display()));
+        progress.prepare(&format!(
+            "installing the apps' files: {} files, {mib} MiB in {}",
+            files.len(),
+            work.display()
+        ));
     }
     for (i, f) in files.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
-            return Err(format!("stopped while installing the apps' files ({i} of {} written); no run was started", files.len()));
+            return Err(format!(
+                "stopped while installing the apps' files ({i} of {} written); no run was started",
+                files.len()
+            ));
         }
-        crate::app::install_file(&f.path, f.mb << 20, scenario.seed + i as u64).map_err(|e| format!("installing {}: {e} (the bench writes the apps' files under --out: is there room?)", f.path.display()))?;
+        crate::app::install_file(&f.path, f.mb << 20, scenario.seed + i as u64).map_err(|e| {
+            format!(
+                "installing {}: {e} (the bench writes the apps' files under --out: is there room?)",
+                f.path.display()
+            )
+        })?;
     }
     Ok(files.len())
 }
@@ -96,7 +117,8 @@ impl Campaign {
             std::fs::create_dir_all(d).map_err(|e| format!("creating {}: {e}", d.display()))?;
         }
         // zram and swap are machine-wide: queue behind tests and other benches.
-        let _lock = memorch_linux::lock::FileLock::acquire(memorch_linux::lock::WHOLE_RUN_LOCK).map_err(|e| e.to_string())?;
+        let _lock =
+            memorch_linux::lock::FileLock::acquire(memorch_linux::lock::WHOLE_RUN_LOCK).map_err(|e| e.to_string())?;
         // A bench or test killed before its clean-up left its device: remove it first.
         for r in memorch_linux::recovery::recover_all(&memorch_linux::SysRoot::live()) {
             progress.note(&r.unwrap_or_else(|e| format!("could not undo: {e}")));
@@ -104,7 +126,10 @@ impl Campaign {
         let scenario = self.prepared_scenario(progress)?;
         // Peers read /proc/meminfo: lxcfs makes it the device's.
         let lxcfs = match self.managers.iter().any(|m| is_peer(crate::device::split_manager(m).0)) {
-            true => Some(memorch_linux::lxcfs::Lxcfs::start().map_err(|e| format!("peers (earlyoom, nohang) need lxcfs: {e}"))?),
+            true => Some(
+                memorch_linux::lxcfs::Lxcfs::start()
+                    .map_err(|e| format!("peers (earlyoom, nohang) need lxcfs: {e}"))?,
+            ),
             false => None,
         };
         // Nothing half-written is left behind: up to a few GiB of files.
@@ -187,7 +212,15 @@ impl Campaign {
     /// programs' own files cached alike ([`driver::warm_up`]); what each launch took is said
     /// and kept in results.json. A launch that fails here is said and does not stop the bench:
     /// the runs report their own.
-    fn warm_up(&self, scenario: &Scenario, work: &Path, logs: &Path, stop: &AtomicBool, progress: &dyn Progress, lxcfs: Option<&memorch_linux::lxcfs::Lxcfs>) -> Result<Vec<Visit>, String> {
+    fn warm_up(
+        &self,
+        scenario: &Scenario,
+        work: &Path,
+        logs: &Path,
+        stop: &AtomicBool,
+        progress: &dyn Progress,
+        lxcfs: Option<&memorch_linux::lxcfs::Lxcfs>,
+    ) -> Result<Vec<Visit>, String> {
         let programs = scenario.apps.iter().filter(|a| !a.command.is_empty()).count();
         progress.prepare(&format!(
             "warming up: each of the {programs} real programs launched once, alone and unmeasured, so that the first run finds the programs' own files cached as every later run does"
@@ -207,17 +240,28 @@ impl Campaign {
             note: &|msg| progress.note(msg),
             lxcfs,
         };
-        let launched = driver::warm_up(&cfg).map_err(|e| format!("warming up (each real program launched once before the runs): {e}"))?;
-        let said: Vec<String> = launched.iter().map(|v| match &v.error {
-            None => format!("{} {:.0} ms", v.app, v.latency_ms),
-            Some(e) => format!("{} FAILED ({e})", v.app),
-        }).collect();
+        let launched = driver::warm_up(&cfg)
+            .map_err(|e| format!("warming up (each real program launched once before the runs): {e}"))?;
+        let said: Vec<String> = launched
+            .iter()
+            .map(|v| match &v.error {
+                None => format!("{} {:.0} ms", v.app, v.latency_ms),
+                Some(e) => format!("{} FAILED ({e})", v.app),
+            })
+            .collect();
         progress.note(&format!("warmed up: {}", said.join(", ")));
         Ok(launched)
     }
 
     /// results.json and report.html; the app files go, the logs stay.
-    fn write(&self, scenario: &Scenario, runs: Vec<RunResult>, warm_up: &[Visit], stopped: Option<String>, work: &Path) -> Result<Outcome, String> {
+    fn write(
+        &self,
+        scenario: &Scenario,
+        runs: Vec<RunResult>,
+        warm_up: &[Visit],
+        stopped: Option<String>,
+        work: &Path,
+    ) -> Result<Outcome, String> {
         let summaries = report::summarize(&runs);
         let json = serde_json::json!({
             "scenario": scenario.name,
@@ -275,15 +319,29 @@ impl Campaign {
             progress.prepare(&format!("generating {} (once; cached in {})", creates.display(), data.display()));
             std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
             let program = resolve_program(&argv[0], &assets)?;
-            let out = Command::new(&program).args(&argv[1..]).current_dir(&data).output().map_err(|e| format!("{}: {e}", program.display()))?;
+            let out = Command::new(&program)
+                .args(&argv[1..])
+                .current_dir(&data)
+                .output()
+                .map_err(|e| format!("{}: {e}", program.display()))?;
             if !out.status.success() || !creates.exists() {
-                return Err(format!("preparing {}: {} {} failed ({}): {}", s.name, program.display(), argv[1..].join(" "), out.status, String::from_utf8_lossy(&out.stderr).trim()));
+                return Err(format!(
+                    "preparing {}: {} {} failed ({}): {}",
+                    s.name,
+                    program.display(),
+                    argv[1..].join(" "),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
             }
         }
         for app in s.apps.iter_mut().filter(|a| !a.command.is_empty()) {
             let e = |x: &String| expand(x, &vars);
             app.command = app.command.iter().map(e).collect();
-            app.command[0] = resolve_program(&app.command[0], &assets).map_err(|err| format!("app '{}': {err}", app.name))?.to_string_lossy().into_owned();
+            app.command[0] = resolve_program(&app.command[0], &assets)
+                .map_err(|err| format!("app '{}': {err}", app.name))?
+                .to_string_lossy()
+                .into_owned();
             app.ready = app.ready.as_ref().map(e);
             app.resume = app.resume.as_ref().map(e);
         }
@@ -346,7 +404,11 @@ mod tests {
         assert!(err.contains("stopped while installing") && err.contains("0 of 2"), "{err}");
         assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
         let go = AtomicBool::new(false);
-        assert_eq!(install_synthetic_files(&scenario, &work, &go, &shown).unwrap(), 2, "a's code file and shared object; b maps none; a real program none");
+        assert_eq!(
+            install_synthetic_files(&scenario, &work, &go, &shown).unwrap(),
+            2,
+            "a's code file and shared object; b maps none; a real program none"
+        );
         let (bin, so) = (work.join("a.bin"), work.join("liba.so"));
         assert_eq!(std::fs::metadata(&bin).unwrap().len(), 2 << 20);
         assert_eq!(std::fs::metadata(&so).unwrap().len(), 1 << 20);
@@ -372,10 +434,18 @@ mod tests {
         let managers: Vec<String> = ["earlyoom", "lmkd", "memorch"].map(String::from).to_vec();
         let order: Vec<(u64, &str)> = run_order(&managers, 4).into_iter().map(|(r, m)| (r, m.as_str())).collect();
         let expected = [
-            (0, "earlyoom"), (0, "lmkd"), (0, "memorch"),
-            (1, "lmkd"), (1, "memorch"), (1, "earlyoom"),
-            (2, "memorch"), (2, "earlyoom"), (2, "lmkd"),
-            (3, "earlyoom"), (3, "lmkd"), (3, "memorch"),
+            (0, "earlyoom"),
+            (0, "lmkd"),
+            (0, "memorch"),
+            (1, "lmkd"),
+            (1, "memorch"),
+            (1, "earlyoom"),
+            (2, "memorch"),
+            (2, "earlyoom"),
+            (2, "lmkd"),
+            (3, "earlyoom"),
+            (3, "lmkd"),
+            (3, "memorch"),
         ];
         assert_eq!(order, expected);
     }

@@ -112,6 +112,9 @@ mod tests {
         assert!(after < 1 << 20, "dropped: {after} bytes still cached");
         assert_eq!(drop_cached(&dir).unwrap(), Dropped { files: 1, cached_bytes: after });
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(drop_cached(&dir).is_err_and(|e| e.kind() == io::ErrorKind::NotFound), "a missing directory is an error");
+        assert!(
+            drop_cached(&dir).is_err_and(|e| e.kind() == io::ErrorKind::NotFound),
+            "a missing directory is an error"
+        );
     }
 }

@@ -5,12 +5,12 @@
 //! and mount namespace (memorch-linux namespace.rs) whose `/proc` shows only them and, with
 //! lxcfs, the device's memory: peers run there unmodified.
 
+use crate::keeper::Keeper;
 use memorch_linux::lxcfs::Lxcfs;
 use memorch_linux::namespace::{DeviceNamespace, View};
 use memorch_linux::sandbox::Sandbox;
 use memorch_linux::zram::ZramGuard;
 use memorch_linux::SysRoot;
-use crate::keeper::Keeper;
 use std::path::Path;
 use std::process::{Child, Command};
 
@@ -68,7 +68,13 @@ impl Device {
         Self::create_with(name, ram_bytes, zram_bytes, algorithm, DeviceOptions::default())
     }
 
-    pub fn create_with(name: &str, ram_bytes: u64, zram_bytes: u64, algorithm: &str, opts: DeviceOptions) -> Result<Device, String> {
+    pub fn create_with(
+        name: &str,
+        ram_bytes: u64,
+        zram_bytes: u64,
+        algorithm: &str,
+        opts: DeviceOptions,
+    ) -> Result<Device, String> {
         let root = SysRoot::live();
         let sandbox = Sandbox::create(name, Some(ram_bytes)).map_err(|e| e.to_string())?;
         let zram = if zram_bytes > 0 {
@@ -78,7 +84,8 @@ impl Device {
         };
         let mut d = Device { keeper: None, ns: None, sandbox, zram, ram_bytes };
         if let Some(v1) = &d.sandbox.v1_memory {
-            let mm_stat = d.zram.as_ref().map(|z| std::path::PathBuf::from(format!("/sys/block/{}/mm_stat", z.setup.device)));
+            let mm_stat =
+                d.zram.as_ref().map(|z| std::path::PathBuf::from(format!("/sys/block/{}/mm_stat", z.setup.device)));
             d.keeper = Some(Keeper::start(v1, d.sandbox.v2.as_deref(), ram_bytes, mm_stat, opts.background_reclaim));
         }
         Ok(d)
@@ -159,7 +166,6 @@ pub fn swap_of(scenario: &crate::scenario::Scenario, manager: &str) -> Result<(O
     Ok((preset.swap.zram_pct, preset.swap.zram_algorithm))
 }
 
-
 impl Drop for Device {
     fn drop(&mut self) {
         self.keeper.take();
@@ -195,7 +201,8 @@ impl DeviceRecord {
 
     pub fn load(name: &str) -> Result<DeviceRecord, String> {
         let p = Self::file(name);
-        let text = std::fs::read_to_string(&p).map_err(|_| format!("no sandbox '{name}' (see 'memorch sandbox list')"))?;
+        let text =
+            std::fs::read_to_string(&p).map_err(|_| format!("no sandbox '{name}' (see 'memorch sandbox list')"))?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
     }
 
@@ -219,7 +226,10 @@ mod tests {
     #[test]
     fn a_manager_name_keeps_its_device_options_apart_in_any_order() {
         assert_eq!(split_manager("memorch"), ("memorch", DeviceOptions::default()));
-        assert_eq!(split_manager("kernel+nokswapd"), ("kernel", DeviceOptions { background_reclaim: false, app_scopes: false }));
+        assert_eq!(
+            split_manager("kernel+nokswapd"),
+            ("kernel", DeviceOptions { background_reclaim: false, app_scopes: false })
+        );
         let both = DeviceOptions { background_reclaim: false, app_scopes: true };
         assert_eq!(split_manager("memorch:app_groups=false+scopes+nokswapd"), ("memorch:app_groups=false", both));
         assert_eq!(split_manager("memorch:app_groups=false+nokswapd+scopes"), ("memorch:app_groups=false", both));

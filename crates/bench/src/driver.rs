@@ -12,8 +12,8 @@ use crate::results::{DeviceInfo, Kill, RunResult, Sample, Visit};
 use crate::running::{self, Running};
 use crate::scenario::{expand, AppDef, Scenario, IDLE};
 use memorch_core::{Class, Snapshot};
-use memorch_protocol::Request;
 use memorch_linux::{process, snapshot, Domain, DomainSpec, SysRoot};
+use memorch_protocol::Request;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -147,16 +147,20 @@ impl<'a> Run<'a> {
         let (manager, device_opts) = crate::device::split_manager(cfg.manager);
         let is_peer = peer::is_peer(manager);
         if is_peer && cfg.lxcfs.is_none() {
-            return Err(format!("{manager} needs lxcfs to see the device's memory: apt-get install lxcfs (scripts/setup does)"));
+            return Err(format!(
+                "{manager} needs lxcfs to see the device's memory: apt-get install lxcfs (scripts/setup does)"
+            ));
         }
         let (zram_pct, alg) = crate::device::swap_of(s, manager)?;
         let ram = s.ram_mb << 20;
         let zram = zram_pct.map_or(0, |p| (ram as f64 * p / 100.0) as u64);
-        let name = memorch_linux::unique::unique_name(&format!("memorch-bench-{}", manager.split(':').next().unwrap_or("x")));
+        let name =
+            memorch_linux::unique::unique_name(&format!("memorch-bench-{}", manager.split(':').next().unwrap_or("x")));
         let mut device = Device::create_with(&name, ram, zram, &alg, device_opts)?;
         device.enter_namespace(cfg.exe, cfg.lxcfs)?;
         let domain_name = device.domain();
-        let domain = Domain::open(&root, &DomainSpec::Cgroup(device.sandbox.path.clone())).map_err(|e| e.to_string())?;
+        let domain =
+            Domain::open(&root, &DomainSpec::Cgroup(device.sandbox.path.clone())).map_err(|e| e.to_string())?;
         for d in [cfg.log_dir, cfg.run_dir] {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
@@ -164,7 +168,14 @@ impl<'a> Run<'a> {
         let daemon = match manager {
             "kernel" => None,
             _ if is_peer => None,
-            preset => Some(ManagedDaemon::start(cfg.exe, preset, cfg.daemon_loop, &domain_name, &cfg.work_dir.join(format!("daemon-{name}")), &log)?),
+            preset => Some(ManagedDaemon::start(
+                cfg.exe,
+                preset,
+                cfg.daemon_loop,
+                &domain_name,
+                &cfg.work_dir.join(format!("daemon-{name}")),
+                &log,
+            )?),
         };
         let peer = if is_peer { Some(Peer::start(manager, &device, &log)?) } else { None };
         let before = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
@@ -245,7 +256,15 @@ impl<'a> Run<'a> {
             self.set_class(&p, Class::Cached);
         }
         if let Some(f) = self.fg.take() {
-            match self.cfg.scenario.apps.iter().find(|a| a.name == f).and_then(|a| a.background.as_deref()).and_then(Class::from_name) {
+            match self
+                .cfg
+                .scenario
+                .apps
+                .iter()
+                .find(|a| a.name == f)
+                .and_then(|a| a.background.as_deref())
+                .and_then(Class::from_name)
+            {
                 Some(c) => self.set_class(&f, c),
                 None => {
                     self.set_class(&f, Class::Previous);
@@ -273,7 +292,8 @@ impl<'a> Run<'a> {
         let def = self.expanded(&def);
         let t = Instant::now();
         let alive = self.running.get_mut(app).is_some_and(|r| r.alive());
-        let after_compaction = alive && self.daemon.as_ref().zip(self.running.get(app)).is_some_and(|(d, r)| d.take_compacted(r.pid()));
+        let after_compaction =
+            alive && self.daemon.as_ref().zip(self.running.get(app)).is_some_and(|(d, r)| d.take_compacted(r.pid()));
         let mut launched = !alive;
         let visit = if alive {
             // As an activity manager does: the app is moved to the front (and thawed, where
@@ -316,7 +336,12 @@ impl<'a> Run<'a> {
         };
         let at_ms = t.duration_since(self.t0).as_millis() as u64;
         if let Some(e) = &visit.error {
-            (self.cfg.note)(&format!("{}: visit {} ('{app}') failed: {e}\n  logs: {}", self.cfg.manager, number + 1, self.cfg.log_dir.display()));
+            (self.cfg.note)(&format!(
+                "{}: visit {} ('{app}') failed: {e}\n  logs: {}",
+                self.cfg.manager,
+                number + 1,
+                self.cfg.log_dir.display()
+            ));
         }
         self.visits.push(Visit { at_ms, after_compaction, ..visit });
         self.fg_visit = Some(self.visits.len() - 1);
@@ -342,9 +367,20 @@ impl<'a> Run<'a> {
         self.tell(Request::Launch { app: def.name.clone(), expect_mb: Some(def.anon_mb + def.file_mb + def.so_mb) });
         let trim_socket = self.daemon.as_ref().map(|d| d.socket().to_path_buf());
         // An app the device put in a group of its own needs none of the manager's.
-        let start = running::Start { app_group: self.app_groups && !self.app_scopes, ksm: self.cfg.scenario.ksm, trim_socket: trim_socket.as_deref() };
+        let start = running::Start {
+            app_group: self.app_groups && !self.app_scopes,
+            ksm: self.cfg.scenario.ksm,
+            trim_socket: trim_socket.as_deref(),
+        };
         let domain = if self.app_scopes { self.device.app_scope(&def.name, number)? } else { self.domain_name.clone() };
-        let cmd = running::app_command(self.cfg.exe, &domain, def, self.cfg.scenario.seed + number as u64, self.cfg.work_dir, start);
+        let cmd = running::app_command(
+            self.cfg.exe,
+            &domain,
+            def,
+            self.cfg.scenario.seed + number as u64,
+            self.cfg.work_dir,
+            start,
+        );
         let log = self.cfg.log_dir.join(format!("{}.{number}.log", def.name));
         let device = &self.device;
         let started = Running::start(def, cmd, &log, |c| device.spawn(c, true));
@@ -364,14 +400,24 @@ impl<'a> Run<'a> {
         let run = self.cfg.run_dir.to_string_lossy();
         let vars = [("run", run.as_ref()), ("app", def.name.as_str())];
         let e = |s: &String| expand(s, &vars);
-        AppDef { command: def.command.iter().map(e).collect(), ready: def.ready.as_ref().map(e), resume: def.resume.as_ref().map(e), ..def.clone() }
+        AppDef {
+            command: def.command.iter().map(e).collect(),
+            ready: def.ready.as_ref().map(e),
+            resume: def.resume.as_ref().map(e),
+            ..def.clone()
+        }
     }
 
     /// The first launches all failed: the error of the first, to stop the run with.
     fn first_launches_failed(&self) -> Option<String> {
         let n = FIRST_LAUNCHES.min(self.cfg.scenario.apps.len());
         let first = self.launches.get(..n)?;
-        first.iter().all(Option::is_some).then(|| format!("the first {n} launches all failed, so the run stopped; the first: {}", first[0].clone().unwrap_or_default()))
+        first.iter().all(Option::is_some).then(|| {
+            format!(
+                "the first {n} launches all failed, so the run stopped; the first: {}",
+                first[0].clone().unwrap_or_default()
+            )
+        })
     }
 
     /// An app's class, as Android's activity manager says it whatever the killer: to
@@ -396,7 +442,12 @@ impl<'a> Run<'a> {
     /// Tell memorch's daemon that `app` is up after a launch (`cold`) or a return, and how
     /// long the user waited.
     fn tell_launched(&self, app: &str, pid: u32, latency_ms: f64, cold: bool) {
-        self.tell(Request::Launched { app: app.to_string(), pid, ms: (latency_ms as u64).clamp(1, memorch_protocol::MAX_LAUNCH_MS), cold });
+        self.tell(Request::Launched {
+            app: app.to_string(),
+            pid,
+            ms: (latency_ms as u64).clamp(1, memorch_protocol::MAX_LAUNCH_MS),
+            cold,
+        });
     }
 
     /// Tell memorch's daemon, if it is the manager.
@@ -419,7 +470,12 @@ impl<'a> Run<'a> {
     fn sample(&mut self) -> Result<Sample, String> {
         let snap = snapshot::cheap(&self.root, &self.domain).map_err(|e| e.to_string())?;
         let live = self.running.values_mut().map(|r| r.alive()).filter(|&a| a).count();
-        Ok(Sample { at_ms: self.now_ms(), free_bytes: snap.memory.free_bytes, available_bytes: snap.memory.available_bytes, live_apps: live })
+        Ok(Sample {
+            at_ms: self.now_ms(),
+            free_bytes: snap.memory.free_bytes,
+            available_bytes: snap.memory.available_bytes,
+            live_apps: live,
+        })
     }
 
     /// The last frames, the counters' deltas, the manager's own cost; then everything down.
@@ -434,11 +490,24 @@ impl<'a> Run<'a> {
         let after = snapshot::cheap(&self.root, &self.domain).map_err(|e| e.to_string())?;
         let (c0, c1) = (&self.before.counters, &after.counters);
         let delta = |a: Option<u64>, b: Option<u64>| b.unwrap_or(0).saturating_sub(a.unwrap_or(0));
-        let psi = |s: &Snapshot| s.psi.get().map_or((0.0, 0.0), |p| (p.some.total_us as f64 / 1e6, p.full.total_us as f64 / 1e6));
+        let psi = |s: &Snapshot| {
+            s.psi.get().map_or((0.0, 0.0), |p| (p.some.total_us as f64 / 1e6, p.full.total_us as f64 / 1e6))
+        };
         let ((s0, f0), (s1, f1)) = (psi(&self.before), psi(&after));
-        let device_cpu_s = self.device.cpu_us().zip(self.cpu_us_before).map(|(c1, c0)| c1.saturating_sub(c0) as f64 / 1e6);
-        let swap_io = self.device.zram_io().zip(self.zram_io_before).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
-        let zram_ratio = self.device.zram.as_ref().and_then(|z| after.zram.get().and_then(|st| st.devices.iter().find(|d| d.name == z.setup.device)).and_then(|d| d.compression_ratio));
+        let device_cpu_s =
+            self.device.cpu_us().zip(self.cpu_us_before).map(|(c1, c0)| c1.saturating_sub(c0) as f64 / 1e6);
+        let swap_io = self
+            .device
+            .zram_io()
+            .zip(self.zram_io_before)
+            .map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
+        let zram_ratio = self.device.zram.as_ref().and_then(|z| {
+            after
+                .zram
+                .get()
+                .and_then(|st| st.devices.iter().find(|d| d.name == z.setup.device))
+                .and_then(|d| d.compression_ratio)
+        });
         let anon_refaults = delta(c0.refault_anon_pages, c1.refault_anon_pages);
         let file_refaults = delta(c0.refault_file_pages, c1.refault_file_pages);
         let usage = match (&self.daemon, &self.peer) {
@@ -452,7 +521,9 @@ impl<'a> Run<'a> {
         let machine = memorch_linux::cpustat::read(&self.root).ok().zip(self.machine_cpu_before);
         let steal_s = machine.map(|(m1, m0)| m1.steal_us.saturating_sub(m0.steal_us) as f64 / 1e6);
         let daemon_cpu_s = if self.daemon.is_some() { usage.cpu_us as f64 / 1e6 } else { 0.0 };
-        let other_cpu_s = machine.zip(device_cpu_s).map(|((m1, m0), dev)| (m1.busy_us.saturating_sub(m0.busy_us) as f64 / 1e6 - dev - daemon_cpu_s).max(0.0));
+        let other_cpu_s = machine
+            .zip(device_cpu_s)
+            .map(|((m1, m0), dev)| (m1.busy_us.saturating_sub(m0.busy_us) as f64 / 1e6 - dev - daemon_cpu_s).max(0.0));
         // What KSM merged of the device's own apps, read from each process: the machine's
         // `pages_sharing` keeps counting pages of exited processes until ksmd runs again (a
         // run after a KSM run once read 115 MiB less than it had merged).
@@ -460,11 +531,17 @@ impl<'a> Run<'a> {
             .ok()
             .and_then(|s| s.processes)
             .map_or(0, |ps| ps.iter().filter_map(|p| p.ksm_merging_pages).sum::<u64>() * 4096);
-        let (background_reclaimed_bytes, background_reclaim_wakeups, keeper_failcnt, background_reclaim_stall_s) = self.device.keeper.as_ref().map_or((0, 0, 0, None), |k| {
-            use std::sync::atomic::Ordering::Relaxed;
-            let stall = k.stats.in_psi.load(Relaxed).then(|| k.stats.stall_us.load(Relaxed) as f64 / 1e6);
-            (k.stats.reclaimed_bytes.load(Relaxed), k.stats.wakeups.load(Relaxed), k.stats.own_failcnt.load(Relaxed), stall)
-        });
+        let (background_reclaimed_bytes, background_reclaim_wakeups, keeper_failcnt, background_reclaim_stall_s) =
+            self.device.keeper.as_ref().map_or((0, 0, 0, None), |k| {
+                use std::sync::atomic::Ordering::Relaxed;
+                let stall = k.stats.in_psi.load(Relaxed).then(|| k.stats.stall_us.load(Relaxed) as f64 / 1e6);
+                (
+                    k.stats.reclaimed_bytes.load(Relaxed),
+                    k.stats.wakeups.load(Relaxed),
+                    k.stats.own_failcnt.load(Relaxed),
+                    stall,
+                )
+            });
         let status = self.daemon.as_ref().and_then(ManagedDaemon::status);
         let trim_freed_bytes = status.as_ref().map_or(0, |s| s.counters.trim_freed_bytes);
         let manager_reclaims = status.as_ref().and_then(|s| s.counters.actions.get("reclaim").copied()).unwrap_or(0);
@@ -474,7 +551,9 @@ impl<'a> Run<'a> {
             zram_algorithm: self.device.zram.as_ref().map_or(String::new(), |z| z.setup.algorithm.clone()),
             ksm_opt_in: self.cfg.scenario.ksm,
             // Read while the manager still runs: a daemon puts the machine's value back as it stops.
-            swap_read_ahead_pages: memorch_linux::readahead::page_cluster(&self.root).ok().map(|n| 1 << n.min(memorch_linux::readahead::MAX_PAGE_CLUSTER)),
+            swap_read_ahead_pages: memorch_linux::readahead::page_cluster(&self.root)
+                .ok()
+                .map(|n| 1 << n.min(memorch_linux::readahead::MAX_PAGE_CLUSTER)),
         };
         // The apps go first: a daemon stopping puts its swap files off, and swapoff reads every
         // page still in them back into a device that is full (a daemon once took over its
@@ -505,7 +584,9 @@ impl<'a> Run<'a> {
             psi_some_s: s1 - s0,
             psi_full_s: f1 - f0,
             // The device's kswapd charges past the limit to reclaim: its failures are not the apps'.
-            direct_reclaims: c1.direct_reclaims.map(|n| n.saturating_sub(c0.direct_reclaims.unwrap_or(0)).saturating_sub(keeper_failcnt)),
+            direct_reclaims: c1
+                .direct_reclaims
+                .map(|n| n.saturating_sub(c0.direct_reclaims.unwrap_or(0)).saturating_sub(keeper_failcnt)),
             background_reclaim_stall_s,
             background_reclaimed_bytes,
             background_reclaim_wakeups,
@@ -515,7 +596,9 @@ impl<'a> Run<'a> {
             other_cpu_s,
             steal_s,
             zram_ratio: zram_ratio.filter(|_| swap_io.is_some_and(|io| io.1 >= RATIO_MIN_PAGES)),
-            ksmd_cpu_s: memorch_linux::ksm::ksmd_cpu_us(&self.root).zip(self.ksmd_us_before).map(|(a, b)| a.saturating_sub(b) as f64 / 1e6),
+            ksmd_cpu_s: memorch_linux::ksm::ksmd_cpu_us(&self.root)
+                .zip(self.ksmd_us_before)
+                .map(|(a, b)| a.saturating_sub(b) as f64 / 1e6),
             ksm_saved_bytes,
             manager_cpu_s: usage.cpu_us as f64 / 1e6,
             manager_rss_bytes: usage.rss_bytes,
@@ -561,7 +644,8 @@ impl ReturnCounters {
 
     /// `visit`, served between `before` and `self`, with what the counters say of it.
     fn since(&self, before: &ReturnCounters, visit: Visit) -> Visit {
-        let zram = self.zram_io.zip(before.zram_io).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
+        let zram =
+            self.zram_io.zip(before.zram_io).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
         Visit {
             refaults_anon: self.refault_anon.saturating_sub(before.refault_anon),
             refaults_file: self.refault_file.saturating_sub(before.refault_file),
@@ -580,17 +664,33 @@ mod tests {
 
     #[test]
     fn a_return_gets_the_counters_moves_and_the_free_memory_it_began_with() {
-        let before = ReturnCounters { refault_anon: 100, refault_file: 50, zram_io: Some((10, 7)), direct_reclaims: 3, free_bytes: 8 << 20 };
-        let after = ReturnCounters { refault_anon: 600, refault_file: 50, zram_io: Some((410, 207)), direct_reclaims: 9, free_bytes: 1 << 20 };
+        let before = ReturnCounters {
+            refault_anon: 100,
+            refault_file: 50,
+            zram_io: Some((10, 7)),
+            direct_reclaims: 3,
+            free_bytes: 8 << 20,
+        };
+        let after = ReturnCounters {
+            refault_anon: 600,
+            refault_file: 50,
+            zram_io: Some((410, 207)),
+            direct_reclaims: 9,
+            free_bytes: 1 << 20,
+        };
         let v = after.since(&before, Visit::new("mail", crate::results::WARM, 12.0));
-        assert_eq!((v.refaults_anon, v.refaults_file, v.zram_reads, v.swapouts, v.direct_reclaims), (500, 0, 400, 200, 6));
+        assert_eq!(
+            (v.refaults_anon, v.refaults_file, v.zram_reads, v.swapouts, v.direct_reclaims),
+            (500, 0, 400, 200, 6)
+        );
         assert_eq!(v.free_kib_at_return, 8 << 10, "free memory as the return began, not as it ended");
         assert_eq!((v.app.as_str(), v.latency_ms), ("mail", 12.0));
         // A counter that went backwards (a device reset) gives 0, not a wrap.
         let reset = ReturnCounters { zram_io: Some((0, 207)), ..after };
         assert_eq!(reset.since(&before, Visit::new("mail", crate::results::WARM, 1.0)).zram_reads, 0);
         // zram unread on one side: no zram figures, not the device's whole count.
-        let unread = ReturnCounters { zram_io: None, refault_anon: 600, refault_file: 50, direct_reclaims: 9, free_bytes: 0 };
+        let unread =
+            ReturnCounters { zram_io: None, refault_anon: 600, refault_file: 50, direct_reclaims: 9, free_bytes: 0 };
         let v = unread.since(&before, Visit::new("mail", crate::results::WARM, 1.0));
         assert_eq!((v.zram_reads, v.swapouts, v.refaults_anon), (0, 0, 500));
     }

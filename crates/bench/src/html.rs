@@ -12,16 +12,29 @@ use memorch_core::Class;
 use std::fmt::Write;
 
 /// One colour a manager, in the order they ran (Tableau 10, then darker variants).
-const COLORS: [&str; 14] = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#2b5c8a", "#b35806", "#1b7837", "#762a83"];
+const COLORS: [&str; 14] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+    "#2b5c8a", "#b35806", "#1b7837", "#762a83",
+];
 /// Classes in the kills table, most important first.
-const CLASS_ORDER: [Class; 8] = [Class::Foreground, Class::Visible, Class::Perceptible, Class::Service, Class::Home, Class::Previous, Class::Cached, Class::Empty];
+const CLASS_ORDER: [Class; 8] = [
+    Class::Foreground,
+    Class::Visible,
+    Class::Perceptible,
+    Class::Service,
+    Class::Home,
+    Class::Previous,
+    Class::Cached,
+    Class::Empty,
+];
 pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Kills by killer and class, counted over all runs, as a table.
 fn kills_table(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn Fn(&str) -> &'static str) {
-    let classes: Vec<Class> = CLASS_ORDER.into_iter().filter(|c| runs.iter().flat_map(|r| &r.kills).any(|k| k.class == *c)).collect();
+    let classes: Vec<Class> =
+        CLASS_ORDER.into_iter().filter(|c| runs.iter().flat_map(|r| &r.kills).any(|k| k.class == *c)).collect();
     if classes.is_empty() {
         o.push_str("<p>No app was killed in any run.</p>");
         return;
@@ -35,12 +48,26 @@ fn kills_table(o: &mut String, managers: &[String], runs: &[RunResult], color: &
         // `kernel` is no manager: all its kills are the kernel's.
         let killers: &[bool] = if m == "kernel" { &[true] } else { &[false, true] };
         for &kernel in killers {
-            let ks: Vec<&crate::results::Kill> = runs.iter().filter(|r| &r.manager == m).flat_map(|r| &r.kills).filter(|k| k.by_kernel() == kernel).collect();
+            let ks: Vec<&crate::results::Kill> = runs
+                .iter()
+                .filter(|r| &r.manager == m)
+                .flat_map(|r| &r.kills)
+                .filter(|k| k.by_kernel() == kernel)
+                .collect();
             let who = if kernel { "the kernel's OOM killer" } else { "the manager" };
-            let _ = write!(o, r#"<tr><td class="l"><span class="sw" style="background:{}"></span>{}</td><td class="l">{who}</td>"#, color(m), esc(m));
+            let _ = write!(
+                o,
+                r#"<tr><td class="l"><span class="sw" style="background:{}"></span>{}</td><td class="l">{who}</td>"#,
+                color(m),
+                esc(m)
+            );
             for c in &classes {
                 let n = ks.iter().filter(|k| k.class == *c).count();
-                let _ = write!(o, "<td{}>{n}</td>", if n > 0 && (*c == Class::Foreground || kernel) { " class=\"bad\"" } else { "" });
+                let _ = write!(
+                    o,
+                    "<td{}>{n}</td>",
+                    if n > 0 && (*c == Class::Foreground || kernel) { " class=\"bad\"" } else { "" }
+                );
             }
             let _ = write!(o, "<td>{}</td></tr>", ks.len());
         }
@@ -54,55 +81,77 @@ type Row = (&'static str, Option<bool>, fn(&Summary) -> Option<Figure>);
 
 /// The summary's rows, in groups.
 const ROWS: [(&str, &[Row]); 6] = [
-    ("Visits", &[
-        ("hot (alive, nothing read back)", Some(false), |s| Some(s.hot)),
-        ("warm (alive, pages read back)", None, |s| Some(s.warm)),
-        ("hot returns after a compaction (%)", Some(false), |s| s.hot_after_compaction_pct),
-        ("cold (relaunched)", Some(true), |s| Some(s.cold)),
-        ("failed", Some(true), |s| Some(s.failed)),
-        ("apps alive after a visit", Some(false), |s| Some(s.live_apps_mean)),
-    ]),
-    ("Latency (ms)", &[
-        ("p50, all visits", Some(true), |s| s.latency_p50_ms),
-        ("p50 had every return been hot (warm returns and relaunches at the app's hot median over the bench)", Some(true), |s| s.p50_every_return_hot_ms),
-        ("p95, all visits", Some(true), |s| s.latency_p95_ms),
-        ("p95 after each app's first launch (returns, relaunches)", Some(true), |s| s.after_first_p95_ms),
-        ("p50 of returns (hot and warm)", Some(true), |s| s.return_p50_ms),
-        ("p50 of warm returns", Some(true), |s| s.warm_p50_ms),
-        ("p50 of cold launches", Some(true), |s| s.cold_p50_ms),
-        ("all visits together (s)", Some(true), |s| Some(s.wait_s)),
-        ("jank % (frames over 16.7 ms)", Some(true), |s| s.jank_pct),
-        ("frame p95", Some(true), |s| s.frame_p95_ms),
-    ]),
-    ("Kills", &[
-        ("by the manager", Some(true), |s| s.has_manager.then_some(s.kills_by_manager)),
-        ("by the kernel's OOM killer", Some(true), |s| Some(s.kills_by_kernel)),
-        ("of the foreground app", Some(true), |s| Some(s.foreground_kills)),
-    ]),
-    ("Memory and pressure", &[
-        ("available after idle (MiB)", Some(false), |s| s.idle_available_mib),
-        ("file refaults (pages)", Some(true), |s| Some(s.refault_file_pages)),
-        ("anonymous refaults (pages)", Some(true), |s| Some(s.refault_anon_pages)),
-        ("swap-ins (pages)", Some(true), |s| s.swap_in_pages),
-        ("swap-outs (pages)", None, |s| s.swap_out_pages),
-        ("refault ratio (anon refaults / swap-outs)", Some(true), |s| s.refault_ratio),
-        ("PSI some (s of stall)", Some(true), |s| Some(s.psi_some_s)),
-        ("PSI full (s of stall)", Some(true), |s| Some(s.psi_full_s)),
-        ("direct reclaims (allocations that reclaimed for themselves)", Some(true), |s| s.direct_reclaims),
-        ("reclaim calls (direct, background wakeups, the manager's own)", Some(true), |s| s.reclaim_calls),
-        ("zram compression ratio", Some(false), |s| s.zram_ratio),
-        ("KSM saved (MiB)", Some(false), |s| Some(s.ksm_saved_mib)),
-        ("ksmd CPU (s)", Some(true), |s| s.ksmd_cpu_s),
-    ]),
-    ("The machine, shared with other work", &[
-        ("CPU used outside the device and memorch's daemon (s)", None, |s| s.other_cpu_s),
-        ("CPU the host ran others on (steal, s)", None, |s| s.steal_s),
-    ]),
-    ("The manager's own cost", &[
-        ("CPU (s)", Some(true), |s| s.has_manager.then_some(s.manager_cpu_s)),
-        ("RSS (MiB)", Some(true), |s| s.has_manager.then_some(s.manager_rss_mib)),
-        ("PSS (MiB)", Some(true), |s| s.has_manager.then_some(s.manager_pss_mib)),
-    ]),
+    (
+        "Visits",
+        &[
+            ("hot (alive, nothing read back)", Some(false), |s| Some(s.hot)),
+            ("warm (alive, pages read back)", None, |s| Some(s.warm)),
+            ("hot returns after a compaction (%)", Some(false), |s| s.hot_after_compaction_pct),
+            ("cold (relaunched)", Some(true), |s| Some(s.cold)),
+            ("failed", Some(true), |s| Some(s.failed)),
+            ("apps alive after a visit", Some(false), |s| Some(s.live_apps_mean)),
+        ],
+    ),
+    (
+        "Latency (ms)",
+        &[
+            ("p50, all visits", Some(true), |s| s.latency_p50_ms),
+            (
+                "p50 had every return been hot (warm returns and relaunches at the app's hot median over the bench)",
+                Some(true),
+                |s| s.p50_every_return_hot_ms,
+            ),
+            ("p95, all visits", Some(true), |s| s.latency_p95_ms),
+            ("p95 after each app's first launch (returns, relaunches)", Some(true), |s| s.after_first_p95_ms),
+            ("p50 of returns (hot and warm)", Some(true), |s| s.return_p50_ms),
+            ("p50 of warm returns", Some(true), |s| s.warm_p50_ms),
+            ("p50 of cold launches", Some(true), |s| s.cold_p50_ms),
+            ("all visits together (s)", Some(true), |s| Some(s.wait_s)),
+            ("jank % (frames over 16.7 ms)", Some(true), |s| s.jank_pct),
+            ("frame p95", Some(true), |s| s.frame_p95_ms),
+        ],
+    ),
+    (
+        "Kills",
+        &[
+            ("by the manager", Some(true), |s| s.has_manager.then_some(s.kills_by_manager)),
+            ("by the kernel's OOM killer", Some(true), |s| Some(s.kills_by_kernel)),
+            ("of the foreground app", Some(true), |s| Some(s.foreground_kills)),
+        ],
+    ),
+    (
+        "Memory and pressure",
+        &[
+            ("available after idle (MiB)", Some(false), |s| s.idle_available_mib),
+            ("file refaults (pages)", Some(true), |s| Some(s.refault_file_pages)),
+            ("anonymous refaults (pages)", Some(true), |s| Some(s.refault_anon_pages)),
+            ("swap-ins (pages)", Some(true), |s| s.swap_in_pages),
+            ("swap-outs (pages)", None, |s| s.swap_out_pages),
+            ("refault ratio (anon refaults / swap-outs)", Some(true), |s| s.refault_ratio),
+            ("PSI some (s of stall)", Some(true), |s| Some(s.psi_some_s)),
+            ("PSI full (s of stall)", Some(true), |s| Some(s.psi_full_s)),
+            ("direct reclaims (allocations that reclaimed for themselves)", Some(true), |s| s.direct_reclaims),
+            ("reclaim calls (direct, background wakeups, the manager's own)", Some(true), |s| s.reclaim_calls),
+            ("zram compression ratio", Some(false), |s| s.zram_ratio),
+            ("KSM saved (MiB)", Some(false), |s| Some(s.ksm_saved_mib)),
+            ("ksmd CPU (s)", Some(true), |s| s.ksmd_cpu_s),
+        ],
+    ),
+    (
+        "The machine, shared with other work",
+        &[
+            ("CPU used outside the device and memorch's daemon (s)", None, |s| s.other_cpu_s),
+            ("CPU the host ran others on (steal, s)", None, |s| s.steal_s),
+        ],
+    ),
+    (
+        "The manager's own cost",
+        &[
+            ("CPU (s)", Some(true), |s| s.has_manager.then_some(s.manager_cpu_s)),
+            ("RSS (MiB)", Some(true), |s| s.has_manager.then_some(s.manager_rss_mib)),
+            ("PSS (MiB)", Some(true), |s| s.has_manager.then_some(s.manager_pss_mib)),
+        ],
+    ),
 ];
 
 /// The summary, a column a manager and a row a figure (so that ten managers fit a screen).
@@ -112,7 +161,14 @@ fn summary_table(o: &mut String, sums: &[Summary], color: &dyn Fn(&str) -> &'sta
     o.push_str(r#"<div class="scroll"><table class="summary"><thead><tr><th class="l">figure</th>"#);
     for s in sums {
         let empty = if s.empty_runs == s.runs { r#"<small class="bad">no visit served</small>"# } else { "" };
-        let _ = write!(o, r#"<th><span class="sw" style="background:{}"></span>{}<small>{} run{}</small>{empty}</th>"#, color(&s.manager), esc(&s.manager), s.runs, if s.runs == 1 { "" } else { "s" });
+        let _ = write!(
+            o,
+            r#"<th><span class="sw" style="background:{}"></span>{}<small>{} run{}</small>{empty}</th>"#,
+            color(&s.manager),
+            esc(&s.manager),
+            s.runs,
+            if s.runs == 1 { "" } else { "s" }
+        );
     }
     o.push_str("</tr></thead><tbody>");
     for (group, rows) in ROWS {
@@ -121,12 +177,19 @@ fn summary_table(o: &mut String, sums: &[Summary], color: &dyn Fn(&str) -> &'sta
             let _ = write!(o, r#"<tr><td class="l">{name}</td>"#);
             let others: Vec<Figure> = served.iter().filter_map(|s| f(s)).collect();
             let all_equal = others.windows(2).all(|w| w[0].median == w[1].median);
-            let best = lower.filter(|_| !all_equal).and_then(|low| others.iter().copied().reduce(|a, b| if (b.median < a.median) == low && b.median != a.median { b } else { a }));
+            let best = lower.filter(|_| !all_equal).and_then(|low| {
+                others
+                    .iter()
+                    .copied()
+                    .reduce(|a, b| if (b.median < a.median) == low && b.median != a.median { b } else { a })
+            });
             for s in sums {
                 // A manager that served nothing has no figures, only its failures.
                 if s.empty_runs == s.runs {
                     match *name {
-                        "failed" => { let _ = write!(o, r#"<td class="bad">{}</td>"#, num(s.failed.median)); }
+                        "failed" => {
+                            let _ = write!(o, r#"<td class="bad">{}</td>"#, num(s.failed.median));
+                        }
                         _ => o.push_str("<td>–</td>"),
                     }
                     continue;
@@ -137,10 +200,13 @@ fn summary_table(o: &mut String, sums: &[Summary], color: &dyn Fn(&str) -> &'sta
                 };
                 let class = match best {
                     Some(b) if b.median == v.median => " class=\"best\"",
-                    Some(b) if repeated && v.overlaps(&b) => " class=\"ns\" title=\"within the spread of the best: not significant\"",
+                    Some(b) if repeated && v.overlaps(&b) => {
+                        " class=\"ns\" title=\"within the spread of the best: not significant\""
+                    }
                     _ => "",
                 };
-                let spread = if s.runs > 1 { format!("<small>{}–{}</small>", num(v.min), num(v.max)) } else { String::new() };
+                let spread =
+                    if s.runs > 1 { format!("<small>{}–{}</small>", num(v.min), num(v.max)) } else { String::new() };
                 let _ = write!(o, "<td{class}>{}{spread}</td>", num(v.median));
             }
             o.push_str("</tr>");
@@ -157,13 +223,31 @@ fn warnings(o: &mut String, sums: &[Summary], runs: &[RunResult], stopped: Optio
     for r in runs.iter().filter(|r| r.failed() > 0) {
         let first = r.visits.iter().find_map(|v| v.error.as_deref()).unwrap_or("");
         let first: String = first.lines().map(str::trim).collect::<Vec<_>>().join(" / ").chars().take(400).collect();
-        w.push(format!("<b>{}</b> (seed {}): {} of {} visits failed; the first: {} <small>(logs: {})</small>", esc(&r.manager), r.seed, r.failed(), r.visits.len(), esc(&first), esc(&r.log_dir)));
+        w.push(format!(
+            "<b>{}</b> (seed {}): {} of {} visits failed; the first: {} <small>(logs: {})</small>",
+            esc(&r.manager),
+            r.seed,
+            r.failed(),
+            r.visits.len(),
+            esc(&first),
+            esc(&r.log_dir)
+        ));
     }
     for r in runs.iter().filter(|r| r.interrupted) {
-        w.push(format!("<b>{}</b> (seed {}): interrupted (Ctrl-C) after {} visits; its figures cover only those.", esc(&r.manager), r.seed, r.visits.len()));
+        w.push(format!(
+            "<b>{}</b> (seed {}): interrupted (Ctrl-C) after {} visits; its figures cover only those.",
+            esc(&r.manager),
+            r.seed,
+            r.visits.len()
+        ));
     }
     for s in sums.iter().filter(|s| s.empty_runs > 0) {
-        w.push(format!("<b>{}</b>: {} of {} runs served no visit at all; their figures are not results.", esc(&s.manager), s.empty_runs, s.runs));
+        w.push(format!(
+            "<b>{}</b>: {} of {} runs served no visit at all; their figures are not results.",
+            esc(&s.manager),
+            s.empty_runs,
+            s.runs
+        ));
     }
     if !w.is_empty() {
         let _ = write!(o, r#"<div class="warn"><h2>Warnings</h2><ul><li>{}</li></ul></div>"#, w.join("</li><li>"));
@@ -208,7 +292,13 @@ tr.group td{background:#fafafa;font-weight:bold;border-top:2px solid #bbb}.best{
 p.note{color:#555;font-size:13px}";
 
 /// The whole report.
-pub fn report(scenario: &str, description: &str, sums: &[Summary], runs: &[RunResult], stopped: Option<&str>) -> String {
+pub fn report(
+    scenario: &str,
+    description: &str,
+    sums: &[Summary],
+    runs: &[RunResult],
+    stopped: Option<&str>,
+) -> String {
     let managers: Vec<String> = sums.iter().map(|s| s.manager.clone()).collect();
     let color = |m: &str| COLORS[managers.iter().position(|x| x == m).unwrap_or(0) % COLORS.len()];
     let mut o = String::new();
@@ -238,28 +328,69 @@ fn charts(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn F
         managers
             .iter()
             .filter_map(|m| first(m).map(|r| (m, r)))
-            .map(|(m, r)| Series { name: m, color: color(m), points: r.timeline.iter().map(|s| (s.at_ms as f64 / 1000.0, f(s))).collect(), marks: r.kills.iter().map(|k| k.at_ms as f64 / 1000.0).collect() })
+            .map(|(m, r)| Series {
+                name: m,
+                color: color(m),
+                points: r.timeline.iter().map(|s| (s.at_ms as f64 / 1000.0, f(s))).collect(),
+                marks: r.kills.iter().map(|k| k.at_ms as f64 / 1000.0).collect(),
+            })
             .collect()
     };
     o.push_str("<h2>Over time <small>(each manager's first run; ▼ a kill)</small></h2>");
     let ram_mib = runs.iter().map(|r| r.device.ram_bytes >> 20).max().unwrap_or(0) as f64;
-    o.push_str(&line_chart("Available memory", "seconds", "MiB available", &timeline(|s| s.available_bytes as f64 / (1 << 20) as f64), false, false, Some(ram_mib.max(1.0))));
+    o.push_str(&line_chart(
+        "Available memory",
+        "seconds",
+        "MiB available",
+        &timeline(|s| s.available_bytes as f64 / (1 << 20) as f64),
+        false,
+        false,
+        Some(ram_mib.max(1.0)),
+    ));
     let apps = runs.iter().flat_map(|r| r.timeline.iter().map(|s| s.live_apps)).max().unwrap_or(1) as f64;
-    o.push_str(&line_chart("Live apps", "seconds", "apps alive", &timeline(|s| s.live_apps as f64), false, true, Some(apps)));
+    o.push_str(&line_chart(
+        "Live apps",
+        "seconds",
+        "apps alive",
+        &timeline(|s| s.live_apps as f64),
+        false,
+        true,
+        Some(apps),
+    ));
     o.push_str("<h2>Visit latency <small>(all runs, served visits)</small></h2>");
     let cdf: Vec<Series> = managers
         .iter()
         .map(|m| {
-            let mut l: Vec<f64> = runs.iter().filter(|r| &r.manager == m).flat_map(|r| r.visits.iter().filter(|v| v.served()).map(|v| v.latency_ms.max(0.01))).collect();
+            let mut l: Vec<f64> = runs
+                .iter()
+                .filter(|r| &r.manager == m)
+                .flat_map(|r| r.visits.iter().filter(|v| v.served()).map(|v| v.latency_ms.max(0.01)))
+                .collect();
             l.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
             let n = l.len().max(1) as f64;
-            Series { name: m, color: color(m), points: l.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n * 100.0)).collect(), marks: vec![] }
+            Series {
+                name: m,
+                color: color(m),
+                points: l.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n * 100.0)).collect(),
+                marks: vec![],
+            }
         })
         .collect();
-    o.push_str(&line_chart("Share of visits served within a latency", "ms (log scale)", "% of visits", &cdf, true, false, Some(100.0)));
+    o.push_str(&line_chart(
+        "Share of visits served within a latency",
+        "ms (log scale)",
+        "% of visits",
+        &cdf,
+        true,
+        false,
+        Some(100.0),
+    ));
     o.push_str("<h2>Kills</h2>");
     let named: Vec<(String, &str)> = managers.iter().map(|m| (m.clone(), color(m))).collect();
-    let count = |m: &String, kernel: bool| runs.iter().filter(|r| &r.manager == m).flat_map(|r| &r.kills).filter(|k| k.by_kernel() == kernel).count() as f64;
+    let count = |m: &String, kernel: bool| {
+        runs.iter().filter(|r| &r.manager == m).flat_map(|r| &r.kills).filter(|k| k.by_kernel() == kernel).count()
+            as f64
+    };
     let by_manager: Vec<f64> = managers.iter().map(|m| count(m, false)).collect();
     let by_kernel: Vec<f64> = managers.iter().map(|m| count(m, true)).collect();
     let n_runs: Vec<usize> = managers.iter().map(|m| runs.iter().filter(|r| &r.manager == m).count()).collect();

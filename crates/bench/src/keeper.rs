@@ -81,12 +81,23 @@ impl Keeper {
     /// Start keeping the v1 memory group `v1` (and v2 group `v2`, for PSI) of a device of
     /// `ram_bytes`, whose zram's `mm_stat` is `mm_stat` (none: no balloon);
     /// `background_reclaim` false: the balloon only (the refault study's "kswapd off").
-    pub fn start(v1: &Path, v2: Option<&Path>, ram_bytes: u64, mm_stat: Option<PathBuf>, background_reclaim: bool) -> Keeper {
+    pub fn start(
+        v1: &Path,
+        v2: Option<&Path>,
+        ram_bytes: u64,
+        mm_stat: Option<PathBuf>,
+        background_reclaim: bool,
+    ) -> Keeper {
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(KeeperStats::default());
-        let watermarks = if background_reclaim { Watermarks::for_ram(ram_bytes) } else { Watermarks { low_bytes: 0, high_bytes: 0 } };
+        let watermarks = if background_reclaim {
+            Watermarks::for_ram(ram_bytes)
+        } else {
+            Watermarks { low_bytes: 0, high_bytes: 0 }
+        };
         let (s, st, dir, v2) = (stop.clone(), stats.clone(), v1.to_path_buf(), v2.map(Path::to_path_buf));
-        let thread = std::thread::spawn(move || keep(&dir, v2.as_deref(), ram_bytes, mm_stat.as_deref(), watermarks, &s, &st));
+        let thread =
+            std::thread::spawn(move || keep(&dir, v2.as_deref(), ram_bytes, mm_stat.as_deref(), watermarks, &s, &st));
         Keeper { stop, thread: Some(thread), stats, watermarks }
     }
 }
@@ -104,21 +115,32 @@ fn read_u64(p: &Path) -> Option<u64> {
     std::fs::read_to_string(p).ok()?.trim().parse().ok()
 }
 
-fn keep(dir: &Path, v2: Option<&Path>, ram_bytes: u64, mm_stat: Option<&Path>, wm: Watermarks, stop: &AtomicBool, stats: &KeeperStats) {
+fn keep(
+    dir: &Path,
+    v2: Option<&Path>,
+    ram_bytes: u64,
+    mm_stat: Option<&Path>,
+    wm: Watermarks,
+    stop: &AtomicBool,
+    stats: &KeeperStats,
+) {
     let limit_file = dir.join("memory.limit_in_bytes");
     let usage_file = dir.join("memory.usage_in_bytes");
     let failcnt_file = dir.join("memory.failcnt");
     // Started in this thread: the helper dies with it.
-    let mut kswapd = (wm.high_bytes > 0)
-        .then(|| Kswapd::start(dir, v2, wm.high_bytes))
-        .and_then(|r| r.map_err(|e| eprintln!("memorch bench: the device's background reclaim will not show in its PSI: {e}")).ok());
+    let mut kswapd = (wm.high_bytes > 0).then(|| Kswapd::start(dir, v2, wm.high_bytes)).and_then(|r| {
+        r.map_err(|e| eprintln!("memorch bench: the device's background reclaim will not show in its PSI: {e}")).ok()
+    });
     stats.in_psi.store(kswapd.is_some(), Ordering::Relaxed);
     let floor = ram_bytes / 4;
     let mut limit = ram_bytes;
     let mut n = 0u32;
     while !stop.load(Ordering::Relaxed) {
         if let (Some(mm), 0) = (mm_stat, n % BALLOON_EVERY) {
-            let pool = std::fs::read_to_string(mm).ok().and_then(|t| t.split_whitespace().nth(2).and_then(|v| v.parse::<u64>().ok())).unwrap_or(0);
+            let pool = std::fs::read_to_string(mm)
+                .ok()
+                .and_then(|t| t.split_whitespace().nth(2).and_then(|v| v.parse::<u64>().ok()))
+                .unwrap_or(0);
             let to = ram_bytes.saturating_sub(pool).max(floor) & !4095;
             // Only move it by a page or more; the kernel reclaims inside the write when the
             // limit falls below usage.

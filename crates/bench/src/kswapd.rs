@@ -70,8 +70,13 @@ impl Kswapd {
                 Err(e) => return Err(format!("{}: {e}", g.display())),
             }
         }
-        let procs: Vec<CString> =
-            groups.iter().map(|g| CString::new(g.join("cgroup.procs").into_os_string().into_encoded_bytes()).expect("no NUL in cgroup paths")).collect();
+        let procs: Vec<CString> = groups
+            .iter()
+            .map(|g| {
+                CString::new(g.join("cgroup.procs").into_os_string().into_encoded_bytes())
+                    .expect("no NUL in cgroup paths")
+            })
+            .collect();
         let (down_r, down_w) = pipe()?;
         let (up_r, up_w) = pipe()?;
         let parent = std::process::id() as libc::pid_t;
@@ -85,13 +90,15 @@ impl Kswapd {
             unsafe { serve(parent, &procs, file.as_raw_fd(), down_r.as_raw_fd(), up_w.as_raw_fd()) }
         }
         drop((down_r, up_w, file));
-        let mut k = Kswapd { pid, to_child: Some(down_w), from_child: up_r, v2: v2.map(|d| d.join("kswapd")), max_bytes };
+        let mut k =
+            Kswapd { pid, to_child: Some(down_w), from_child: up_r, v2: v2.map(|d| d.join("kswapd")), max_bytes };
         // The first answer says it joined its groups (0 bytes asked: nothing charged).
         if let Err(e) = k.reclaim(0) {
             let mut status = 0;
             // SAFETY: our own child, which has ended its side of the pipe.
             unsafe { libc::waitpid(k.pid, &mut status, 0) };
-            let why = if libc::WEXITSTATUS(status) == 2 { " (it could not join the device's kswapd groups)" } else { "" };
+            let why =
+                if libc::WEXITSTATUS(status) == 2 { " (it could not join the device's kswapd groups)" } else { "" };
             return Err(format!("the device's kswapd did not start: {e}{why}, wait status {status:#x}"));
         }
         Ok(k)

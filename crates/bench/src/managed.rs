@@ -36,7 +36,9 @@ impl std::str::FromStr for DaemonLoop {
         match s {
             "fast" => Ok(DaemonLoop::Fast),
             "shipped" => Ok(DaemonLoop::Shipped),
-            _ => Err(format!("'{s}' is not a daemon loop: fast (the bench's, 250 ms) or shipped (the defaults a device runs)")),
+            _ => Err(format!(
+                "'{s}' is not a daemon loop: fast (the bench's, 250 ms) or shipped (the defaults a device runs)"
+            )),
         }
     }
 }
@@ -59,10 +61,18 @@ fn config(dir: &Path, looping: DaemonLoop) -> Config {
 
 impl ManagedDaemon {
     /// `memorch run --preset SPEC --domain DOMAIN` on `looping`'s loop, its files in `dir`, its log in `log`.
-    pub fn start(exe: &Path, preset: &str, looping: DaemonLoop, domain: &str, dir: &Path, log: &Path) -> Result<ManagedDaemon, String> {
+    pub fn start(
+        exe: &Path,
+        preset: &str,
+        looping: DaemonLoop,
+        domain: &str,
+        dir: &Path,
+        log: &Path,
+    ) -> Result<ManagedDaemon, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let cfg = dir.join("memorch.toml");
-        std::fs::write(&cfg, toml::to_string(&config(dir, looping)).map_err(|e| e.to_string())?).map_err(|e| format!("{}: {e}", cfg.display()))?;
+        std::fs::write(&cfg, toml::to_string(&config(dir, looping)).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("{}: {e}", cfg.display()))?;
         let socket = dir.join("ctl.sock");
         let mut cmd = Command::new(exe);
         // The daemon must not outlive the run, even if the bench is killed outright.
@@ -87,11 +97,23 @@ impl ManagedDaemon {
             .stderr(std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?)
             .spawn()
             .map_err(|e| format!("starting memorch run: {e}"))?;
-        let mut d = ManagedDaemon { child, client: Client::new(&socket), victims: Arc::new(Mutex::new(BTreeSet::new())), compacted: Arc::new(Mutex::new(BTreeSet::new())), log: log.to_path_buf() };
-        let up = memorch_linux::wait::wait_for(Duration::from_secs(20), || d.client.reachable() || d.child.try_wait().ok().flatten().is_some());
+        let mut d = ManagedDaemon {
+            child,
+            client: Client::new(&socket),
+            victims: Arc::new(Mutex::new(BTreeSet::new())),
+            compacted: Arc::new(Mutex::new(BTreeSet::new())),
+            log: log.to_path_buf(),
+        };
+        let up = memorch_linux::wait::wait_for(Duration::from_secs(20), || {
+            d.client.reachable() || d.child.try_wait().ok().flatten().is_some()
+        });
         if !up || d.child.try_wait().ok().flatten().is_some() {
             let text = std::fs::read_to_string(log).unwrap_or_default();
-            return Err(format!("memorch run --preset {preset} did not come up; its log ({}) ends: {}", log.display(), text.lines().last().unwrap_or("(empty)")));
+            return Err(format!(
+                "memorch run --preset {preset} did not come up; its log ({}) ends: {}",
+                log.display(),
+                text.lines().last().unwrap_or("(empty)")
+            ));
         }
         d.follow()?;
         Ok(d)

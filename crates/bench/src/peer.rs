@@ -41,7 +41,8 @@ impl Peer {
         let mut p = Peer { name: name.into(), child, log: log.into(), restarts: 0 };
         let (_, _, started) = PEERS.iter().find(|(n, _, _)| *n == name).expect("launched");
         let up = memorch_linux::wait::wait_for(START_TIMEOUT, || {
-            std::fs::read_to_string(log).is_ok_and(|t| t.contains(started)) || p.child.try_wait().ok().flatten().is_some()
+            std::fs::read_to_string(log).is_ok_and(|t| t.contains(started))
+                || p.child.try_wait().ok().flatten().is_some()
         });
         if !up || p.child.try_wait().ok().flatten().is_some() {
             let text = std::fs::read_to_string(log).unwrap_or_default();
@@ -71,10 +72,15 @@ impl Peer {
 /// Start a peer in the device's namespace, its output appended to `log`.
 fn launch(name: &str, device: &Device, log: &Path) -> Result<Child, String> {
     let (_, argv, _) = PEERS.iter().find(|(n, _, _)| *n == name).ok_or_else(|| format!("unknown peer '{name}'"))?;
-    let exe = memorch_linux::which::on_path(argv[0]).ok_or_else(|| format!("{name} is not installed: apt-get install {name} (scripts/setup does)"))?;
+    let exe = memorch_linux::which::on_path(argv[0])
+        .ok_or_else(|| format!("{name} is not installed: apt-get install {name} (scripts/setup does)"))?;
     let mut cmd = Command::new(exe);
     cmd.args(&argv[1..]);
-    let out = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| format!("{}: {e}", log.display()))?;
     cmd.stdin(Stdio::null()).stdout(out.try_clone().map_err(|e| e.to_string())?).stderr(out);
     let child = device.spawn(cmd, false).map_err(|e| e.to_string())?;
     Ok(child)

@@ -190,7 +190,10 @@ pub fn managers(runs: &[RunResult]) -> Vec<String> {
 /// One summary per manager, in the order the managers first ran.
 pub fn summarize(runs: &[RunResult]) -> Vec<Summary> {
     let hot = hot_medians(runs);
-    managers(runs).into_iter().map(|m| summary(&m, &runs.iter().filter(|r| r.manager == m).collect::<Vec<_>>(), &hot)).collect()
+    managers(runs)
+        .into_iter()
+        .map(|m| summary(&m, &runs.iter().filter(|r| r.manager == m).collect::<Vec<_>>(), &hot))
+        .collect()
 }
 
 fn summary(manager: &str, rs: &[&RunResult], hot: &BTreeMap<&str, f64>) -> Summary {
@@ -240,12 +243,20 @@ fn summary(manager: &str, rs: &[&RunResult], hot: &BTreeMap<&str, f64>) -> Summa
         manager_rss_mib: all(&|r| r.manager_rss_bytes as f64 / mib),
         manager_pss_mib: all(&|r| r.manager_pss_bytes as f64 / mib),
         jank_pct: some(&|r| {
-            let (n, j) = r.visits.iter().fold((0u64, 0u64), |(n, j), v| (n + v.frames as u64, j + v.janky_frames as u64));
+            let (n, j) =
+                r.visits.iter().fold((0u64, 0u64), |(n, j), v| (n + v.frames as u64, j + v.janky_frames as u64));
             (n > 0).then(|| j as f64 * 100.0 / n as f64)
         }),
-        frame_p95_ms: some(&|r| Figure::of(r.visits.iter().filter(|v| v.frames > 0).map(|v| v.frame_p95_ms).collect()).map(|f| f.median)),
-        idle_available_mib: some(&|r| (!r.idle_available_bytes.is_empty()).then(|| r.idle_available_bytes.iter().sum::<u64>() as f64 / r.idle_available_bytes.len() as f64 / mib)),
-        live_apps_mean: all(&|r| r.timeline.iter().map(|t| t.live_apps as f64).sum::<f64>() / r.timeline.len().max(1) as f64),
+        frame_p95_ms: some(&|r| {
+            Figure::of(r.visits.iter().filter(|v| v.frames > 0).map(|v| v.frame_p95_ms).collect()).map(|f| f.median)
+        }),
+        idle_available_mib: some(&|r| {
+            (!r.idle_available_bytes.is_empty())
+                .then(|| r.idle_available_bytes.iter().sum::<u64>() as f64 / r.idle_available_bytes.len() as f64 / mib)
+        }),
+        live_apps_mean: all(&|r| {
+            r.timeline.iter().map(|t| t.live_apps as f64).sum::<f64>() / r.timeline.len().max(1) as f64
+        }),
     }
 }
 
@@ -286,7 +297,9 @@ const COLUMNS: [Column; 19] = [
     ("wait s", 6, |s| vec![Some(s.wait_s)]),
     ("jank%", 5, |s| vec![s.jank_pct]),
     ("idle MiB", 8, |s| vec![s.idle_available_mib]),
-    ("kills m/k/fg", 12, |s| vec![s.has_manager.then_some(s.kills_by_manager), Some(s.kills_by_kernel), Some(s.foreground_kills)]),
+    ("kills m/k/fg", 12, |s| {
+        vec![s.has_manager.then_some(s.kills_by_manager), Some(s.kills_by_kernel), Some(s.foreground_kills)]
+    }),
     ("refaults f/a", 13, |s| vec![Some(s.refault_file_pages), Some(s.refault_anon_pages)]),
     ("psi some", 8, |s| vec![Some(s.psi_some_s)]),
     ("psi full", 8, |s| vec![Some(s.psi_full_s)]),
@@ -325,7 +338,15 @@ pub fn table(sums: &[Summary]) -> String {
             o.push('\n');
         }
     }
-    let _ = writeln!(o, "\nMedians over runs{}.", if sums.iter().any(|s| s.runs > 1) { "; min–max: the spread over runs (a difference inside it is not significant)" } else { " (one run each: no spread to judge differences by; use --repeat 3)" });
+    let _ = writeln!(
+        o,
+        "\nMedians over runs{}.",
+        if sums.iter().any(|s| s.runs > 1) {
+            "; min–max: the spread over runs (a difference inside it is not significant)"
+        } else {
+            " (one run each: no spread to judge differences by; use --repeat 3)"
+        }
+    );
     let _ = writeln!(o, "hot/warm/cold/failed: visits to an app alive with nothing read back / alive with pages read back / relaunched / that did not complete.");
     let _ = writeln!(o, "p50 if hot: p50 had every return been hot (each warm return and relaunch at the app's hot median over the bench): what no manager's choice could beat in these runs.");
     let _ = writeln!(o, "p95 ex-1st: p95 of the visits after each app's first launch (its returns and relaunches: what a manager changes; a first launch starts a program no manager had running).");
@@ -333,7 +354,15 @@ pub fn table(sums: &[Summary]) -> String {
     let _ = writeln!(o, "jank%: frames over 16.7 ms while in front (synthetic apps). idle MiB: available after idle (home, screen off). refaults f/a: file / anonymous pages read back.");
     let _ = writeln!(o, "psi: stall seconds of the device's group. direct: allocations that reclaimed for themselves (the device's background reclaimer fell behind). ratio: zram's compression. cpu s, pss MiB: the manager's own (proportional set size).");
     for s in sums.iter().filter(|s| s.failed.max > 0.0 || s.stopped_runs > 0 || s.interrupted_runs > 0) {
-        let _ = writeln!(o, "{}: {} failed visits (median {}), {} runs stopped, {} interrupted.", s.manager, num(s.failed.max), num(s.failed.median), s.stopped_runs, s.interrupted_runs);
+        let _ = writeln!(
+            o,
+            "{}: {} failed visits (median {}), {} runs stopped, {} interrupted.",
+            s.manager,
+            num(s.failed.max),
+            num(s.failed.median),
+            s.stopped_runs,
+            s.interrupted_runs
+        );
     }
     o
 }
@@ -350,8 +379,19 @@ mod tests {
             seed: 1,
             ram_mb: 512,
             device: Default::default(),
-            visits: lat.iter().map(|(k, l)| Visit { frames: 10, janky_frames: if *k == "warm" { 5 } else { 0 }, frame_p95_ms: *l / 10.0, ..Visit::new("a", k, *l) }).collect(),
-            kills: kills.iter().map(|(by, c)| Kill { app: "a".into(), class: *c, by: (*by).into(), at_ms: 0 }).collect(),
+            visits: lat
+                .iter()
+                .map(|(k, l)| Visit {
+                    frames: 10,
+                    janky_frames: if *k == "warm" { 5 } else { 0 },
+                    frame_p95_ms: *l / 10.0,
+                    ..Visit::new("a", k, *l)
+                })
+                .collect(),
+            kills: kills
+                .iter()
+                .map(|(by, c)| Kill { app: "a".into(), class: *c, by: (*by).into(), at_ms: 0 })
+                .collect(),
             refault_pages: 10,
             refault_anon_pages: 4,
             refault_file_pages: 6,
@@ -401,7 +441,10 @@ mod tests {
         assert_eq!(s[0].return_p50_ms.unwrap().max, 2.0, "hot and warm returns of each run");
         assert_eq!(s[0].warm_p50_ms, Some(Figure { median: 20.0, min: 20.0, max: 20.0 }), "one run had a warm return");
         let w = s[0].wait_s;
-        assert!((w.min - 0.405).abs() < 1e-9 && (w.max - 0.521).abs() < 1e-9, "each run's visits' latencies, summed: {w:?}");
+        assert!(
+            (w.min - 0.405).abs() < 1e-9 && (w.max - 0.521).abs() < 1e-9,
+            "each run's visits' latencies, summed: {w:?}"
+        );
         assert_eq!(s[0].kills_by_manager.median, 0.5);
         assert_eq!(s[1].foreground_kills.median, 1.0);
         assert_eq!(s[1].kills_by_kernel.median, 1.0);
@@ -409,7 +452,10 @@ mod tests {
         let jank = s[0].jank_pct.unwrap();
         assert!((jank.max - 5.0 / 30.0 * 100.0).abs() < 1e-9 && jank.min == 0.0, "{jank:?}");
         assert_eq!(s[0].idle_available_mib, None);
-        assert_eq!((s[0].swap_out_pages.map(|f| f.median), s[0].refault_ratio.map(|f| f.median)), (Some(10.0), Some(0.5)));
+        assert_eq!(
+            (s[0].swap_out_pages.map(|f| f.median), s[0].refault_ratio.map(|f| f.median)),
+            (Some(10.0), Some(0.5))
+        );
         assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.5), Some(2.0));
         assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.95), Some(4.0));
         assert_eq!(quantile(vec![], 0.5), None);
@@ -431,7 +477,11 @@ mod tests {
         ];
         let s = &summarize(&[r])[0];
         assert_eq!(s.latency_p95_ms.map(|f| f.median), Some(4000.0), "all served visits: a first launch");
-        assert_eq!(s.after_first_p95_ms.map(|f| f.median), Some(2500.0), "the relaunch, not the first launches or the failed visit");
+        assert_eq!(
+            s.after_first_p95_ms.map(|f| f.median),
+            Some(2500.0),
+            "the relaunch, not the first launches or the failed visit"
+        );
         let mut only_first = run("kernel", &[], &[]);
         only_first.visits = vec![visit("kv", "cold", 3000.0), visit("maps", "cold", 4000.0)];
         assert_eq!(summarize(&[only_first])[0].after_first_p95_ms, None, "no visit after the first launches");
@@ -441,9 +491,22 @@ mod tests {
     fn p50_every_return_hot_puts_warm_returns_and_relaunches_at_the_apps_hot_median() {
         let visit = |app: &str, kind: &str, ms: f64| Visit::new(app, kind, ms);
         let mut keeper = run("memorch", &[], &[]);
-        keeper.visits = vec![visit("mail", "cold", 500.0), visit("mail", "warm", 40.0), visit("mail", "warm", 60.0), visit("mail", "warm", 70.0), visit("chat", "cold", 900.0), visit("chat", "warm", 80.0)];
+        keeper.visits = vec![
+            visit("mail", "cold", 500.0),
+            visit("mail", "warm", 40.0),
+            visit("mail", "warm", 60.0),
+            visit("mail", "warm", 70.0),
+            visit("chat", "cold", 900.0),
+            visit("chat", "warm", 80.0),
+        ];
         let mut killer = run("lmkd", &[], &[]);
-        killer.visits = vec![visit("mail", "cold", 450.0), visit("mail", "hot", 2.0), visit("mail", "hot", 4.0), visit("mail", "cold", 300.0), visit("mail", "failed", 1.0)];
+        killer.visits = vec![
+            visit("mail", "cold", 450.0),
+            visit("mail", "hot", 2.0),
+            visit("mail", "hot", 4.0),
+            visit("mail", "cold", 300.0),
+            visit("mail", "failed", 1.0),
+        ];
         // Never hot in the bench: nothing says what its hot return takes.
         let mut never_hot = run("kernel", &[], &[]);
         never_hot.visits = vec![visit("kv", "cold", 900.0), visit("kv", "warm", 80.0), visit("kv", "warm", 100.0)];
@@ -475,7 +538,10 @@ mod tests {
         assert!(t.contains("1–1/0–0/1–1/0–1") && t.contains("400–500"), "the spread line: {t}");
         let lmkd = t.lines().find(|l| l.starts_with("lmkd")).unwrap();
         assert!(lmkd.contains("no visit served") && !lmkd.contains("0/0/0"), "{lmkd}");
-        assert!(t.contains("memorch: 1 failed visits") && t.contains("lmkd: 2 failed visits (median 2), 1 runs stopped"), "{t}");
+        assert!(
+            t.contains("memorch: 1 failed visits") && t.contains("lmkd: 2 failed visits (median 2), 1 runs stopped"),
+            "{t}"
+        );
     }
 
     #[test]

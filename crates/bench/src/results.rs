@@ -65,7 +65,24 @@ fn is_zero(n: &u64) -> bool {
 
 impl Visit {
     pub fn new(app: &str, kind: &str, latency_ms: f64) -> Visit {
-        Visit { app: app.into(), kind: kind.into(), latency_ms, at_ms: 0, frames: 0, janky_frames: 0, frame_p95_ms: 0.0, error: None, after_compaction: false, refaults_anon: 0, refaults_file: 0, zram_reads: 0, swapouts: 0, direct_reclaims: 0, free_kib_at_return: 0, to_front_us: 0 }
+        Visit {
+            app: app.into(),
+            kind: kind.into(),
+            latency_ms,
+            at_ms: 0,
+            frames: 0,
+            janky_frames: 0,
+            frame_p95_ms: 0.0,
+            error: None,
+            after_compaction: false,
+            refaults_anon: 0,
+            refaults_file: 0,
+            zram_reads: 0,
+            swapouts: 0,
+            direct_reclaims: 0,
+            free_kib_at_return: 0,
+            to_front_us: 0,
+        }
     }
 
     pub fn failed(app: &str, latency_ms: f64, error: String) -> Visit {

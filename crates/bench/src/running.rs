@@ -38,14 +38,27 @@ pub struct Running {
 
 impl Running {
     /// Start the app's command (see [`app_command`]); `spawn` puts it in the device.
-    pub fn start(def: &AppDef, mut cmd: Command, log: &Path, spawn: impl FnOnce(Command) -> Result<Child, String>) -> Result<Running, String> {
+    pub fn start(
+        def: &AppDef,
+        mut cmd: Command,
+        log: &Path,
+        spawn: impl FnOnce(Command) -> Result<Child, String>,
+    ) -> Result<Running, String> {
         let err = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(err);
         let mut child = spawn(cmd)?;
         let stdin = child.stdin.take().expect("piped");
         let recent = Arc::new(Mutex::new(VecDeque::new()));
         let lines = line_channel(child.stdout.take().expect("piped"), recent.clone());
-        Ok(Running { child, stdin, lines, recent, class: Class::Foreground, log: log.to_path_buf(), draws_frames: def.command.is_empty() })
+        Ok(Running {
+            child,
+            stdin,
+            lines,
+            recent,
+            class: Class::Foreground,
+            log: log.to_path_buf(),
+            draws_frames: def.command.is_empty(),
+        })
     }
 
     pub fn alive(&mut self) -> bool {
@@ -54,7 +67,8 @@ impl Running {
 
     /// Whether it has exited by SIGKILL (a manager's or the kernel's kill, not a crash).
     pub fn was_killed(&mut self) -> bool {
-        self.child.try_wait().ok().flatten().and_then(|st| std::os::unix::process::ExitStatusExt::signal(&st)) == Some(libc::SIGKILL)
+        self.child.try_wait().ok().flatten().and_then(|st| std::os::unix::process::ExitStatusExt::signal(&st))
+            == Some(libc::SIGKILL)
     }
 
     pub fn pid(&self) -> u32 {
@@ -124,7 +138,11 @@ impl Running {
         if found && self.alive() {
             return Ok(());
         }
-        let why = if self.alive() { format!("was not ready within {APP_TIMEOUT:?}") } else { "died while launching".to_string() };
+        let why = if self.alive() {
+            format!("was not ready within {APP_TIMEOUT:?}")
+        } else {
+            "died while launching".to_string()
+        };
         Err(format!("'{}' {why}: {}", def.name, self.tail()))
     }
 
@@ -132,17 +150,25 @@ impl Running {
     /// the visit's number (a real program's resume action may vary with it).
     pub fn resume(&mut self, def: &AppDef, visit: usize, tick: &mut dyn FnMut()) -> Visit {
         let t = Instant::now();
-        let failed = |r: &mut Running, what: &str| Visit::failed(&def.name, t.elapsed().as_secs_f64() * 1000.0, format!("'{}' {what}: {}", def.name, r.tail()));
+        let failed = |r: &mut Running, what: &str| {
+            Visit::failed(&def.name, t.elapsed().as_secs_f64() * 1000.0, format!("'{}' {what}: {}", def.name, r.tail()))
+        };
         if def.command.is_empty() {
             let _ = writeln!(self.stdin, "resume");
             // A `frames` line that came after its `back` gave up waiting (an app stalled over
             // 10 s) is not the answer: skip it, within the same deadline.
             let deadline = t + APP_TIMEOUT;
-            let answer = std::iter::from_fn(|| self.next_line(deadline.saturating_duration_since(Instant::now()), tick)).find(|l| !l.starts_with("frames"));
+            let answer =
+                std::iter::from_fn(|| self.next_line(deadline.saturating_duration_since(Instant::now()), tick))
+                    .find(|l| !l.starts_with("frames"));
             return match answer {
                 Some(l) if l.starts_with("resumed") => {
                     let faults = field(&l, "major_faults").unwrap_or(0);
-                    Visit::new(&def.name, if faults > 0 { WARM } else { HOT }, field(&l, "us").unwrap_or(0) as f64 / 1000.0)
+                    Visit::new(
+                        &def.name,
+                        if faults > 0 { WARM } else { HOT },
+                        field(&l, "us").unwrap_or(0) as f64 / 1000.0,
+                    )
                 }
                 _ => failed(self, "did not answer its resume"),
             };
@@ -192,7 +218,12 @@ impl Drop for Running {
 }
 
 /// A cold launch measured: the visit, and the app if it came up.
-pub fn cold_visit(def: &AppDef, started: Result<Running, String>, t: Instant, tick: &mut dyn FnMut()) -> (Visit, Option<Running>) {
+pub fn cold_visit(
+    def: &AppDef,
+    started: Result<Running, String>,
+    t: Instant,
+    tick: &mut dyn FnMut(),
+) -> (Visit, Option<Running>) {
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
     match started {
         Err(e) => (Visit::failed(&def.name, ms(t), e), None),
@@ -232,7 +263,16 @@ pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, work: &Path,
         return c;
     }
     c.arg(exe).arg("app");
-    c.args(["--name", &a.name, "--anon-mb", &a.anon_mb.to_string(), "--content", &a.content, "--seed", &seed.to_string()]);
+    c.args([
+        "--name",
+        &a.name,
+        "--anon-mb",
+        &a.anon_mb.to_string(),
+        "--content",
+        &a.content,
+        "--seed",
+        &seed.to_string(),
+    ]);
     c.args(["--init-ms", &a.init_ms.to_string(), "--working-set", &a.working_set.to_string(), "--front"]);
     for f in installed_files(a, work) {
         c.arg(f.flag).arg(f.path).args([f.mb_flag, &f.mb.to_string()]);
@@ -267,10 +307,20 @@ pub fn installed_files(a: &AppDef, work: &Path) -> Vec<InstalledFile> {
     }
     let mut files = Vec::new();
     if a.file_mb > 0 {
-        files.push(InstalledFile { flag: "--file", mb_flag: "--file-mb", path: work.join(format!("{}.bin", a.name)), mb: a.file_mb });
+        files.push(InstalledFile {
+            flag: "--file",
+            mb_flag: "--file-mb",
+            path: work.join(format!("{}.bin", a.name)),
+            mb: a.file_mb,
+        });
     }
     if a.so_mb > 0 {
-        files.push(InstalledFile { flag: "--so", mb_flag: "--so-mb", path: work.join(format!("lib{}.so", a.name)), mb: a.so_mb });
+        files.push(InstalledFile {
+            flag: "--so",
+            mb_flag: "--so-mb",
+            path: work.join(format!("lib{}.so", a.name)),
+            mb: a.so_mb,
+        });
     }
     files
 }

@@ -226,9 +226,14 @@ impl Scenario {
     pub fn load(name_or_path: &str) -> Result<Scenario, String> {
         let built_in = || BUILT_IN.map(|b| b.0).join(", ");
         let (text, origin, assets) = match BUILT_IN.iter().find(|(n, _, _)| *n == name_or_path) {
-            Some((_, t, a)) => (t.to_string(), format!("built-in scenario '{name_or_path}'"), if a.is_empty() { Assets::None } else { Assets::Embedded(a) }),
+            Some((_, t, a)) => (
+                t.to_string(),
+                format!("built-in scenario '{name_or_path}'"),
+                if a.is_empty() { Assets::None } else { Assets::Embedded(a) },
+            ),
             None => {
-                let t = std::fs::read_to_string(name_or_path).map_err(|e| format!("scenario '{name_or_path}': {e} (built in: {})", built_in()))?;
+                let t = std::fs::read_to_string(name_or_path)
+                    .map_err(|e| format!("scenario '{name_or_path}': {e} (built in: {})", built_in()))?;
                 let path = std::path::absolute(name_or_path).map_err(|e| format!("scenario '{name_or_path}': {e}"))?;
                 (t, name_or_path.to_string(), Assets::Dir(path.parent().unwrap_or(Path::new("/")).to_path_buf()))
             }
@@ -236,7 +241,11 @@ impl Scenario {
         let mut s = Scenario::parse(&text).map_err(|e| format!("{origin}: {e}"))?;
         // The generated data depends on the prepare steps and the assets only.
         let mut h = 0x5ca1_ab1e_u64;
-        let mut mix = |bytes: &[u8]| bytes.chunks(8).for_each(|c| h = crate::content::splitmix(h ^ c.iter().fold(0u64, |a, &b| a << 8 | b as u64)));
+        let mut mix = |bytes: &[u8]| {
+            bytes
+                .chunks(8)
+                .for_each(|c| h = crate::content::splitmix(h ^ c.iter().fold(0u64, |a, &b| a << 8 | b as u64)))
+        };
         for p in &s.prepare {
             mix(p.creates.as_bytes());
             p.command.iter().for_each(|a| mix(a.as_bytes()));
@@ -263,7 +272,13 @@ impl Scenario {
     }
 
     pub fn parse(text: &str) -> Result<Scenario, String> {
-        let s: Scenario = toml::from_str(text).map_err(|e| e.to_string().lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('|')).collect::<Vec<_>>().join(": "))?;
+        let s: Scenario = toml::from_str(text).map_err(|e| {
+            e.to_string()
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('|'))
+                .collect::<Vec<_>>()
+                .join(": ")
+        })?;
         if s.apps.is_empty() {
             return Err("no [[apps]]".into());
         }
@@ -272,7 +287,10 @@ impl Scenario {
                 return Err(format!("app name '{}' must be 1 to 15 bytes (it becomes the process name)", a.name));
             }
             if !["text", "zero", "same", "random", "shared", "mixed"].contains(&a.content.as_str()) {
-                return Err(format!("app '{}': content '{}' is not text, zero, same, random, shared or mixed", a.name, a.content));
+                return Err(format!(
+                    "app '{}': content '{}' is not text, zero, same, random, shared or mixed",
+                    a.name, a.content
+                ));
             }
             if !(0.0..=1.0).contains(&a.working_set) {
                 return Err(format!("app '{}': working_set {} must be within 0..=1", a.name, a.working_set));
@@ -285,14 +303,21 @@ impl Scenario {
             }
             for (key, v) in [("ready", &a.ready), ("resume", &a.resume)] {
                 if v.as_deref().is_some_and(|p| Probe::parse(p).is_none()) {
-                    return Err(format!("app '{}': {key} = {:?}: use \"line:TEXT\" or \"cmd:SHELL\"", a.name, v.as_deref().unwrap_or_default()));
+                    return Err(format!(
+                        "app '{}': {key} = {:?}: use \"line:TEXT\" or \"cmd:SHELL\"",
+                        a.name,
+                        v.as_deref().unwrap_or_default()
+                    ));
                 }
             }
             if a.command.is_empty() && (a.ready.is_some() || a.resume.is_some()) {
                 return Err(format!("app '{}': ready and resume are for real programs: give its command too", a.name));
             }
             if !a.command.is_empty() && a.ready.is_none() {
-                return Err(format!("app '{}': a real program needs ready = \"line:TEXT\" or \"cmd:SHELL\" to tell when it is up", a.name));
+                return Err(format!(
+                    "app '{}': a real program needs ready = \"line:TEXT\" or \"cmd:SHELL\" to tell when it is up",
+                    a.name
+                ));
             }
         }
         for v in &s.visits.sequence {
@@ -340,7 +365,9 @@ pub fn resolve_program(program: &str, base: &Path) -> Result<PathBuf, String> {
         let p = base.join(program);
         return if p.is_file() { Ok(p) } else { Err(format!("{} does not exist", p.display())) };
     }
-    memorch_linux::which::on_path(program).ok_or_else(|| format!("'{program}' is not installed (not on PATH): ./scripts/setup installs what the built-in scenarios run"))
+    memorch_linux::which::on_path(program).ok_or_else(|| {
+        format!("'{program}' is not installed (not on PATH): ./scripts/setup installs what the built-in scenarios run")
+    })
 }
 
 #[cfg(test)]
@@ -380,25 +407,45 @@ mod tests {
         let all: u64 = swam.apps.iter().map(|a| a.anon_mb + a.file_mb + a.so_mb).sum();
         assert!((0.33..0.37).contains(&(so as f64 / all as f64)), "SWAM §3.3: unshared SO pages ~36 % of memory");
         let consumed = swam.apps.iter().find(|a| !a.visited).unwrap();
-        assert_eq!((consumed.anon_mb, swam.visit_order(1)[0].as_str()), (256, "consumed"), "SWAM §5.1: 256 MB consumed first");
+        assert_eq!(
+            (consumed.anon_mb, swam.visit_order(1)[0].as_str()),
+            (256, "consumed"),
+            "SWAM §5.1: 256 MB consumed first"
+        );
         assert_eq!(swam.visit_order(1).iter().filter(|v| *v == "consumed").count(), 1, "and never visited again");
         let thesis = Scenario::load("thesis").unwrap();
-        assert_eq!(thesis.apps.iter().filter(|a| a.name.starts_with("proc")).map(|a| a.anon_mb + a.file_mb).collect::<Vec<_>>(), vec![100; 6]);
+        assert_eq!(
+            thesis
+                .apps
+                .iter()
+                .filter(|a| a.name.starts_with("proc"))
+                .map(|a| a.anon_mb + a.file_mb)
+                .collect::<Vec<_>>(),
+            vec![100; 6]
+        );
         assert_eq!(thesis.ram_mb, 835);
     }
 
     #[test]
     fn bad_scenarios_say_what_is_wrong() {
         assert!(Scenario::load("nope").unwrap_err().contains("built in: quick"));
-        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\nsequence=['a']\n[[apps]]\nname='b'\nanon_mb=1\n").unwrap_err();
+        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\nsequence=['a']\n[[apps]]\nname='b'\nanon_mb=1\n")
+            .unwrap_err();
         assert!(e.contains("'a'"), "{e}");
-        let e = Scenario::parse("name='x'\nram_mb=512\nbogus=1\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\n").unwrap_err();
+        let e =
+            Scenario::parse("name='x'\nram_mb=512\nbogus=1\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\n").unwrap_err();
         assert!(e.contains("bogus"), "{e}");
-        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\ncommand=['sleep','9']\n").unwrap_err();
+        let e =
+            Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\ncommand=['sleep','9']\n")
+                .unwrap_err();
         assert!(e.contains("ready"), "{e}");
-        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\ncommand=['x']\nready='up'\n").unwrap_err();
+        let e = Scenario::parse(
+            "name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\ncommand=['x']\nready='up'\n",
+        )
+        .unwrap_err();
         assert!(e.contains("line:TEXT"), "{e}");
-        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\nbackground='native'\n").unwrap_err();
+        let e = Scenario::parse("name='x'\nram_mb=512\n[visits]\n[[apps]]\nname='b'\nanon_mb=1\nbackground='native'\n")
+            .unwrap_err();
         assert!(e.contains("perceptible"), "{e}");
     }
 

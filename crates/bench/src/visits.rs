@@ -26,7 +26,8 @@ impl Scenario {
         if !self.visits.sequence.is_empty() {
             return self.visits.sequence.clone();
         }
-        let mut out: Vec<String> = if self.visits.launch_all { self.apps.iter().map(|a| a.name.clone()).collect() } else { Vec::new() };
+        let mut out: Vec<String> =
+            if self.visits.launch_all { self.apps.iter().map(|a| a.name.clone()).collect() } else { Vec::new() };
         let mut rng = Rng(seed ^ 0x5eed);
         if self.visits.sessions > 0 {
             self.session_visits(&mut rng, &mut out);
@@ -75,11 +76,16 @@ impl Scenario {
                 set.push(self.zipf_pick(rng, &rest));
             }
             // Exponentially distributed switch count, at least enough to visit every app.
-            let switches = if k == 1 { 0 } else { ((-multi_mean * (1.0 - rng.unit()).ln()).round() as usize).max(k - 1) };
+            let switches =
+                if k == 1 { 0 } else { ((-multi_mean * (1.0 - rng.unit()).ln()).round() as usize).max(k - 1) };
             let mut current = set[0];
             out.push(self.apps[current].name.clone());
             for i in 1..=switches {
-                let next = if i < k { set[i] } else { self.zipf_pick(rng, &set.iter().copied().filter(|&a| a != current).collect::<Vec<_>>()) };
+                let next = if i < k {
+                    set[i]
+                } else {
+                    self.zipf_pick(rng, &set.iter().copied().filter(|&a| a != current).collect::<Vec<_>>())
+                };
                 out.push(self.apps[next].name.clone());
                 current = next;
             }
@@ -127,7 +133,8 @@ mod tests {
         assert_eq!(order, s.visit_order(3), "deterministic");
         let sessions: Vec<&[String]> = order.split(|v| v == IDLE).collect();
         assert_eq!(sessions.len(), 400, "the screen goes off between sessions");
-        let distinct: Vec<usize> = sessions.iter().map(|v| v.iter().collect::<std::collections::BTreeSet<_>>().len()).collect();
+        let distinct: Vec<usize> =
+            sessions.iter().map(|v| v.iter().collect::<std::collections::BTreeSet<_>>().len()).collect();
         assert!(distinct.iter().all(|&k| (1..=4).contains(&k)), "1 to 4 apps a session");
         let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len() as f64;
         let d = mean(&distinct);

@@ -3,7 +3,7 @@
 //!     cargo bench -p memorch-core --bench decide
 
 use divan::Bencher;
-use memorch_core::engine::{App, Engine, Event, Input, PressureLevel, Preset};
+use memorch_core::engine::{App, Engine, Event, Input, Preset, PressureLevel};
 use memorch_core::{Class, Counters, Facility, MemoryState, Psi, PsiLine, Snapshot, SwapDevice, SwapState};
 
 fn main() {
@@ -17,11 +17,36 @@ fn snapshot() -> Snapshot {
     Snapshot {
         domain: "bench".into(),
         uptime_ms: 0,
-        memory: MemoryState { total_bytes: total, limited: true, used_bytes: total - 60 * MIB, free_bytes: 60 * MIB, available_bytes: 150 * MIB, file_active_bytes: 50 * MIB, file_inactive_bytes: 40 * MIB, anon_bytes: 0, shmem_bytes: 0, swap_used_bytes: 0 },
-        swap: SwapState { devices: vec![SwapDevice { path: "/dev/zram0".into(), kind: "partition".into(), size_bytes: 2048 * MIB, used_bytes: 1500 * MIB, priority: 100 }], total_bytes: 2048 * MIB, used_bytes: 1500 * MIB },
+        memory: MemoryState {
+            total_bytes: total,
+            limited: true,
+            used_bytes: total - 60 * MIB,
+            free_bytes: 60 * MIB,
+            available_bytes: 150 * MIB,
+            file_active_bytes: 50 * MIB,
+            file_inactive_bytes: 40 * MIB,
+            anon_bytes: 0,
+            shmem_bytes: 0,
+            swap_used_bytes: 0,
+        },
+        swap: SwapState {
+            devices: vec![SwapDevice {
+                path: "/dev/zram0".into(),
+                kind: "partition".into(),
+                size_bytes: 2048 * MIB,
+                used_bytes: 1500 * MIB,
+                priority: 100,
+            }],
+            total_bytes: 2048 * MIB,
+            used_bytes: 1500 * MIB,
+        },
         zram: Facility::unavailable("bench"),
         ksm: Facility::unavailable("bench"),
-        psi: Facility::Available(Psi { source: "bench".into(), some: PsiLine { avg10: 12.0, ..Default::default() }, full: PsiLine { avg10: 3.0, ..Default::default() } }),
+        psi: Facility::Available(Psi {
+            source: "bench".into(),
+            some: PsiLine { avg10: 12.0, ..Default::default() },
+            full: PsiLine { avg10: 3.0, ..Default::default() },
+        }),
         counters: Counters::default(),
         processes: None,
     }
@@ -55,7 +80,11 @@ fn apps() -> Vec<App> {
 fn decide_500_apps(b: Bencher, preset: &str) {
     let snap = snapshot();
     let apps = apps();
-    let events = [Event::Pressure { level: PressureLevel::Partial }, Event::LaunchIntent { app: "app7".into(), expected_bytes: Some(400 * MIB) }, Event::Home];
+    let events = [
+        Event::Pressure { level: PressureLevel::Partial },
+        Event::LaunchIntent { app: "app7".into(), expected_bytes: Some(400 * MIB) },
+        Event::Home,
+    ];
     let engine = Engine::new(Preset::by_name(preset).unwrap());
     // Return the engine too, so dropping it (its maps) falls outside the timing.
     b.with_inputs(|| engine.clone()).bench_local_values(|mut e| {

@@ -11,6 +11,6 @@ pub mod snapshot;
 
 pub use class::Class;
 pub use snapshot::{
-    Counters, Facility, KsmState, MemoryState, ProcessInfo, Psi, PsiLine, Snapshot, SwapDevice,
-    SwapState, ZramDevice, ZramState,
+    Counters, Facility, KsmState, MemoryState, ProcessInfo, Psi, PsiLine, Snapshot, SwapDevice, SwapState, ZramDevice,
+    ZramState,
 };

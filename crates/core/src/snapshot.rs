@@ -76,7 +76,13 @@ impl SwapState {
     /// The free room of the files above zram (those made for unlikely apps' pages): where the
     /// kernel puts the next pages swapped out, before zram, whichever app they are of.
     pub fn room_above_zram(&self) -> u64 {
-        self.above_zram_priority().map_or(0, |above| self.devices.iter().filter(|d| d.kind == "file" && d.priority >= above).map(|d| d.size_bytes.saturating_sub(d.used_bytes)).sum())
+        self.above_zram_priority().map_or(0, |above| {
+            self.devices
+                .iter()
+                .filter(|d| d.kind == "file" && d.priority >= above)
+                .map(|d| d.size_bytes.saturating_sub(d.used_bytes))
+                .sum()
+        })
     }
 
     /// Whether a storage swap file holds pages: only then is there anything on storage for a
@@ -289,7 +295,8 @@ mod tests {
 
     #[test]
     fn kill_order_is_class_then_adj_then_size() {
-        let mut ps = [proc(1, 0, 500), proc(2, 900, 10), proc(3, 999, 5), proc(4, 900, 50), proc(5, 950, 1), proc(6, 700, 900)];
+        let mut ps =
+            [proc(1, 0, 500), proc(2, 900, 10), proc(3, 999, 5), proc(4, 900, 50), proc(5, 950, 1), proc(6, 700, 900)];
         ps.sort_by(kill_order);
         let order: Vec<u32> = ps.iter().map(|p| p.pid).collect();
         assert_eq!(order, vec![3, 5, 4, 2, 6, 1]);

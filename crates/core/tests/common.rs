@@ -20,7 +20,13 @@ pub fn swap_exhausted(s: Snapshot, files: u32, file_mb: u64) -> Snapshot {
     let mut s = zram_full(s);
     for i in 0..files {
         let bytes = file_mb * MIB;
-        s.swap.devices.push(SwapDevice { path: format!("/swap/memorch-swap-{i}.swap"), kind: "file".into(), size_bytes: bytes, used_bytes: bytes, priority: -2 });
+        s.swap.devices.push(SwapDevice {
+            path: format!("/swap/memorch-swap-{i}.swap"),
+            kind: "file".into(),
+            size_bytes: bytes,
+            used_bytes: bytes,
+            priority: -2,
+        });
         s.swap.total_bytes += bytes;
         s.swap.used_bytes += bytes;
     }
@@ -31,7 +37,13 @@ pub fn swap_exhausted(s: Snapshot, files: u32, file_mb: u64) -> Snapshot {
 pub fn zram_full_with_file(s: Snapshot, file_mb: u64) -> Snapshot {
     let mut s = zram_full(s);
     let bytes = file_mb * MIB;
-    s.swap.devices.push(SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: bytes, used_bytes: 0, priority: -2 });
+    s.swap.devices.push(SwapDevice {
+        path: "/swap/memorch-swap-0.swap".into(),
+        kind: "file".into(),
+        size_bytes: bytes,
+        used_bytes: 0,
+        priority: -2,
+    });
     s.swap.total_bytes += bytes;
     s
 }
@@ -40,7 +52,13 @@ pub fn zram_full_with_file(s: Snapshot, file_mb: u64) -> Snapshot {
 /// a quarter of it, empty.
 pub fn snap(total_mb: u64, free_mb: u64, file_mb: u64) -> Snapshot {
     let swap = SwapState {
-        devices: vec![SwapDevice { path: "/dev/zram0".into(), kind: "partition".into(), size_bytes: total_mb * MIB / 4, used_bytes: 0, priority: 100 }],
+        devices: vec![SwapDevice {
+            path: "/dev/zram0".into(),
+            kind: "partition".into(),
+            size_bytes: total_mb * MIB / 4,
+            used_bytes: 0,
+            priority: 100,
+        }],
         total_bytes: total_mb * MIB / 4,
         used_bytes: 0,
     };
@@ -114,12 +132,24 @@ pub fn engine(spec: &str) -> Engine {
 }
 
 /// A decision whose actions are all carried out (the engine learns them as done).
-pub fn decide(e: &mut Engine, now_ms: u64, s: &Snapshot, apps: &[App], events: &[Event]) -> Vec<memorch_core::engine::Action> {
+pub fn decide(
+    e: &mut Engine,
+    now_ms: u64,
+    s: &Snapshot,
+    apps: &[App],
+    events: &[Event],
+) -> Vec<memorch_core::engine::Action> {
     e.decide_and_assume_done(&Input { now_ms, snapshot: s, apps, events })
 }
 
 /// A decision none of whose actions is carried out (a dry run, or every one refused).
-pub fn decide_undone(e: &mut Engine, now_ms: u64, s: &Snapshot, apps: &[App], events: &[Event]) -> Vec<memorch_core::engine::Action> {
+pub fn decide_undone(
+    e: &mut Engine,
+    now_ms: u64,
+    s: &Snapshot,
+    apps: &[App],
+    events: &[Event],
+) -> Vec<memorch_core::engine::Action> {
     let input = Input { now_ms, snapshot: s, apps, events };
     let actions = e.decide(&input);
     e.learn(&input, &actions.iter().map(memorch_core::engine::Outcome::undone).collect::<Vec<_>>());

@@ -31,9 +31,21 @@ fn freezable(pid: u32, name: &str, class: Class, frozen: bool) -> memorch_core::
 fn an_app_cached_for_the_set_time_is_frozen_and_not_before() {
     let mut e = freezer();
     let s = snap(2048, 1500, 200);
-    let apps = [freezable(10, "fg", Class::Foreground, false), freezable(11, "mail", Class::Cached, false), app(12, "no-group", Class::Cached, 50)];
-    assert_eq!(freezes(&decide(&mut e, 1_000, &s, &apps, &[Event::Timer])).0, Vec::<u32>::new(), "just cached: not yet");
-    assert_eq!(freezes(&decide(&mut e, 10_999, &s, &apps, &[Event::Timer])).0, Vec::<u32>::new(), "9.999 s cached: not yet");
+    let apps = [
+        freezable(10, "fg", Class::Foreground, false),
+        freezable(11, "mail", Class::Cached, false),
+        app(12, "no-group", Class::Cached, 50),
+    ];
+    assert_eq!(
+        freezes(&decide(&mut e, 1_000, &s, &apps, &[Event::Timer])).0,
+        Vec::<u32>::new(),
+        "just cached: not yet"
+    );
+    assert_eq!(
+        freezes(&decide(&mut e, 10_999, &s, &apps, &[Event::Timer])).0,
+        Vec::<u32>::new(),
+        "9.999 s cached: not yet"
+    );
     // Cached for 10 s: frozen; the foreground and the app without a group of its own never.
     assert_eq!(freezes(&decide(&mut e, 11_000, &s, &apps, &[Event::Timer])).0, vec![11]);
 }
@@ -64,9 +76,15 @@ fn protected_apps_are_never_frozen_and_the_switch_turns_it_off_and_thaws() {
     assert_eq!(freezes(&decide(&mut e, 60_000, &s, &[protected], &[Event::Timer])).0, Vec::<u32>::new());
     let mut off = memorch_core::engine::Engine::new(Preset::from_spec("memorch:freeze=off").unwrap());
     decide(&mut off, 0, &s, &[freezable(11, "mail", Class::Cached, false)], &[Event::Timer]);
-    assert_eq!(freezes(&decide(&mut off, 60_000, &s, &[freezable(11, "mail", Class::Cached, false)], &[Event::Timer])).0, Vec::<u32>::new());
+    assert_eq!(
+        freezes(&decide(&mut off, 60_000, &s, &[freezable(11, "mail", Class::Cached, false)], &[Event::Timer])).0,
+        Vec::<u32>::new()
+    );
     // A frozen app under a preset that freezes nothing (a reload turned it off) is thawed.
-    assert_eq!(freezes(&decide(&mut off, 61_000, &s, &[freezable(11, "mail", Class::Cached, true)], &[Event::Timer])).1, vec![11]);
+    assert_eq!(
+        freezes(&decide(&mut off, 61_000, &s, &[freezable(11, "mail", Class::Cached, true)], &[Event::Timer])).1,
+        vec![11]
+    );
     // Papers' presets have no freezer; memorch's is off by measurement (docs/results.md).
     for name in ["lmkd", "swam", "mos", "thesis", "memorch"] {
         assert_eq!(Preset::by_name(name).unwrap().freeze_after_ms, None, "{name}");
@@ -74,10 +92,13 @@ fn protected_apps_are_never_frozen_and_the_switch_turns_it_off_and_thaws() {
 }
 
 fn trims(actions: &[memorch_core::engine::Action]) -> Vec<(&'static str, Option<u32>)> {
-    actions.iter().filter_map(|a| match a.kind {
-        ActionKind::Trim { level, pid } => Some((level.name(), pid)),
-        _ => None,
-    }).collect()
+    actions
+        .iter()
+        .filter_map(|a| match a.kind {
+            ActionKind::Trim { level, pid } => Some((level.name(), pid)),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
@@ -88,12 +109,25 @@ fn trim_notices_rise_with_the_shortage_and_come_before_any_compression() {
     assert!(trims(&decide(&mut e, 0, &snap(1000, 300, 0), &apps, &[Event::Timer])).is_empty(), "nothing near a margin");
     let a = decide(&mut e, 1000, &snap(1000, 170, 0), &apps, &[Event::Timer]);
     assert_eq!(trims(&a), vec![("moderate", None)], "half a margin before compression: {a:?}");
-    assert!(a.iter().all(|x| !matches!(x.kind, ActionKind::Compact { .. } | ActionKind::Kill { .. })), "told, nothing compressed yet: {a:?}");
-    assert!(trims(&decide(&mut e, 2000, &snap(1000, 170, 0), &apps, &[Event::Timer])).is_empty(), "said once while the level holds");
-    assert_eq!(trims(&decide(&mut e, 2000 + 10_000, &snap(1000, 170, 0), &apps, &[Event::Timer])), vec![("moderate", None)], "and again after a while");
+    assert!(
+        a.iter().all(|x| !matches!(x.kind, ActionKind::Compact { .. } | ActionKind::Kill { .. })),
+        "told, nothing compressed yet: {a:?}"
+    );
+    assert!(
+        trims(&decide(&mut e, 2000, &snap(1000, 170, 0), &apps, &[Event::Timer])).is_empty(),
+        "said once while the level holds"
+    );
+    assert_eq!(
+        trims(&decide(&mut e, 2000 + 10_000, &snap(1000, 170, 0), &apps, &[Event::Timer])),
+        vec![("moderate", None)],
+        "and again after a while"
+    );
     let a = decide(&mut e, 13_000, &snap(1000, 100, 0), &apps, &[Event::Timer]);
     assert_eq!(trims(&a), vec![("low", None)]);
-    assert!(matches!(a[0].kind, ActionKind::Trim { .. }), "the notice goes out before the decision's compressions: {a:?}");
+    assert!(
+        matches!(a[0].kind, ActionKind::Trim { .. }),
+        "the notice goes out before the decision's compressions: {a:?}"
+    );
     assert!(a.iter().any(|x| matches!(x.kind, ActionKind::Compact { .. })), "compression below the margin: {a:?}");
     // An app sent away from the screen is told it is hidden, once.
     let mut shown = apps.clone();
@@ -106,5 +140,8 @@ fn trim_notices_rise_with_the_shortage_and_come_before_any_compression() {
     let a = decide(&mut e, 16_000, &snap(1000, 300, 0), &shown, &[Event::AppState { pid: 21, class: Class::Cached }]);
     assert!(trims(&a).is_empty(), "not again on its way from previous to cached: {a:?}");
     let mut off = engine("memorch");
-    assert!(trims(&decide(&mut off, 0, &snap(1000, 100, 0), &apps, &[Event::Timer])).is_empty(), "off in memorch by measurement (docs/results.md)");
+    assert!(
+        trims(&decide(&mut off, 0, &snap(1000, 100, 0), &apps, &[Event::Timer])).is_empty(),
+        "off in memorch by measurement (docs/results.md)"
+    );
 }

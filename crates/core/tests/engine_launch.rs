@@ -28,16 +28,32 @@ fn apps_and_history(e: &mut Engine) -> Vec<App> {
     let old = App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 150) };
     let apps = vec![old, app(12, "fav", Class::Cached, 100)];
     for i in 0..5 {
-        decide(e, 1_000 * i, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+        decide(
+            e,
+            1_000 * i,
+            &snap(1024, 600, 10),
+            &apps,
+            &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }],
+        );
     }
-    decide(e, 6_000, &snap(1024, 600, 10), &apps, &[Event::AppState { pid: 12, class: Class::Foreground }, Event::Home]);
+    decide(
+        e,
+        6_000,
+        &snap(1024, 600, 10),
+        &apps,
+        &[Event::AppState { pid: 12, class: Class::Foreground }, Event::Home],
+    );
     apps
 }
 
 /// Only `fav` (the history of [`apps_and_history`]) left to give, grown to 250 MiB so that
 /// compression can cover a launch's 100 MiB.
 fn only_the_favourite_grown(e: &mut Engine) -> Vec<App> {
-    apps_and_history(e).into_iter().filter(|a| a.name == "fav").map(|a| App { anon_bytes: 250 * MIB, pss_bytes: Some(250 * MIB), ..a }).collect()
+    apps_and_history(e)
+        .into_iter()
+        .filter(|a| a.name == "fav")
+        .map(|a| App { anon_bytes: 250 * MIB, pss_bytes: Some(250 * MIB), ..a })
+        .collect()
 }
 
 fn launch(mb: u64) -> [Event; 1] {
@@ -53,7 +69,10 @@ fn a_launch_that_fits_only_in_page_cache_is_made_room_for_from_the_unlikely_apps
     let apps = apps_and_history(&mut e);
     let a = decide(&mut e, 7_000, &s, &apps, &launch(200));
     let squeezed = before_launch_squeezes(&a);
-    assert!(!squeezed.is_empty() && squeezed.iter().all(|(pid, _)| *pid == 11), "only the app away for an hour gives: {a:#?}");
+    assert!(
+        !squeezed.is_empty() && squeezed.iter().all(|(pid, _)| *pid == 11),
+        "only the app away for an hour gives: {a:#?}"
+    );
     let bytes: u64 = squeezed.iter().map(|(_, b)| b).sum();
     // What free memory lacks: 200 + 2 % of the domain − 100 MiB, within the time budget
     // (300 ms at 350 MB/s: 100 MiB).
@@ -103,7 +122,13 @@ fn idle_need_bytes(spec: &str, sessions_of_the_same_apps: u64) -> (u64, Vec<u32>
             decide(&mut e, now, &s, &apps, &[launched, Event::AppState { pid, class: Class::Foreground }]);
         }
         now += 1_000;
-        decide(&mut e, now, &s, &apps, &[Event::AppState { pid: 12, class: Class::Cached }, Event::Home, Event::Screen { on: false }]);
+        decide(
+            &mut e,
+            now,
+            &s,
+            &apps,
+            &[Event::AppState { pid: 12, class: Class::Cached }, Event::Home, Event::Screen { on: false }],
+        );
         now += 1_000;
         decide(&mut e, now, &s, &apps, &[Event::Screen { on: true }]);
     }
@@ -130,7 +155,11 @@ fn at_idle_room_is_made_for_an_app_not_seen_yet_while_new_apps_are_likely() {
     assert_eq!(squeezed, vec![10], "for a launch that may not come, only the unlikely app gives");
     assert_eq!(idle_need_bytes("memorch", 1), (0, vec![]), "off as shipped: only apps seen are prepared for");
     // The same two apps in ten sessions: no app seen in one session only, chance 0.
-    assert_eq!(idle_need_bytes("memorch:sessions=off,popularity=on,ahead.unseen_launch_chance=0.1", 10), (0, vec![]), "new apps have become rare");
+    assert_eq!(
+        idle_need_bytes("memorch:sessions=off,popularity=on,ahead.unseen_launch_chance=0.1", 10),
+        (0, vec![]),
+        "new apps have become rare"
+    );
 }
 
 #[test]
@@ -139,13 +168,24 @@ fn with_unseen_from_every_app_the_likely_apps_give_too_the_least_likely_first() 
     let (need, squeezed) = idle_need_bytes(spec, 1);
     assert!((49 * MIB..=51 * MIB).contains(&need), "{} MiB short", need / MIB);
     assert_eq!(squeezed.first(), Some(&10), "the unlikely app gives first: {squeezed:?}");
-    assert!(squeezed.len() > 1 && squeezed[1..].iter().all(|p| [11, 12].contains(p)), "then the likely ones, for what it could not: {squeezed:?}");
-    assert_eq!(idle_need_bytes("memorch:ahead.unseen_from_every_app=true", 1), (0, vec![]), "without a chance given, no app not seen yet is prepared for");
+    assert!(
+        squeezed.len() > 1 && squeezed[1..].iter().all(|p| [11, 12].contains(p)),
+        "then the likely ones, for what it could not: {squeezed:?}"
+    );
+    assert_eq!(
+        idle_need_bytes("memorch:ahead.unseen_from_every_app=true", 1),
+        (0, vec![]),
+        "without a chance given, no app not seen yet is prepared for"
+    );
 }
 
 /// Pids the pressure step asks to compress.
 fn pressure_squeezes(actions: &[Action]) -> Vec<u32> {
-    actions.iter().filter(|a| a.reason.step == Step::UnderPressure && matches!(a.kind, ActionKind::Compact { .. })).flat_map(Action::pids).collect()
+    actions
+        .iter()
+        .filter(|a| a.reason.step == Step::UnderPressure && matches!(a.kind, ActionKind::Compact { .. }))
+        .flat_map(Action::pids)
+        .collect()
 }
 
 /// `ahead.launch_first`: from a launch's intent until it is reported launched, the pressure
@@ -188,7 +228,11 @@ fn a_launch_never_reported_launched_stops_holding_the_pressure_step_back() {
 /// cost it weighed).
 fn launch_kill(actions: &[Action]) -> Option<(Vec<u32>, f64, f64)> {
     actions.iter().filter(|a| a.reason.step == Step::BeforeLaunch).find_map(|a| match &a.kind {
-        ActionKind::Kill { victims, .. } => Some((victims.iter().map(|v| v.pid).collect(), a.reason.fields.get("compress_wait_ms").copied().unwrap_or(0.0), a.reason.fields.get("expected_cost_ms").copied().unwrap_or(0.0))),
+        ActionKind::Kill { victims, .. } => Some((
+            victims.iter().map(|v| v.pid).collect(),
+            a.reason.fields.get("compress_wait_ms").copied().unwrap_or(0.0),
+            a.reason.fields.get("expected_cost_ms").copied().unwrap_or(0.0),
+        )),
         _ => None,
     })
 }
@@ -238,7 +282,10 @@ fn a_launch_compresses_where_a_kill_would_cost_more_or_it_is_off() {
 
 /// The squeezes a decision sends to a storage file of their own (`to_storage`), by pid.
 fn to_storage(actions: &[Action]) -> Vec<u32> {
-    actions.iter().filter_map(|a| if let ActionKind::Compact { pid, to_storage: true, .. } = a.kind { Some(pid) } else { None }).collect()
+    actions
+        .iter()
+        .filter_map(|a| if let ActionKind::Compact { pid, to_storage: true, .. } = a.kind { Some(pid) } else { None })
+        .collect()
 }
 
 /// `swap.launch_to_storage` (on in `memorch`): while a launch is in flight every squeeze goes
@@ -264,12 +311,21 @@ fn a_launch_in_flight_is_made_room_for_on_storage() {
     assert!(!squeezed.is_empty(), "{at_intent:#?}");
     let mut stored = to_storage(&at_intent);
     stored.sort_unstable();
-    let mut all: Vec<u32> = at_intent.iter().filter_map(|a| if let ActionKind::Compact { pid, .. } = a.kind { Some(pid) } else { None }).collect();
+    let mut all: Vec<u32> = at_intent
+        .iter()
+        .filter_map(|a| if let ActionKind::Compact { pid, .. } = a.kind { Some(pid) } else { None })
+        .collect();
     all.sort_unstable();
     assert_eq!(stored, all, "every squeeze while the launch is in flight, to storage: {at_intent:#?}");
-    assert!(after.iter().any(|a| matches!(a.kind, ActionKind::Compact { .. })), "still short after the launch: {after:#?}");
+    assert!(
+        after.iter().any(|a| matches!(a.kind, ActionKind::Compact { .. })),
+        "still short after the launch: {after:#?}"
+    );
     assert!(to_storage(&after).is_empty(), "the launch reported: squeezes go where the kernel puts them: {after:#?}");
     let (at_intent, _) = run("memorch:sessions=off,popularity=on,swap.launch_to_storage=false");
     assert!(!before_launch_squeezes(&at_intent).is_empty(), "{at_intent:#?}");
-    assert!(to_storage(&at_intent).is_empty(), "off (the preset before), zram a fifth full: none to storage: {at_intent:#?}");
+    assert!(
+        to_storage(&at_intent).is_empty(),
+        "off (the preset before), zram a fifth full: none to storage: {at_intent:#?}"
+    );
 }

@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use memorch_core::engine::{ActionKind, App, CompactScope, Engine, Event, PressureLevel, Preset, Step};
+use memorch_core::engine::{ActionKind, App, CompactScope, Engine, Event, Preset, PressureLevel, Step};
 use memorch_core::Class;
 
 fn kills(actions: &[memorch_core::engine::Action]) -> Vec<Vec<u32>> {
@@ -30,7 +30,12 @@ fn compactions(actions: &[memorch_core::engine::Action]) -> Vec<(u32, CompactSco
 /// kills as many as needed at once.
 #[test]
 fn mos_kills_two_cached_apps_at_once_where_lmk_needs_repeated_triggers() {
-    let apps = vec![app(11, "a", Class::Cached, 30), app(12, "b", Class::Cached, 30), app(13, "c", Class::Cached, 30), app(2, "fg", Class::Foreground, 100)];
+    let apps = vec![
+        app(11, "a", Class::Cached, 30),
+        app(12, "b", Class::Cached, 30),
+        app(13, "c", Class::Cached, 30),
+        app(2, "fg", Class::Foreground, 100),
+    ];
     let s = snap(1024, 50, 10);
     let launch = [Event::LaunchIntent { app: "game".into(), expected_bytes: Some(100 * MIB) }];
     let mut mos = engine("mos");
@@ -61,7 +66,10 @@ fn mos_phase1_reclaims_page_cache_in_doubling_steps_then_app_cache() {
     let s = snap(2048, 20, 60);
     let mut mos = engine("mos");
     let acts = decide(&mut mos, 0, &s, &apps, &[Event::Home]);
-    let reclaims: Vec<u64> = acts.iter().filter_map(|a| if let ActionKind::Reclaim { bytes } = a.kind { Some(bytes) } else { None }).collect();
+    let reclaims: Vec<u64> = acts
+        .iter()
+        .filter_map(|a| if let ActionKind::Reclaim { bytes } = a.kind { Some(bytes) } else { None })
+        .collect();
     assert!(reclaims.len() >= 3, "{reclaims:?}");
     assert!(reclaims.windows(2).take(reclaims.len() - 2).all(|w| w[1] == 2 * w[0]), "sizes double: {reclaims:?}");
     assert_eq!(kills(&acts).len(), 1, "the rest from app cache");
@@ -72,7 +80,11 @@ fn mos_phase1_reclaims_page_cache_in_doubling_steps_then_app_cache() {
 /// of an empty app; if free memory is still low, the LMK kills. The classic LMK only kills.
 #[test]
 fn thesis_compresses_empty_apps_before_it_kills() {
-    let apps = vec![app(11, "empty", Class::Empty, 60), app(12, "cached", Class::Cached, 60), app(2, "fg", Class::Foreground, 100)];
+    let apps = vec![
+        app(11, "empty", Class::Empty, 60),
+        app(12, "cached", Class::Cached, 60),
+        app(2, "fg", Class::Foreground, 100),
+    ];
     // 1 GiB: LMK empty level 32 MB, slight shortage below 48 MB.
     let cases: [(u64, &str, usize, bool); 4] = [
         (40, "thesis", 1, false),
@@ -103,7 +115,11 @@ fn thesis_compresses_empty_apps_before_it_kills() {
 /// to the kernel.
 #[test]
 fn thesis_compresses_empty_apps_whole_at_idle() {
-    let apps = vec![app(11, "empty", Class::Empty, 100), app(12, "cached", Class::Cached, 100), app(2, "fg", Class::Foreground, 100)];
+    let apps = vec![
+        app(11, "empty", Class::Empty, 100),
+        app(12, "cached", Class::Cached, 100),
+        app(2, "fg", Class::Foreground, 100),
+    ];
     let s = snap(1024, 300, 100);
     let mut t = engine("thesis");
     let acts = decide(&mut t, 0, &s, &apps, &[Event::Screen { on: false }]);
@@ -119,12 +135,23 @@ fn thesis_runs_ksm_at_idle_over_sibling_background_apps_only() {
     let mut a = app(11, "a", Class::Cached, 50);
     let mut b = app(12, "b", Class::Cached, 50);
     (a.ksm_mergeable, b.ksm_mergeable, a.ppid, b.ppid) = (true, true, 7, 7);
-    let lone = { let mut l = app(13, "l", Class::Cached, 50); l.ksm_mergeable = true; l.ppid = 9; l };
+    let lone = {
+        let mut l = app(13, "l", Class::Cached, 50);
+        l.ksm_mergeable = true;
+        l.ppid = 9;
+        l
+    };
     let s = snap(1024, 500, 100);
-    let ksm_on = |acts: &[memorch_core::engine::Action]| acts.iter().find_map(|x| if let ActionKind::Ksm { run, .. } = x.kind { Some(run) } else { None });
+    let ksm_on = |acts: &[memorch_core::engine::Action]| {
+        acts.iter().find_map(|x| if let ActionKind::Ksm { run, .. } = x.kind { Some(run) } else { None })
+    };
     let mut t = engine("thesis");
     assert_eq!(ksm_on(&decide(&mut t, 0, &s, &[a.clone(), b.clone()], &[])), None, "screen on: no KSM");
-    assert_eq!(ksm_on(&decide(&mut t, 1, &s, &[lone.clone(), a.clone()], &[Event::Screen { on: false }])), None, "no siblings: no KSM");
+    assert_eq!(
+        ksm_on(&decide(&mut t, 1, &s, &[lone.clone(), a.clone()], &[Event::Screen { on: false }])),
+        None,
+        "no siblings: no KSM"
+    );
     assert_eq!(ksm_on(&decide(&mut t, 2, &s, &[a.clone(), b.clone()], &[])), Some(true));
     assert_eq!(ksm_on(&decide(&mut t, 3, &s, &[a, b], &[Event::Screen { on: true }])), Some(false));
 }
@@ -148,11 +175,24 @@ fn memorch_stops_ksm_that_does_not_pay_for_its_cpu() {
     // A 1 GiB domain; KSM's machine-wide counters.
     let with_ksm = |full_scans: u64, machine_saved_mb: u64| {
         let mut s = snap(1024, 500, 100);
-        s.ksm = memorch_core::Facility::Available(memorch_core::KsmState { run: 1, full_scans, saved_bytes: machine_saved_mb << 20, ..Default::default() });
+        s.ksm = memorch_core::Facility::Available(memorch_core::KsmState {
+            run: 1,
+            full_scans,
+            saved_bytes: machine_saved_mb << 20,
+            ..Default::default()
+        });
         s
     };
-    let ksm_run = |acts: &[memorch_core::engine::Action]| acts.iter().find_map(|x| if let ActionKind::Ksm { run, .. } = x.kind { Some(run) } else { None });
-    let says = |acts: &[memorch_core::engine::Action], what: &str| acts.iter().any(|x| matches!(x.kind, ActionKind::Ksm { run: false, .. }) && x.reason.text.contains(what) && x.reason.text.contains("not worth"));
+    let ksm_run = |acts: &[memorch_core::engine::Action]| {
+        acts.iter().find_map(|x| if let ActionKind::Ksm { run, .. } = x.kind { Some(run) } else { None })
+    };
+    let says = |acts: &[memorch_core::engine::Action], what: &str| {
+        acts.iter().any(|x| {
+            matches!(x.kind, ActionKind::Ksm { run: false, .. })
+                && x.reason.text.contains(what)
+                && x.reason.text.contains("not worth")
+        })
+    };
     let min = 60_000;
     // (preset, MiB merged in the first three passes, stopped then, stopped after three more that merge nothing)
     for (preset, merged_mb, stops_first, stops_later) in [
@@ -162,10 +202,22 @@ fn memorch_stops_ksm_that_does_not_pay_for_its_cpu() {
         ("memorch:ksm.min_saving_frac=null", 4, false, false),
     ] {
         let mut e = engine(preset);
-        assert_eq!(ksm_run(&decide(&mut e, 0, &with_ksm(100, 116), &apps(0), &[Event::Screen { on: false }])), Some(true), "{preset}: idle, two siblings opted in: KSM runs");
-        assert_eq!(ksm_run(&decide(&mut e, 1000, &with_ksm(102, 60), &apps(merged_mb / 2), &[])), None, "{preset}: two passes of ksmd are no verdict");
+        assert_eq!(
+            ksm_run(&decide(&mut e, 0, &with_ksm(100, 116), &apps(0), &[Event::Screen { on: false }])),
+            Some(true),
+            "{preset}: idle, two siblings opted in: KSM runs"
+        );
+        assert_eq!(
+            ksm_run(&decide(&mut e, 1000, &with_ksm(102, 60), &apps(merged_mb / 2), &[])),
+            None,
+            "{preset}: two passes of ksmd are no verdict"
+        );
         let first = decide(&mut e, 2000, &with_ksm(103, 60 + merged_mb), &apps(merged_mb), &[]);
-        assert_eq!(ksm_run(&first), stops_first.then_some(false), "{preset}: {merged_mb} MiB of the apps merged in three passes");
+        assert_eq!(
+            ksm_run(&first),
+            stops_first.then_some(false),
+            "{preset}: {merged_mb} MiB of the apps merged in three passes"
+        );
         if stops_first {
             assert!(says(&first, "merged 4.0 MiB in 3 passes"), "{preset}: the stop says what KSM merged: {first:?}");
         }
@@ -177,10 +229,20 @@ fn memorch_stops_ksm_that_does_not_pay_for_its_cpu() {
         // The next idle windows: a stopped KSM stays off for 30 minutes, then is tried again.
         let stopped = stops_first || stops_later;
         decide(&mut e, 4000, &with_ksm(106, 60 + merged_mb), &apps(merged_mb), &[Event::Screen { on: true }]);
-        let again = ksm_run(&decide(&mut e, 10 * min, &with_ksm(106, 60 + merged_mb), &apps(merged_mb), &[Event::Screen { on: false }]));
+        let again = ksm_run(&decide(
+            &mut e,
+            10 * min,
+            &with_ksm(106, 60 + merged_mb),
+            &apps(merged_mb),
+            &[Event::Screen { on: false }],
+        ));
         assert_eq!(again, (!stopped).then_some(true), "{preset}: the next idle window, 10 minutes later");
         if stopped {
-            assert_eq!(ksm_run(&decide(&mut e, 31 * min, &with_ksm(106, 60 + merged_mb), &apps(merged_mb), &[])), Some(true), "{preset}: tried again after 30 minutes");
+            assert_eq!(
+                ksm_run(&decide(&mut e, 31 * min, &with_ksm(106, 60 + merged_mb), &apps(merged_mb), &[])),
+                Some(true),
+                "{preset}: tried again after 30 minutes"
+            );
         }
     }
 }
@@ -217,10 +279,16 @@ fn eoom_kills_the_app_cheaper_to_relaunch() {
     expensive.age_ms = 60_000;
     let apps = vec![expensive, app(12, "cheap", Class::Cached, 100)];
     let mut swam = engine("swam");
-    decide(&mut swam, 0, &snap(1024, 500, 100), &apps, &[
-        Event::Launched { app: "expensive".into(), pid: 11, ms: 2500, cold: true },
-        Event::Launched { app: "cheap".into(), pid: 12, ms: 600, cold: true },
-    ]);
+    decide(
+        &mut swam,
+        0,
+        &snap(1024, 500, 100),
+        &apps,
+        &[
+            Event::Launched { app: "expensive".into(), pid: 11, ms: 2500, cold: true },
+            Event::Launched { app: "cheap".into(), pid: 12, ms: 600, cold: true },
+        ],
+    );
     let acts = decide(&mut swam, 10, &snap(1024, 2, 1), &apps, &[Event::Pressure { level: PressureLevel::Complete }]);
     assert_eq!(kills(&acts), vec![vec![12]]);
     // lmkd's LRU takes the one left longest ago (never in front: the older): not cost-aware.
@@ -230,10 +298,16 @@ fn eoom_kills_the_app_cheaper_to_relaunch() {
     // Equal relaunch costs: the kernel's badness, the larger, goes first.
     let mut swam = engine("swam");
     let apps = vec![app(11, "small", Class::Cached, 80), app(12, "large", Class::Cached, 120)];
-    decide(&mut swam, 0, &snap(1024, 500, 100), &apps, &[
-        Event::Launched { app: "small".into(), pid: 11, ms: 600, cold: true },
-        Event::Launched { app: "large".into(), pid: 12, ms: 600, cold: true },
-    ]);
+    decide(
+        &mut swam,
+        0,
+        &snap(1024, 500, 100),
+        &apps,
+        &[
+            Event::Launched { app: "small".into(), pid: 11, ms: 600, cold: true },
+            Event::Launched { app: "large".into(), pid: 12, ms: 600, cold: true },
+        ],
+    );
     let acts = decide(&mut swam, 10, &snap(1024, 2, 1), &apps, &[Event::Pressure { level: PressureLevel::Complete }]);
     assert_eq!(kills(&acts), vec![vec![12]]);
 }
@@ -246,7 +320,8 @@ fn refault_feedback_shrinks_the_step_and_moves_the_app_down() {
     a.age_ms = 50_000; // older than 'cold': first at the start
     let b = app(12, "cold", Class::Cached, 200);
     // Off in memorch by measurement (docs/results.md); the mechanism is kept and tested.
-    let mut m = memorch_core::engine::Engine::new(memorch_core::engine::Preset::from_spec("memorch:feedback=on").unwrap());
+    let mut m =
+        memorch_core::engine::Engine::new(memorch_core::engine::Preset::from_spec("memorch:feedback=on").unwrap());
     // Available far under the low band (12 % of 1 GiB): more than one app's share is short.
     let s = snap(1024, 10, 10);
     let first = compactions(&decide(&mut m, 0, &s, &[a.clone(), b.clone()], &[]));
@@ -273,7 +348,8 @@ fn refault_feedback_shrinks_the_step_and_moves_the_app_down() {
 /// a kill and a complete stall may take anything, but only after less important apps.
 #[test]
 fn lmkd_kills_one_then_waits() {
-    let apps = vec![app(11, "c1", Class::Cached, 50), app(12, "c2", Class::Cached, 60), app(2, "fg", Class::Foreground, 300)];
+    let apps =
+        vec![app(11, "c1", Class::Cached, 50), app(12, "c2", Class::Cached, 60), app(2, "fg", Class::Foreground, 300)];
     let mut e = engine("lmkd");
     // A 1 GiB domain (low-RAM), free under the high watermark, swap nearly full.
     let mut low = snap(1024, 3, 5);
@@ -284,13 +360,24 @@ fn lmkd_kills_one_then_waits() {
     assert!(k2.is_empty(), "waits for the victim (kill timeout 100 ms)");
     let rest = vec![app(11, "c1", Class::Cached, 50), app(2, "fg", Class::Foreground, 300)];
     let k3 = kills(&decide(&mut e, 60, &low, &rest, &[Event::VictimGone { pid: 12 }, Event::Poll]));
-    assert_eq!(k3, vec![vec![11]], "free still below the low watermark after a kill: another, cached before the foreground");
+    assert_eq!(
+        k3,
+        vec![vec![11]],
+        "free still below the low watermark after a kill: another, cached before the foreground"
+    );
 }
 
 /// lmkd's reasons, each on its own (AOSP `mp_event_psi`): what it kills for, and what not.
 #[test]
 fn lmkd_kills_only_for_its_reasons() {
-    let apps = || vec![app(11, "svc", Class::Service, 50), app(12, "prev", Class::Previous, 60), app(3, "vis", Class::Visible, 80), app(2, "fg", Class::Foreground, 300)];
+    let apps = || {
+        vec![
+            app(11, "svc", Class::Service, 50),
+            app(12, "prev", Class::Previous, 60),
+            app(3, "vis", Class::Visible, 80),
+            app(2, "fg", Class::Foreground, 300),
+        ]
+    };
     let partial = [Event::Pressure { level: PressureLevel::Partial }];
     let with_refaults = |mut s: memorch_core::Snapshot, pages: u64| {
         s.counters.refault_file_pages = Some(pages);
@@ -308,7 +395,13 @@ fn lmkd_kills_only_for_its_reasons() {
     assert_eq!(k, vec![vec![12]], "thrashing 50 % > 30 %: the previous app, not the visible one");
     // A complete stall: anything, least important first.
     let mut e = engine("lmkd");
-    let k = kills(&decide(&mut e, 0, &snap(1024, 300, 100), &[app(3, "vis", Class::Visible, 80), app(2, "fg", Class::Foreground, 300)], &[Event::Pressure { level: PressureLevel::Complete }]));
+    let k = kills(&decide(
+        &mut e,
+        0,
+        &snap(1024, 300, 100),
+        &[app(3, "vis", Class::Visible, 80), app(2, "fg", Class::Foreground, 300)],
+        &[Event::Pressure { level: PressureLevel::Complete }],
+    ));
     assert_eq!(k, vec![vec![3]], "not responding: the visible app before the foreground");
     // No trigger, no poll, no death: lmkd does not look on a plain tick.
     let mut e = engine("lmkd");
@@ -322,7 +415,10 @@ fn lmkd_kills_only_for_its_reasons() {
     let mut still = with_refaults(snap(1024, 3, 5), 7);
     still.swap.used_bytes = still.swap.total_bytes;
     still.memory.swap_used_bytes = 0;
-    assert!(kills(&decide(&mut e, 100, &still, &apps(), &[Event::Poll])).is_empty(), "no reclaim, no refaults: bail out");
+    assert!(
+        kills(&decide(&mut e, 100, &still, &apps(), &[Event::Poll])).is_empty(),
+        "no reclaim, no refaults: bail out"
+    );
     // The same look with a direct reclaim counted kills.
     still.counters.direct_reclaims = Some(1);
     let mut e2 = engine("lmkd");
@@ -366,7 +462,13 @@ fn memorch_secures_a_launch_in_one_decision() {
     assert!(ci < ki);
     // A launch that fits does nothing.
     let mut m2 = engine("memorch");
-    let acts = decide(&mut m2, 0, &snap(1024, 600, 100), &apps, &[Event::LaunchIntent { app: "calc".into(), expected_bytes: Some(30 * MIB) }]);
+    let acts = decide(
+        &mut m2,
+        0,
+        &snap(1024, 600, 100),
+        &apps,
+        &[Event::LaunchIntent { app: "calc".into(), expected_bytes: Some(30 * MIB) }],
+    );
     assert!(matches!(acts[0].kind, ActionKind::Nothing), "{acts:?}");
 }
 
@@ -375,7 +477,12 @@ fn memorch_secures_a_launch_in_one_decision() {
 /// apps' anonymous memory can go to the new file).
 #[test]
 fn memorch_grows_storage_swap_for_a_launch_before_it_kills() {
-    let apps = vec![app(11, "c1", Class::Cached, 60), app(12, "c2", Class::Cached, 80), app(13, "c3", Class::Cached, 40), app(2, "fg", Class::Foreground, 200)];
+    let apps = vec![
+        app(11, "c1", Class::Cached, 60),
+        app(12, "c2", Class::Cached, 80),
+        app(13, "c3", Class::Cached, 40),
+        app(2, "fg", Class::Foreground, 200),
+    ];
     let s = zram_full(snap(1024, 40, 20));
     let launch = [Event::LaunchIntent { app: "game".into(), expected_bytes: Some(150 * MIB) }];
     let acts = decide(&mut engine("memorch"), 0, &s, &apps, &launch);
@@ -390,17 +497,27 @@ fn memorch_grows_storage_swap_for_a_launch_before_it_kills() {
 /// rather than a kill. On `realapps` a launch killed an app for 80 MiB with zram 63 % full.
 #[test]
 fn memorch_sizes_storage_swap_to_what_a_launch_needs_before_zram_is_full() {
-    let apps = vec![app(11, "c1", Class::Cached, 200), app(12, "c2", Class::Cached, 200), app(2, "fg", Class::Foreground, 200)];
+    let apps = vec![
+        app(11, "c1", Class::Cached, 200),
+        app(12, "c2", Class::Cached, 200),
+        app(2, "fg", Class::Foreground, 200),
+    ];
     let mut s = snap(1024, 40, 20);
     // zram (256 MiB) 60 % full: below the fill at which SWAM adds a file.
     s.swap.devices[0].used_bytes = s.swap.devices[0].size_bytes * 6 / 10;
     s.swap.used_bytes = s.swap.devices[0].used_bytes;
     let launch = [Event::LaunchIntent { app: "game".into(), expected_bytes: Some(300 * MIB) }];
-    let grown = |acts: &[memorch_core::engine::Action]| acts.iter().find_map(|a| if let ActionKind::SwapGrow { bytes } = a.kind { Some(bytes) } else { None });
+    let grown = |acts: &[memorch_core::engine::Action]| {
+        acts.iter().find_map(|a| if let ActionKind::SwapGrow { bytes } = a.kind { Some(bytes) } else { None })
+    };
     let unit = 128 * MIB; // file_frac 0.125 of 1 GiB
     let acts = decide(&mut engine("memorch"), 0, &s, &apps, &launch);
     let bytes = grown(&acts).unwrap_or_else(|| panic!("a file for the launch: {acts:?}"));
-    assert!(bytes > unit && bytes % unit == 0, "whole files' worth of what is short, more than one: {} MiB", bytes / MIB);
+    assert!(
+        bytes > unit && bytes % unit == 0,
+        "whole files' worth of what is short, more than one: {} MiB",
+        bytes / MIB
+    );
     assert!(kills(&acts).is_empty(), "the file covers the launch: {acts:?}");
     let sparse = decide(&mut engine("memorch:swap.grow_to_need=off"), 0, &s, &apps, &launch);
     assert_eq!(grown(&sparse), None, "SWAM's rule: no file before zram is 80 % full: {sparse:?}");
@@ -408,16 +525,29 @@ fn memorch_sizes_storage_swap_to_what_a_launch_needs_before_zram_is_full() {
     // An empty file (one a launch was just given) is counted, and what it cannot take either
     // gets a file of its own.
     let mut with_empty = s.clone();
-    with_empty.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: unit, used_bytes: 0, priority: -2 });
+    with_empty.swap.devices.push(memorch_core::SwapDevice {
+        path: "/swap/memorch-swap-0.swap".into(),
+        kind: "file".into(),
+        size_bytes: unit,
+        used_bytes: 0,
+        priority: -2,
+    });
     let acts = decide(&mut engine("memorch"), 0, &with_empty, &apps, &launch);
-    let more = grown(&acts).unwrap_or_else(|| panic!("an empty file of 128 MiB does not cover the launch: another: {acts:?}"));
+    let more =
+        grown(&acts).unwrap_or_else(|| panic!("an empty file of 128 MiB does not cover the launch: another: {acts:?}"));
     assert!(more < bytes, "only what the empty file cannot take: {} MiB against {} MiB", more / MIB, bytes / MIB);
     assert!(kills(&acts).is_empty(), "{acts:?}");
     // One file short of the preset's files' worth: the new one is the room left, not more.
     let mut nearly = s.clone();
     let files = engine("memorch").preset.swap.max_files - 1;
     for i in 0..files {
-        nearly.swap.devices.push(memorch_core::SwapDevice { path: format!("/swap/memorch-swap-{i}.swap"), kind: "file".into(), size_bytes: unit, used_bytes: unit, priority: -2 });
+        nearly.swap.devices.push(memorch_core::SwapDevice {
+            path: format!("/swap/memorch-swap-{i}.swap"),
+            kind: "file".into(),
+            size_bytes: unit,
+            used_bytes: unit,
+            priority: -2,
+        });
     }
     let acts = decide(&mut engine("memorch"), 0, &nearly, &apps, &launch);
     assert_eq!(grown(&acts), Some(unit), "{acts:?}");
@@ -428,12 +558,18 @@ fn memorch_sizes_storage_swap_to_what_a_launch_needs_before_zram_is_full() {
 fn kernel_preset_never_acts() {
     let apps = vec![app(11, "c1", Class::Cached, 60), app(2, "fg", Class::Foreground, 300)];
     let mut k = engine("kernel");
-    let acts = decide(&mut k, 0, &with_psi(snap(1024, 1, 0), 90.0, 80.0), &apps, &[
-        Event::Pressure { level: PressureLevel::Complete },
-        Event::Home,
-        Event::Screen { on: false },
-        Event::LaunchIntent { app: "x".into(), expected_bytes: Some(500 * MIB) },
-    ]);
+    let acts = decide(
+        &mut k,
+        0,
+        &with_psi(snap(1024, 1, 0), 90.0, 80.0),
+        &apps,
+        &[
+            Event::Pressure { level: PressureLevel::Complete },
+            Event::Home,
+            Event::Screen { on: false },
+            Event::LaunchIntent { app: "x".into(), expected_bytes: Some(500 * MIB) },
+        ],
+    );
     assert_eq!(acts.len(), 1);
     assert!(matches!(acts[0].kind, ActionKind::Nothing));
 }
@@ -441,10 +577,17 @@ fn kernel_preset_never_acts() {
 /// memorch under growing pressure: compress first, kill cached before any foreground.
 #[test]
 fn memorch_compresses_then_kills_cached_never_the_foreground() {
-    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        app(11, "c1", Class::Cached, 100),
+        app(12, "c2", Class::Cached, 120),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     let mut m = engine("memorch");
     // Available memory a little under memorch's low band, whatever its value.
-    let low_mb = match &m.preset.detection { memorch_core::engine::preset::Detection::Bands(b) => (1024.0 * b.low_available_frac) as u64, _ => unreachable!() };
+    let low_mb = match &m.preset.detection {
+        memorch_core::engine::preset::Detection::Bands(b) => (1024.0 * b.low_available_frac) as u64,
+        _ => unreachable!(),
+    };
     let mild = decide(&mut m, 0, &snap(1024, low_mb * 2 / 3, low_mb / 6), &apps, &[]);
     assert!(!compactions(&mild).is_empty() && kills(&mild).is_empty(), "low band: compress only: {mild:?}");
     // Critical, zram full and storage swap grown to its limit: nothing but a kill is left.
@@ -461,19 +604,32 @@ fn memorch_compresses_then_kills_cached_never_the_foreground() {
 /// as much, sized for zram, and every page of it came back as a warm return).
 #[test]
 fn memorch_moves_what_is_short_at_the_saving_of_where_pages_go() {
-    let apps = vec![app(11, "c1", Class::Cached, 200), app(12, "c2", Class::Cached, 200), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        app(11, "c1", Class::Cached, 200),
+        app(12, "c2", Class::Cached, 200),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     let moved_mib = |s: &memorch_core::Snapshot| {
         let acts = decide(&mut engine("memorch"), 0, s, &apps, &[]);
         assert!(kills(&acts).is_empty(), "{acts:?}");
         let under: Vec<_> = acts.iter().filter(|a| a.reason.step == Step::UnderPressure).collect();
-        let short = under.iter().find_map(|a| a.reason.fields.get("need_bytes")).copied().expect("a shortfall named") / MIB as f64;
-        let moved = compactions(&acts).iter().filter(|(_, s, _)| *s == CompactScope::Anon).map(|(_, _, p)| p.unwrap_or(0) * 4096).sum::<u64>() as f64 / MIB as f64;
+        let short = under.iter().find_map(|a| a.reason.fields.get("need_bytes")).copied().expect("a shortfall named")
+            / MIB as f64;
+        let moved = compactions(&acts)
+            .iter()
+            .filter(|(_, s, _)| *s == CompactScope::Anon)
+            .map(|(_, _, p)| p.unwrap_or(0) * 4096)
+            .sum::<u64>() as f64
+            / MIB as f64;
         (short, moved)
     };
     // 70 MiB available, ~73 MiB under the low band and its margin.
     let (short, into_zram) = moved_mib(&snap(1024, 60, 10));
     let saving = 1.0 - 1.0 / memorch_core::engine::ladder::DEFAULT_ZRAM_RATIO;
-    assert!((into_zram - short / saving).abs() < 2.0, "into zram: {short:.1} MiB short at {saving:.2} saved a MiB moves {into_zram:.1} MiB");
+    assert!(
+        (into_zram - short / saving).abs() < 2.0,
+        "into zram: {short:.1} MiB short at {saving:.2} saved a MiB moves {into_zram:.1} MiB"
+    );
     let (short_too, to_storage) = moved_mib(&zram_full_with_file(snap(1024, 60, 10), 256));
     assert!((short_too - short).abs() < 0.5);
     assert!((to_storage - short).abs() < 2.0, "to storage: {short:.1} MiB short moves {to_storage:.1} MiB");
@@ -484,14 +640,21 @@ fn memorch_moves_what_is_short_at_the_saving_of_where_pages_go() {
 /// storage (SWAM's slow path) instead of killing; with that grown to its limit too, it kills.
 #[test]
 fn memorch_kills_only_when_swap_cannot_take_more() {
-    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        app(11, "c1", Class::Cached, 100),
+        app(12, "c2", Class::Cached, 120),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     let room = snap(1024, 20, 10); // 256 MiB of zram, empty
     let mut m = engine("memorch");
     let acts = decide(&mut m, 0, &room, &apps, &[]);
     assert!(kills(&acts).is_empty() && !compactions(&acts).is_empty(), "{acts:?}");
     let mut m = engine("memorch");
     let acts = decide(&mut m, 0, &zram_full(snap(1024, 20, 10)), &apps, &[]);
-    assert!(kills(&acts).is_empty() && acts.iter().any(|a| matches!(a.kind, ActionKind::SwapGrow { .. })), "zram full: grow storage swap first: {acts:?}");
+    assert!(
+        kills(&acts).is_empty() && acts.iter().any(|a| matches!(a.kind, ActionKind::SwapGrow { .. })),
+        "zram full: grow storage swap first: {acts:?}"
+    );
     let mut m = engine("memorch");
     let full = swap_exhausted(snap(1024, 20, 10), m.preset.swap.max_files, 128);
     let acts = decide(&mut m, 0, &full, &apps, &[]);
@@ -505,7 +668,11 @@ fn memorch_kills_only_when_swap_cannot_take_more() {
 /// once killed a device's namespace init that way).
 #[test]
 fn no_second_kill_until_the_victims_memory_is_back() {
-    let apps = vec![app(11, "big", Class::Cached, 300), app(12, "small", Class::Cached, 20), app(2, "fg", Class::Foreground, 100)];
+    let apps = vec![
+        app(11, "big", Class::Cached, 300),
+        app(12, "small", Class::Cached, 20),
+        app(2, "fg", Class::Foreground, 100),
+    ];
     let mut e = engine("memorch");
     let short = swap_exhausted(snap(1024, 4, 2), Preset::by_name("memorch").unwrap().swap.max_files, 128);
     let first = kills(&decide(&mut e, 1000, &short, &apps, &[Event::Pressure { level: PressureLevel::Complete }]));
@@ -515,7 +682,11 @@ fn no_second_kill_until_the_victims_memory_is_back() {
         let again = kills(&decide(&mut e, t, &short, &rest, &[Event::Pressure { level: PressureLevel::Complete }]));
         assert!(again.is_empty(), "at {t} ms the victim's memory is not back yet: {again:?}");
     }
-    let gone: Vec<Event> = first[0].iter().map(|&pid| Event::VictimGone { pid }).chain([Event::Pressure { level: PressureLevel::Complete }]).collect();
+    let gone: Vec<Event> = first[0]
+        .iter()
+        .map(|&pid| Event::VictimGone { pid })
+        .chain([Event::Pressure { level: PressureLevel::Complete }])
+        .collect();
     let after = kills(&decide(&mut e, 1600, &short, &rest, &gone));
     assert_eq!(after.len(), 1, "once it is back and memory is still short, the next kill: {after:?}");
 }
@@ -525,13 +696,20 @@ fn no_second_kill_until_the_victims_memory_is_back() {
 /// been tried; one that was carried out makes the next wait for its victim.
 #[test]
 fn an_undone_kill_leaves_no_mark() {
-    let apps = vec![app(11, "big", Class::Cached, 300), app(12, "small", Class::Cached, 20), app(2, "fg", Class::Foreground, 100)];
+    let apps = vec![
+        app(11, "big", Class::Cached, 300),
+        app(12, "small", Class::Cached, 20),
+        app(2, "fg", Class::Foreground, 100),
+    ];
     let short = swap_exhausted(snap(1024, 4, 2), Preset::by_name("memorch").unwrap().swap.max_files, 128);
     let pressure = [Event::Pressure { level: PressureLevel::Complete }];
     let mut e = engine("memorch");
     let first = kills(&decide_undone(&mut e, 1000, &short, &apps, &pressure));
     assert_eq!(first.len(), 1);
-    assert!(e.state.pending_kill.is_none() && e.state.compacted.is_empty() && e.state.whole.is_empty(), "nothing done, nothing marked");
+    assert!(
+        e.state.pending_kill.is_none() && e.state.compacted.is_empty() && e.state.whole.is_empty(),
+        "nothing done, nothing marked"
+    );
     let again = kills(&decide_undone(&mut e, 1002, &short, &apps, &pressure));
     assert_eq!(again, first, "the same kill is proposed again");
     let mut done = engine("memorch");
@@ -546,7 +724,8 @@ fn an_undone_kill_leaves_no_mark() {
 #[test]
 fn an_app_that_gave_little_is_passed_over_until_it_returns() {
     use memorch_core::engine::{Input, Outcome};
-    let apps = vec![app(11, "a", Class::Cached, 200), app(12, "b", Class::Cached, 200), app(2, "fg", Class::Foreground, 100)];
+    let apps =
+        vec![app(11, "a", Class::Cached, 200), app(12, "b", Class::Cached, 200), app(2, "fg", Class::Foreground, 100)];
     // More short than one app's share: both give.
     let s = snap(1024, 10, 10);
     let mut e = engine("memorch");
@@ -556,11 +735,17 @@ fn an_app_that_gave_little_is_passed_over_until_it_returns() {
     assert!(first.len() >= 2, "{first:?}");
     let stingy = first[0].0;
     // The kernel found almost nothing cold to take from it; the others gave as asked.
-    let gave = |a: &memorch_core::engine::Action| matches!(a.kind, ActionKind::Compact { pid, .. } if pid == stingy).then_some(4096);
-    let outcomes: Vec<Outcome> = acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: gave(a) }).collect();
+    let gave = |a: &memorch_core::engine::Action| {
+        matches!(a.kind, ActionKind::Compact { pid, .. } if pid == stingy).then_some(4096)
+    };
+    let outcomes: Vec<Outcome> =
+        acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: gave(a) }).collect();
     e.learn(&input, &outcomes);
     let next = compactions(&decide(&mut e, 1000, &s, &apps, &[]));
-    assert!(!next.is_empty() && next.iter().all(|c| c.0 != stingy), "{stingy} gave little, the others give now: {next:?}");
+    assert!(
+        !next.is_empty() && next.iter().all(|c| c.0 != stingy),
+        "{stingy} gave little, the others give now: {next:?}"
+    );
     let back = [Event::AppState { pid: stingy, class: Class::Foreground }];
     decide(&mut e, 2000, &snap(1024, 400, 10), &apps, &back);
     let after = compactions(&decide(&mut e, 3000, &s, &apps, &[]));
@@ -572,19 +757,30 @@ fn an_app_that_gave_little_is_passed_over_until_it_returns() {
 /// app and the page cache), sized by what compression saves, and no app is chosen.
 #[test]
 fn with_the_kernel_choosing_pressure_reclaims_the_domain_not_chosen_apps() {
-    let apps = vec![app(11, "a", Class::Cached, 200), app(12, "b", Class::Cached, 200), app(2, "fg", Class::Foreground, 100)];
+    let apps =
+        vec![app(11, "a", Class::Cached, 200), app(12, "b", Class::Cached, 200), app(2, "fg", Class::Foreground, 100)];
     let s = snap(1024, 10, 10);
     let mut chosen = engine("memorch");
     let by_app = decide(&mut chosen, 0, &s, &apps, &[]);
     assert!(!compactions(&by_app).is_empty(), "by default apps are chosen: {by_app:?}");
     let mut kernel = Engine::new(Preset::from_spec("memorch:compaction.kernel_chooses=true").unwrap());
     let acts = decide(&mut kernel, 0, &s, &apps, &[]);
-    let reclaimed: Vec<u64> = acts.iter().filter_map(|a| match a.kind { ActionKind::Reclaim { bytes } => Some(bytes), _ => None }).collect();
+    let reclaimed: Vec<u64> = acts
+        .iter()
+        .filter_map(|a| match a.kind {
+            ActionKind::Reclaim { bytes } => Some(bytes),
+            _ => None,
+        })
+        .collect();
     assert_eq!(reclaimed.len(), 1, "one reclaim of the domain: {acts:?}");
     assert!(compactions(&acts).iter().all(|c| c.1 != CompactScope::Anon), "no app chosen for its anon: {acts:?}");
     // Short by the low band plus the margin, less what is available; more is moved than is
     // short, as zram keeps a share of what it takes.
-    let need: f64 = acts.iter().find(|a| matches!(a.kind, ActionKind::Reclaim { .. })).and_then(|a| a.reason.fields.get("need_bytes").copied()).unwrap();
+    let need: f64 = acts
+        .iter()
+        .find(|a| matches!(a.kind, ActionKind::Reclaim { .. }))
+        .and_then(|a| a.reason.fields.get("need_bytes").copied())
+        .unwrap();
     assert!(need > 0.0 && reclaimed[0] as f64 > need, "{need} short, {} reclaimed", reclaimed[0]);
 }
 
@@ -592,10 +788,19 @@ fn with_the_kernel_choosing_pressure_reclaims_the_domain_not_chosen_apps() {
 /// apps are the last full look's, good enough to choose a victim by, not to size a compaction.
 #[test]
 fn a_poll_takes_kill_decisions_only() {
-    let apps = vec![app(11, "c1", Class::Cached, 200), app(12, "c2", Class::Cached, 150), app(13, "e1", Class::Empty, 100), app(2, "fg", Class::Foreground, 100)];
+    let apps = vec![
+        app(11, "c1", Class::Cached, 200),
+        app(12, "c2", Class::Cached, 150),
+        app(13, "e1", Class::Empty, 100),
+        app(2, "fg", Class::Foreground, 100),
+    ];
     // Short for each: below memorch's low band; in the thesis's slight shortage, above the
     // LMK's levels; a partial stall for SWAM.
-    for (name, short) in [("memorch", snap(1024, 10, 10)), ("thesis", snap(1024, 40, 40)), ("swam", with_psi(snap(1024, 10, 10), 30.0, 0.0))] {
+    for (name, short) in [
+        ("memorch", snap(1024, 10, 10)),
+        ("thesis", snap(1024, 40, 40)),
+        ("swam", with_psi(snap(1024, 10, 10), 30.0, 0.0)),
+    ] {
         let on_tick = decide(&mut engine(name), 0, &short, &apps, &[Event::Timer]);
         assert!(!compactions(&on_tick).is_empty(), "{name} compresses on a full look: {on_tick:?}");
         let on_poll = decide(&mut engine(name), 0, &short, &apps, &[Event::Poll]);
@@ -610,15 +815,20 @@ fn a_poll_takes_kill_decisions_only() {
 /// least recently used beyond it, whatever memory is free; MOS itself does not.
 #[test]
 fn android_4_4_kills_cached_apps_beyond_its_count_with_memory_to_spare() {
-    let apps: Vec<_> = (0..26u32).map(|i| {
-        let mut a = app(100 + i, &format!("app{i}"), Class::Cached, 20);
-        a.age_ms = 1_000_000 - 1000 * i as u64; // app0 the oldest
-        a
-    }).collect();
+    let apps: Vec<_> = (0..26u32)
+        .map(|i| {
+            let mut a = app(100 + i, &format!("app{i}"), Class::Cached, 20);
+            a.age_ms = 1_000_000 - 1000 * i as u64; // app0 the oldest
+            a
+        })
+        .collect();
     let plenty = snap(2048, 1500, 100);
     let k = kills(&decide(&mut engine("android-4.4"), 0, &plenty, &apps, &[Event::Timer]));
     assert_eq!(k, vec![vec![100, 101]], "26 cached, 24 kept: the two least recently used");
-    assert!(kills(&decide(&mut engine("mos"), 0, &plenty, &apps, &[Event::Timer])).is_empty(), "MOS kills by memory, not by count");
+    assert!(
+        kills(&decide(&mut engine("mos"), 0, &plenty, &apps, &[Event::Timer])).is_empty(),
+        "MOS kills by memory, not by count"
+    );
 }
 
 /// Refault study (paper 003): re-faults are pages read back after eviction, the kernel's
@@ -629,7 +839,8 @@ fn refault_feedback_counts_the_kernels_refaults_where_the_app_group_has_them() {
     let run = |refaults_after: u64| {
         let mut a = app(11, "app", Class::Cached, 200);
         a.anon_refaults = Some(1000);
-        let mut m = memorch_core::engine::Engine::new(memorch_core::engine::Preset::from_spec("memorch:feedback=on").unwrap());
+        let mut m =
+            memorch_core::engine::Engine::new(memorch_core::engine::Preset::from_spec("memorch:feedback=on").unwrap());
         let s = snap(1024, 10, 10);
         decide(&mut m, 0, &s, std::slice::from_ref(&a), &[]);
         // 100 MiB went out…
@@ -654,13 +865,25 @@ fn refault_feedback_counts_the_kernels_refaults_where_the_app_group_has_them() {
 fn with_forget_on_a_forgotten_app_dies_before_the_favourite_is_squeezed() {
     let fav = app(11, "fav", Class::Cached, 200);
     // Squeezed already: little left resident, most of it in swap; launched ten hours ago.
-    let old = memorch_core::engine::App { anon_bytes: 3 * MIB, swap_bytes: 150 * MIB, pss_bytes: Some(3 * MIB), age_ms: 36_000_000, ..app(12, "old", Class::Cached, 3) };
+    let old = memorch_core::engine::App {
+        anon_bytes: 3 * MIB,
+        swap_bytes: 150 * MIB,
+        pss_bytes: Some(3 * MIB),
+        age_ms: 36_000_000,
+        ..app(12, "old", Class::Cached, 3)
+    };
     let apps = vec![fav, old, app(2, "fg", Class::Foreground, 100)];
     let run = |spec: &str, returns: u64| {
         let mut e = Engine::new(Preset::from_spec(spec).unwrap());
         // The user comes back to 'fav' again and again, memory to spare; 'old' is never in front.
         for i in 0..returns {
-            decide(&mut e, i * 1000, &snap(1024, 600, 10), &apps, &[Event::AppState { pid: 11, class: Class::Foreground }]);
+            decide(
+                &mut e,
+                i * 1000,
+                &snap(1024, 600, 10),
+                &apps,
+                &[Event::AppState { pid: 11, class: Class::Foreground }],
+            );
         }
         // Then memory runs short.
         decide(&mut e, 31_000, &snap(1024, 60, 10), &apps, &[])
@@ -673,7 +896,10 @@ fn with_forget_on_a_forgotten_app_dies_before_the_favourite_is_squeezed() {
     assert_eq!(kill.reason.step, Step::UnderPressure);
     assert!(kill.reason.fields["switches_away"] >= 25.0, "{:?}", kill.reason);
     let off = run("memorch", 30);
-    assert!(kills(&off).is_empty() && compactions(&off).iter().any(|c| c.0 == 11), "off: the favourite is squeezed, nobody dies: {off:?}");
+    assert!(
+        kills(&off).is_empty() && compactions(&off).iter().any(|c| c.0 == 11),
+        "off: the favourite is squeezed, nobody dies: {off:?}"
+    );
 }
 
 /// Issue 11, the forgotten judged by usage sessions (`kill.forget_below_session_share`):
@@ -685,7 +911,12 @@ fn with_forget_on_a_forgotten_app_dies_before_the_favourite_is_squeezed() {
 fn an_app_of_few_sessions_dies_once_a_session_before_this_sessions_app_is_squeezed() {
     let fav = app(11, "fav", Class::Cached, 200);
     // Squeezed already: little left resident, most of it in swap.
-    let squeezed = |pid, name| memorch_core::engine::App { anon_bytes: 3 * MIB, swap_bytes: 150 * MIB, pss_bytes: Some(3 * MIB), ..app(pid, name, Class::Cached, 3) };
+    let squeezed = |pid, name| memorch_core::engine::App {
+        anon_bytes: 3 * MIB,
+        swap_bytes: 150 * MIB,
+        pss_bytes: Some(3 * MIB),
+        ..app(pid, name, Class::Cached, 3)
+    };
     let apps = vec![fav.clone(), squeezed(12, "old"), app(2, "fg", Class::Foreground, 100)];
     let run = |spec: &str, sessions: u64| {
         let mut e = Engine::new(Preset::from_spec(spec).unwrap());
@@ -714,13 +945,20 @@ fn an_app_of_few_sessions_dies_once_a_session_before_this_sessions_app_is_squeez
     assert_eq!(kills(&on), vec![vec![12]], "'old', one session of six, dies: {on:?}");
     let kill = on.iter().find(|a| matches!(a.kind, ActionKind::Kill { .. })).unwrap();
     assert_eq!(kill.reason.step, Step::UnderPressure);
-    assert!(kill.reason.fields["session_share"] < 0.2 && kill.reason.fields["spared_p_return"] >= 0.5, "{:?}", kill.reason);
+    assert!(
+        kill.reason.fields["session_share"] < 0.2 && kill.reason.fields["spared_p_return"] >= 0.5,
+        "{:?}",
+        kill.reason
+    );
     // Short again in the same session, another such app: no second kill, 'fav' gives.
     let again = vec![fav, squeezed(13, "old"), app(2, "fg", Class::Foreground, 100)];
     let later = decide(&mut e, t + 5_000, &snap(1024, 60, 10), &again, &[]);
     assert!(kills(&later).is_empty() && compactions(&later).iter().any(|c| c.0 == 11), "one kill a session: {later:?}");
     let (_, off, _) = run("memorch", 6);
-    assert!(kills(&off).is_empty() && compactions(&off).iter().any(|c| c.0 == 11), "off: this session's app is squeezed, nobody dies: {off:?}");
+    assert!(
+        kills(&off).is_empty() && compactions(&off).iter().any(|c| c.0 == 11),
+        "off: this session's app is squeezed, nobody dies: {off:?}"
+    );
 }
 
 /// Swap full and unable to grow, available between the critical and the low band: the
@@ -731,7 +969,11 @@ fn an_app_of_few_sessions_dies_once_a_session_before_this_sessions_app_is_squeez
 /// add, or with swap room, it waits.
 #[test]
 fn with_swap_full_on_memorch_kills_at_the_low_band_not_only_the_critical() {
-    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        app(11, "c1", Class::Cached, 100),
+        app(12, "c2", Class::Cached, 120),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     // 1024 MiB: critical band 51 MiB, low band 123 MiB; 80 MiB available.
     let between = || snap(1024, 70, 10);
     let max_files = Preset::by_name("memorch").unwrap().swap.max_files;
@@ -742,7 +984,8 @@ fn with_swap_full_on_memorch_kills_at_the_low_band_not_only_the_critical() {
     assert!(!kills(&acts)[0].contains(&2), "never the foreground: {acts:?}");
     let off = decide(&mut engine("memorch"), 0, &swap_exhausted(between(), max_files, 128), &apps, &[]);
     assert!(kills(&off).is_empty(), "off: wait for the critical band: {off:?}");
-    let can_grow = decide(&mut engine("memorch:swap_full=on"), 0, &swap_exhausted(between(), max_files - 1, 128), &apps, &[]);
+    let can_grow =
+        decide(&mut engine("memorch:swap_full=on"), 0, &swap_exhausted(between(), max_files - 1, 128), &apps, &[]);
     assert!(kills(&can_grow).is_empty(), "a file can still be added: {can_grow:?}");
     let room = decide(&mut engine("memorch:swap_full=on"), 0, &between(), &apps, &[]);
     assert!(kills(&room).is_empty() && !compactions(&room).is_empty(), "zram has room: compress: {room:?}");
@@ -759,8 +1002,14 @@ fn with_churn_on_a_round_through_swap_ends_with_a_kill_of_a_cached_app() {
     let in_swap = |pid, name, class| App { swap_bytes: 400 * MIB, ..app(pid, name, class, 200) };
     // `big`: a third cached app, larger than the relief needs (what earlyoom would kill).
     let apps = |front: u32, big: bool| {
-        let (a, b) = if front == 2 { (Class::Foreground, Class::Previous) } else { (Class::Previous, Class::Foreground) };
-        let mut list = vec![in_swap(2, "a", a), in_swap(3, "b", b), app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 180)];
+        let (a, b) =
+            if front == 2 { (Class::Foreground, Class::Previous) } else { (Class::Previous, Class::Foreground) };
+        let mut list = vec![
+            in_swap(2, "a", a),
+            in_swap(3, "b", b),
+            app(11, "c1", Class::Cached, 100),
+            app(12, "c2", Class::Cached, 180),
+        ];
         list.extend(big.then(|| app(13, "big", Class::Cached, 320)));
         list
     };
@@ -773,7 +1022,11 @@ fn with_churn_on_a_round_through_swap_ends_with_a_kill_of_a_cached_app() {
             decide(&mut e, t, &plenty, &list, &[Event::AppState { pid: front, class: Class::Foreground }]);
             for i in 1..=20 {
                 let at = t + 300 + 100 * i;
-                if carried_out { decide(&mut e, at, &plenty, &list, &[]) } else { decide_undone(&mut e, at, &plenty, &list, &[]) };
+                if carried_out {
+                    decide(&mut e, at, &plenty, &list, &[])
+                } else {
+                    decide_undone(&mut e, at, &plenty, &list, &[])
+                };
             }
             t += 5_000;
         }
@@ -788,7 +1041,11 @@ fn with_churn_on_a_round_through_swap_ends_with_a_kill_of_a_cached_app() {
     assert_eq!(victims.len(), 1, "a round through swap below the low band: one kill: {short:?}");
     assert!(victims[0].iter().all(|p| [11, 12].contains(p)), "cached apps only, not the one just left: {short:?}");
     let kill = short.iter().find(|a| matches!(a.kind, ActionKind::Kill { .. })).unwrap();
-    assert!(kill.reason.text.contains("read back") && kill.reason.fields["read_back_bytes"] > 512.0 * MIB as f64, "{:?}", kill.reason);
+    assert!(
+        kill.reason.text.contains("read back") && kill.reason.fields["read_back_bytes"] > 512.0 * MIB as f64,
+        "{:?}",
+        kill.reason
+    );
     assert!(kills(&again).is_empty(), "one such kill a minute: {again:?}");
     let (off, _) = run("memorch", true);
     assert!(kills(&off).is_empty(), "off: nobody dies above the critical band: {off:?}");
@@ -797,7 +1054,11 @@ fn with_churn_on_a_round_through_swap_ends_with_a_kill_of_a_cached_app() {
     let (least, _) = run_with("memorch:churn=on", true, true);
     assert!(!kills(&least).concat().contains(&13), "the least costly set, not the largest app: {least:?}");
     let (largest, _) = run_with("memorch:churn=on,kill.churn_kills_largest=true", true, true);
-    assert_eq!(kills(&largest), vec![vec![13]], "kill.churn_kills_largest: the cached app with the most to free, alone: {largest:?}");
+    assert_eq!(
+        kills(&largest),
+        vec![vec![13]],
+        "kill.churn_kills_largest: the cached app with the most to free, alone: {largest:?}"
+    );
 }
 
 /// A kill for a full swap frees what the low band lacks and a tenth of the domain more, room
@@ -807,15 +1068,25 @@ fn with_churn_on_a_round_through_swap_ends_with_a_kill_of_a_cached_app() {
 #[test]
 fn a_kill_for_a_full_swap_makes_room_beyond_the_low_band() {
     // 1024 MiB: low band 123 MiB; 80 MiB available: 43 MiB short of it, 145 MiB with the room.
-    let apps = vec![app(11, "small", Class::Cached, 30), app(12, "large", Class::Cached, 160), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        app(11, "small", Class::Cached, 30),
+        app(12, "large", Class::Cached, 160),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     let max_files = Preset::by_name("memorch").unwrap().swap.max_files;
-    let acts = decide(&mut engine("memorch:swap_full=on"), 0, &swap_exhausted(snap(1024, 70, 10), max_files, 128), &apps, &[]);
+    let acts =
+        decide(&mut engine("memorch:swap_full=on"), 0, &swap_exhausted(snap(1024, 70, 10), max_files, 128), &apps, &[]);
     let kill = acts.iter().find_map(|a| match &a.kind {
-        ActionKind::Kill { victims, target_bytes, .. } => Some((victims.iter().map(|v| v.pid).collect::<Vec<_>>(), *target_bytes)),
+        ActionKind::Kill { victims, target_bytes, .. } => {
+            Some((victims.iter().map(|v| v.pid).collect::<Vec<_>>(), *target_bytes))
+        }
         _ => None,
     });
     let (victims, target) = kill.unwrap_or_else(|| panic!("a kill: {acts:?}"));
-    assert!((145 * MIB - MIB..=146 * MIB).contains(&target), "the gap to the low band and a tenth of the domain: {target}");
+    assert!(
+        (145 * MIB - MIB..=146 * MIB).contains(&target),
+        "the gap to the low band and a tenth of the domain: {target}"
+    );
     assert_eq!(victims, vec![12], "the app that frees that much, not the smallest: {acts:?}");
 }
 
@@ -824,10 +1095,18 @@ fn a_kill_for_a_full_swap_makes_room_beyond_the_low_band() {
 /// (realapps: added, then removed 40 ms later at idle, then added again 5 s on).
 #[test]
 fn an_empty_swap_file_goes_at_idle_only_when_zram_has_room() {
-    let shrinks = |acts: &[memorch_core::engine::Action]| acts.iter().filter(|a| matches!(a.kind, ActionKind::SwapShrink)).count();
+    let shrinks = |acts: &[memorch_core::engine::Action]| {
+        acts.iter().filter(|a| matches!(a.kind, ActionKind::SwapShrink)).count()
+    };
     let apps = vec![app(11, "c1", Class::Cached, 50), app(2, "fg", Class::Foreground, 100)];
     let mut empty_file = snap(1024, 600, 100);
-    empty_file.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: 128 * MIB, used_bytes: 0, priority: -2 });
+    empty_file.swap.devices.push(memorch_core::SwapDevice {
+        path: "/swap/memorch-swap-0.swap".into(),
+        kind: "file".into(),
+        size_bytes: 128 * MIB,
+        used_bytes: 0,
+        priority: -2,
+    });
     empty_file.swap.total_bytes += 128 * MIB;
     for preset in ["memorch", "swam"] {
         let idle = [Event::Screen { on: false }];
@@ -844,8 +1123,14 @@ fn an_empty_swap_file_goes_at_idle_only_when_zram_has_room() {
 #[test]
 fn a_swap_file_added_for_a_launch_is_not_erased_while_the_launch_fills_it() {
     use memorch_core::engine::ladder::FILE_HOLD_MS;
-    let shrinks = |acts: &[memorch_core::engine::Action]| acts.iter().filter(|a| matches!(a.kind, ActionKind::SwapShrink)).count();
-    let apps = vec![app(11, "c1", Class::Cached, 200), app(12, "c2", Class::Cached, 200), app(2, "fg", Class::Foreground, 200)];
+    let shrinks = |acts: &[memorch_core::engine::Action]| {
+        acts.iter().filter(|a| matches!(a.kind, ActionKind::SwapShrink)).count()
+    };
+    let apps = vec![
+        app(11, "c1", Class::Cached, 200),
+        app(12, "c2", Class::Cached, 200),
+        app(2, "fg", Class::Foreground, 200),
+    ];
     let mut before = snap(1024, 40, 20);
     before.swap.devices[0].used_bytes = before.swap.devices[0].size_bytes * 6 / 10;
     before.swap.used_bytes = before.swap.devices[0].used_bytes;
@@ -855,7 +1140,13 @@ fn a_swap_file_added_for_a_launch_is_not_erased_while_the_launch_fills_it() {
     assert!(acts.iter().any(|a| matches!(a.kind, ActionKind::SwapGrow { .. })), "{acts:?}");
     // The file is there and empty, and zram has room.
     let mut after = snap(1024, 600, 100);
-    after.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: 256 * MIB, used_bytes: 0, priority: -2 });
+    after.swap.devices.push(memorch_core::SwapDevice {
+        path: "/swap/memorch-swap-0.swap".into(),
+        kind: "file".into(),
+        size_bytes: 256 * MIB,
+        used_bytes: 0,
+        priority: -2,
+    });
     after.swap.total_bytes += 256 * MIB;
     let soon = decide(&mut m, 1_000, &after, &apps, &[]);
     assert_eq!(shrinks(&soon), 0, "a second after it was added, the file stays: {soon:?}");
@@ -868,7 +1159,11 @@ fn a_swap_file_added_for_a_launch_is_not_erased_while_the_launch_fills_it() {
 /// for the band itself (below it, both compress).
 #[test]
 fn a_stall_above_the_low_band_compresses_only_with_stall_near_on() {
-    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        app(11, "c1", Class::Cached, 100),
+        app(12, "c2", Class::Cached, 120),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     // 1024 MiB: low band 123 MiB; 160 MiB available, PSI some 5 % (target 1 %).
     let stalled = with_psi(snap(1024, 150, 10), 5.0, 0.0);
     // With no history every app is as likely as the most popular, so `stall_spare` (its own
@@ -888,7 +1183,11 @@ fn a_stall_above_the_low_band_compresses_only_with_stall_near_on() {
 /// decides whatever the recent stall.
 #[test]
 fn a_stall_near_the_band_counts_only_while_it_goes_on() {
-    let apps = vec![app(11, "c1", Class::Cached, 100), app(12, "c2", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        app(11, "c1", Class::Cached, 100),
+        app(12, "c2", Class::Cached, 120),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     // 160 MiB available over a 123 MiB low band, avg10 5 % (target 1 %), the stall total
     // (µs) as given.
     let stalled = |avg10: f64, total_us: u64| with_stall_total(with_psi(snap(1024, 150, 10), avg10, 0.0), total_us);
@@ -896,14 +1195,28 @@ fn a_stall_near_the_band_counts_only_while_it_goes_on() {
         let mut e = engine(spec);
         // Looks every 500 ms over 2 s with the stall grown by `grown_us` each; avg10 under the
         // target until the last, so only the last may compress.
-        (0..=4).map(|i| decide(&mut e, 10_000 + 500 * i, &stalled(if i < 4 { 0.5 } else { 5.0 }, 1_000_000 + grown_us * i), &apps, &[])).last().unwrap()
+        (0..=4)
+            .map(|i| {
+                decide(
+                    &mut e,
+                    10_000 + 500 * i,
+                    &stalled(if i < 4 { 0.5 } else { 5.0 }, 1_000_000 + grown_us * i),
+                    &apps,
+                    &[],
+                )
+            })
+            .last()
+            .unwrap()
     };
     let ongoing = "memorch:stall_spare=off";
     // 1 ms a look: 0.2 % of the time, under the 1 % target: the stall is over.
     assert!(compactions(&looks(ongoing, 1_000)).is_empty(), "the stall ended: nothing compressed");
     // 50 ms a look: 10 % of the time.
     assert!(!compactions(&looks(ongoing, 50_000)).is_empty(), "the stall goes on: compress");
-    assert!(!compactions(&looks("memorch:stall_spare=off,detection.stall_near_ongoing=false", 1_000)).is_empty(), "off, avg10 alone decides");
+    assert!(
+        !compactions(&looks("memorch:stall_spare=off,detection.stall_near_ongoing=false", 1_000)).is_empty(),
+        "off, avg10 alone decides"
+    );
     // A single look cannot tell: avg10 decides.
     let first = decide(&mut engine(ongoing), 0, &stalled(5.0, 1_000_000), &apps, &[]);
     assert!(!compactions(&first).is_empty(), "one look: avg10 says: {first:?}");
@@ -913,7 +1226,13 @@ fn a_stall_near_the_band_counts_only_while_it_goes_on() {
 /// (pid 2) was launched: `fav` is an app likely to be wanted soon (up to 6 s of `e`'s clock).
 fn fav_came_to_the_front_five_times(e: &mut memorch_core::engine::Engine, apps: &[memorch_core::engine::App]) {
     for i in 0..5 {
-        decide(e, 1_000 * i, &snap(1024, 600, 10), apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+        decide(
+            e,
+            1_000 * i,
+            &snap(1024, 600, 10),
+            apps,
+            &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }],
+        );
     }
     decide(e, 6_000, &snap(1024, 600, 10), apps, &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }]);
 }
@@ -925,7 +1244,11 @@ fn fav_came_to_the_front_five_times(e: &mut memorch_core::engine::Engine, apps: 
 #[test]
 fn a_stall_above_the_band_spares_the_likely_apps() {
     // `fav` came to the front five times just now; `old` has been away for an hour.
-    let apps = vec![memorch_core::engine::App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 100) }, app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        memorch_core::engine::App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 100) },
+        app(12, "fav", Class::Cached, 120),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     let history = |e: &mut memorch_core::engine::Engine| fav_came_to_the_front_five_times(e, &apps);
     let pids = |a: &[memorch_core::engine::Action]| compactions(a).iter().map(|c| c.0).collect::<Vec<_>>();
     // 160 MiB available over a 123 MiB low band, PSI some 5 % (target 1 %), 100 ms of stall
@@ -940,7 +1263,11 @@ fn a_stall_above_the_band_spares_the_likely_apps() {
     let likely_only = vec![app(12, "fav", Class::Cached, 120), app(2, "fg", Class::Foreground, 300)];
     let mut off = engine("memorch:sessions=off,popularity=on,stall_spare=off");
     history(&mut off);
-    assert_eq!(pids(&decide(&mut off, 7_000, &stalled, &likely_only, &[])), vec![12], "off: the likely app gives on a stall");
+    assert_eq!(
+        pids(&decide(&mut off, 7_000, &stalled, &likely_only, &[])),
+        vec![12],
+        "off: the likely app gives on a stall"
+    );
     let mut spare = engine("memorch:sessions=off,popularity=on");
     history(&mut spare);
     assert_eq!(pids(&decide(&mut spare, 7_000, &stalled, &likely_only, &[])), Vec::<u32>::new());
@@ -962,10 +1289,18 @@ fn a_dip_above_the_critical_band_spares_the_likely_apps_when_asked() {
     let dip = snap(1024, 90, 10);
     let mut shipped = engine("memorch");
     history(&mut shipped);
-    assert_eq!(pids(&decide(&mut shipped, 7_000, &dip, &apps, &[])), vec![12], "as shipped, the likely app gives below the band");
+    assert_eq!(
+        pids(&decide(&mut shipped, 7_000, &dip, &apps, &[])),
+        vec![12],
+        "as shipped, the likely app gives below the band"
+    );
     let mut spare = engine("memorch:detection.low_band_spares_likely=true");
     history(&mut spare);
-    assert_eq!(pids(&decide(&mut spare, 7_000, &dip, &apps, &[])), Vec::<u32>::new(), "above the floor, the likely app is spared");
+    assert_eq!(
+        pids(&decide(&mut spare, 7_000, &dip, &apps, &[])),
+        Vec::<u32>::new(),
+        "above the floor, the likely app is spared"
+    );
     // 60 MiB available: below the floor, it gives.
     assert_eq!(pids(&decide(&mut spare, 8_000, &snap(1024, 50, 10), &apps, &[])), vec![12]);
 }
@@ -978,14 +1313,36 @@ fn a_dip_above_the_critical_band_spares_the_likely_apps_when_asked() {
 fn an_app_whose_returns_are_slow_anyway_gives_before_a_quick_one() {
     // `quick` (12) and `slow` (11), each launched and returned to twice, `slow` each time
     // after `quick`; the launcher reports the returns: 2 ms and 50 ms.
-    let apps = vec![app(11, "slow", Class::Cached, 200), app(12, "quick", Class::Cached, 200), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        app(11, "slow", Class::Cached, 200),
+        app(12, "quick", Class::Cached, 200),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     let history = |e: &mut memorch_core::engine::Engine| {
         for i in 0..3u64 {
             let cold = i == 0;
-            decide(e, 2_000 * i, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "quick".into(), pid: 12, ms: if cold { 300 } else { 2 }, cold }]);
-            decide(e, 2_000 * i + 1_000, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "slow".into(), pid: 11, ms: if cold { 300 } else { 50 }, cold }]);
+            decide(
+                e,
+                2_000 * i,
+                &snap(1024, 600, 10),
+                &apps,
+                &[Event::Launched { app: "quick".into(), pid: 12, ms: if cold { 300 } else { 2 }, cold }],
+            );
+            decide(
+                e,
+                2_000 * i + 1_000,
+                &snap(1024, 600, 10),
+                &apps,
+                &[Event::Launched { app: "slow".into(), pid: 11, ms: if cold { 300 } else { 50 }, cold }],
+            );
         }
-        decide(e, 7_000, &snap(1024, 600, 10), &apps, &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }]);
+        decide(
+            e,
+            7_000,
+            &snap(1024, 600, 10),
+            &apps,
+            &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }],
+        );
     };
     // 70 MiB available under a 123 MiB low band: what is short, one app's share covers.
     let short = snap(1024, 60, 10);
@@ -995,8 +1352,16 @@ fn an_app_whose_returns_are_slow_anyway_gives_before_a_quick_one() {
         let a = decide(&mut e, 8_000, &short, &apps, &[]);
         compactions(&a).iter().map(|c| c.0).collect::<Vec<_>>()
     };
-    assert_eq!(first_squeezed("memorch:sessions=off,compaction.slow_returns_give_first=false"), vec![12], "off: the app away longer gives");
-    assert_eq!(first_squeezed("memorch:sessions=off"), vec![11], "on, as shipped: the app whose returns are slow anyway gives");
+    assert_eq!(
+        first_squeezed("memorch:sessions=off,compaction.slow_returns_give_first=false"),
+        vec![12],
+        "off: the app away longer gives"
+    );
+    assert_eq!(
+        first_squeezed("memorch:sessions=off"),
+        vec![11],
+        "on, as shipped: the app whose returns are slow anyway gives"
+    );
 }
 
 /// `spread` (`Compaction::share_window_ms`): in a shortage that lasts several decisions, one
@@ -1013,7 +1378,11 @@ fn spread_bounds_what_one_app_gives_within_its_window() {
         let mut taken = Vec::new();
         for &t in times {
             let apps = vec![big.clone(), app(2, "fg", Class::Foreground, 300)];
-            let bytes: u64 = compactions(&decide(&mut e, t, &short, &apps, &[])).iter().filter(|c| c.0 == 11 && c.1 == CompactScope::Anon).map(|c| c.2.unwrap_or(0) * 4096).sum();
+            let bytes: u64 = compactions(&decide(&mut e, t, &short, &apps, &[]))
+                .iter()
+                .filter(|c| c.0 == 11 && c.1 == CompactScope::Anon)
+                .map(|c| c.2.unwrap_or(0) * 4096)
+                .sum();
             big.anon_bytes -= bytes;
             taken.push(bytes);
         }
@@ -1024,7 +1393,11 @@ fn spread_bounds_what_one_app_gives_within_its_window() {
     let on = taken_in("memorch:spread=on", &window);
     let limit = 400 * MIB * 8 / 10;
     assert!(off > limit, "off: each decision takes its share of what is left: {} MiB", off / MIB);
-    assert!(on.iter().sum::<u64>() <= limit && on[0] > 0, "on: at most 80 % of the 400 MiB it held: {:?} MiB", on.iter().map(|b| b / MIB).collect::<Vec<_>>());
+    assert!(
+        on.iter().sum::<u64>() <= limit && on[0] > 0,
+        "on: at most 80 % of the 400 MiB it held: {:?} MiB",
+        on.iter().map(|b| b / MIB).collect::<Vec<_>>()
+    );
     // Past the window it gives again.
     let later = taken_in("memorch:spread=on", &[0, 500, 1_000, 1_500, 2_000, 2_500, 3_000, 12_000]);
     assert!(*later.last().unwrap() > 0, "a new window: {:?}", later.iter().map(|b| b / MIB).collect::<Vec<_>>());
@@ -1037,17 +1410,34 @@ fn one_decision_takes_at_most_the_share_of_an_app() {
     // 1024 MiB: low band 123 MiB; 70 MiB available and a storage file with room: the
     // shortfall is larger than the share of either 60 MiB app.
     let short = zram_full_with_file(snap(1024, 60, 10), 2048);
-    let apps = vec![app(11, "one", Class::Cached, 60), app(12, "two", Class::Cached, 60), app(2, "fg", Class::Foreground, 300)];
+    let apps = vec![
+        app(11, "one", Class::Cached, 60),
+        app(12, "two", Class::Cached, 60),
+        app(2, "fg", Class::Foreground, 300),
+    ];
     let taken = |spec: &str| -> Vec<u64> {
         let acts = decide(&mut engine(spec), 0, &short, &apps, &[]);
-        [11, 12].iter().map(|pid| compactions(&acts).iter().filter(|c| c.0 == *pid && c.1 == CompactScope::Anon).map(|c| c.2.unwrap_or(0) * 4096).sum()).collect()
+        [11, 12]
+            .iter()
+            .map(|pid| {
+                compactions(&acts)
+                    .iter()
+                    .filter(|c| c.0 == *pid && c.1 == CompactScope::Anon)
+                    .map(|c| c.2.unwrap_or(0) * 4096)
+                    .sum()
+            })
+            .collect()
     };
     let kib = |v: &[u64]| v.iter().map(|b| b / 1024).collect::<Vec<_>>();
     for (spec, share) in [("memorch", 0.8), ("memorch:compaction.max_share=0.5", 0.5)] {
         let t = taken(spec);
         let most = (60.0 * share * MIB as f64) as u64;
         assert!(t.iter().all(|b| *b <= most), "{spec}: at most {share} of each app: {:?} KiB", kib(&t));
-        assert!(t.iter().all(|b| *b > 0) && t.iter().sum::<u64>() > most, "{spec}: the rest falls on the other app: {:?} KiB", kib(&t));
+        assert!(
+            t.iter().all(|b| *b > 0) && t.iter().sum::<u64>() > most,
+            "{spec}: the rest falls on the other app: {:?} KiB",
+            kib(&t)
+        );
         assert!(t.iter().any(|b| *b > most - 4 * MIB), "{spec}: the first app gives its share: {:?} KiB", kib(&t));
     }
 }
@@ -1059,7 +1449,9 @@ fn one_decision_takes_at_most_the_share_of_an_app() {
 #[test]
 fn memorch_at_home_leaves_a_need_under_one_step_alone() {
     let apps = vec![app(11, "c1", Class::Cached, 100), app(2, "fg", Class::Foreground, 100)];
-    let reclaims = |acts: &[memorch_core::engine::Action]| acts.iter().filter(|a| matches!(a.kind, ActionKind::Reclaim { .. })).count();
+    let reclaims = |acts: &[memorch_core::engine::Action]| {
+        acts.iter().filter(|a| matches!(a.kind, ActionKind::Reclaim { .. })).count()
+    };
     // 1024 MiB: the launch threshold is 60 MiB.
     let mut wobble = snap(1024, 59, 300);
     wobble.memory.free_bytes += MIB / 2;

@@ -14,8 +14,20 @@ fn mail_seen_in_front() -> (Engine, u64) {
     let mut e = engine("memorch");
     let mail = |class| App { age_ms: 60_000, ..app(10, "mail", class, 100) };
     decide(&mut e, 1_000, &plenty, &[mail(Class::Cached)], &[Event::Home]);
-    decide(&mut e, 2_000, &plenty, &[mail(Class::Foreground)], &[Event::AppState { pid: 10, class: Class::Foreground }]);
-    decide(&mut e, 3_000, &plenty, &[App { age_ms: 62_000, ..mail(Class::Cached) }], &[Event::AppState { pid: 10, class: Class::Cached }]);
+    decide(
+        &mut e,
+        2_000,
+        &plenty,
+        &[mail(Class::Foreground)],
+        &[Event::AppState { pid: 10, class: Class::Foreground }],
+    );
+    decide(
+        &mut e,
+        3_000,
+        &plenty,
+        &[App { age_ms: 62_000, ..mail(Class::Cached) }],
+        &[Event::AppState { pid: 10, class: Class::Cached }],
+    );
     assert!(e.state.last_front_switch.contains_key(&10), "mail's stint in front is kept while it lives");
     e.state.dry.insert(10, 3_000);
     e.state.pending_kill = Some((vec![10], 3_000));
@@ -30,7 +42,10 @@ fn after_look(app_at_10: App) -> Engine {
 }
 
 fn forgotten(e: &Engine) -> bool {
-    !e.state.last_front_switch.contains_key(&10) && !e.state.last_front_ms.contains_key(&10) && !e.state.dry.contains_key(&10) && e.state.pending_kill.is_none()
+    !e.state.last_front_switch.contains_key(&10)
+        && !e.state.last_front_ms.contains_key(&10)
+        && !e.state.dry.contains_key(&10)
+        && e.state.pending_kill.is_none()
 }
 
 #[test]
@@ -49,7 +64,11 @@ fn the_same_program_restarted_on_the_same_pid_starts_afresh() {
 #[test]
 fn the_same_process_seen_again_keeps_its_state() {
     let e = after_look(App { age_ms: 63_000, ..app(10, "mail", Class::Cached, 100) });
-    assert!(e.state.last_front_switch.contains_key(&10) && e.state.last_front_ms.contains_key(&10), "mail lost its stint in front: {:?}", e.state);
+    assert!(
+        e.state.last_front_switch.contains_key(&10) && e.state.last_front_ms.contains_key(&10),
+        "mail lost its stint in front: {:?}",
+        e.state
+    );
     assert!(e.state.dry.contains_key(&10), "mail lost its dry mark");
     assert_eq!(e.state.pending_kill, Some((vec![10], 3_000)), "the pending kill of mail ended while it lives");
 }

@@ -39,7 +39,11 @@ fn the_app_in_front_is_read_back_once_a_stint_and_again_when_it_comes_back() {
     // decisions of the stint).
     let mut e = engine("memorch:prefetch=on,whole=off");
     let a = decide(&mut e, 1_000, &s, &apps, &[to_front(10)]);
-    assert_eq!(prefetches(&a), vec![(10, 200 * MIB / PAGE)], "all of what is in swap, and only the app in front's: {a:#?}");
+    assert_eq!(
+        prefetches(&a),
+        vec![(10, 200 * MIB / PAGE)],
+        "all of what is in swap, and only the app in front's: {a:#?}"
+    );
     // Its swap does not fall until it touches the pages: the same stint asks nothing more.
     assert_eq!(prefetches(&decide(&mut e, 2_000, &s, &apps, &[Event::Timer])), vec![]);
     // mail comes to the front, then maps again: a new stint, read back again.
@@ -69,7 +73,10 @@ fn once_a_stint_is_off_by_default_whole_waits_for_the_return_and_neither_reads_a
     let apps = [swapped(10, "maps", Class::Foreground, 60, 200), swapped(11, "mail", Class::Cached, 20, 80)];
     assert_eq!(prefetches(&decide(&mut engine("memorch"), 1_000, &s, &apps, &[to_front(10)])), vec![]);
     let cached_only = [swapped(11, "mail", Class::Cached, 20, 80), swapped(12, "feed", Class::Previous, 20, 80)];
-    assert_eq!(prefetches(&decide(&mut engine("memorch:prefetch=on"), 1_000, &s, &cached_only, &[Event::Timer])), vec![]);
+    assert_eq!(
+        prefetches(&decide(&mut engine("memorch:prefetch=on"), 1_000, &s, &cached_only, &[Event::Timer])),
+        vec![]
+    );
 }
 
 /// (pid, bytes asked) of each compaction a decision asks for.
@@ -84,7 +91,13 @@ fn squeezes(actions: &[Action]) -> Vec<u32> {
 /// most likely to be wanted soon.
 fn favourite_history(e: &mut memorch_core::engine::Engine, apps: &[App]) {
     for i in 0..5 {
-        decide(e, 1_000 * i, &snap(1024, 600, 10), apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+        decide(
+            e,
+            1_000 * i,
+            &snap(1024, 600, 10),
+            apps,
+            &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }],
+        );
     }
     decide(e, 6_000, &snap(1024, 600, 10), apps, &[to_front(12), Event::Home]);
 }
@@ -112,7 +125,11 @@ fn at_idle_the_likely_app_is_read_back_and_room_made_from_the_unlikely_one() {
     // until the screen has been on and off again.
     let plenty = snap(1024, 600, 0);
     assert_eq!(prefetches(&decide(&mut e, 7_250, &plenty, &apps, &[Event::Timer])).len(), 1);
-    assert_eq!(prefetches(&decide(&mut e, 7_500, &plenty, &apps, &[Event::Timer])), vec![], "an eighth of the domain this period");
+    assert_eq!(
+        prefetches(&decide(&mut e, 7_500, &plenty, &apps, &[Event::Timer])),
+        vec![],
+        "an eighth of the domain this period"
+    );
     decide(&mut e, 8_000, &plenty, &apps, &[Event::Screen { on: true }]);
     assert_eq!(prefetches(&decide(&mut e, 9_000, &plenty, &apps, &off)).len(), 1, "the next idle period carries on");
     // Nothing less likely to take from and no room above what the idle step keeps: nothing.
@@ -160,7 +177,11 @@ fn at_idle_the_app_of_the_most_sessions_is_read_back_not_the_last_sessions() {
     let mut e = engine("memorch:refill=on");
     sessions(&mut e);
     let a = decide(&mut e, 40_000, &s, &apps, &[off()]);
-    assert_eq!(prefetches(&a).iter().map(|p| p.0).collect::<Vec<_>>(), vec![12], "fav, in three sessions of four: {a:#?}");
+    assert_eq!(
+        prefetches(&a).iter().map(|p| p.0).collect::<Vec<_>>(),
+        vec![12],
+        "fav, in three sessions of four: {a:#?}"
+    );
     assert!(squeezes(&a).contains(&11), "room from rare: {a:#?}");
     assert!(!squeezes(&a).contains(&12), "never from the app read back: {a:#?}");
     let r = a.iter().find(|a| matches!(a.kind, ActionKind::Prefetch { .. })).unwrap();
@@ -169,16 +190,26 @@ fn at_idle_the_app_of_the_most_sessions_is_read_back_not_the_last_sessions() {
     // back first: the screen-off's session counted as the one in progress.
     let mut e = engine("memorch:sessions=off,refill=on");
     sessions(&mut e);
-    assert_eq!(prefetches(&decide(&mut e, 40_000, &s, &apps, &[off()])).iter().map(|p| p.0).collect::<Vec<_>>(), vec![13]);
+    assert_eq!(
+        prefetches(&decide(&mut e, 40_000, &s, &apps, &[off()])).iter().map(|p| p.0).collect::<Vec<_>>(),
+        vec![13]
+    );
     // Every app in fewer than a quarter of the sessions: nothing is read back.
-    let seldom = vec![App { age_ms: 3_600_000, ..app(11, "rare", Class::Cached, 150) }, swapped(14, "once", Class::Cached, 60, 200)];
+    let seldom = vec![
+        App { age_ms: 3_600_000, ..app(11, "rare", Class::Cached, 150) },
+        swapped(14, "once", Class::Cached, 60, 200),
+    ];
     let mut e = engine("memorch:refill=on");
     decide(&mut e, 1_000, &plenty, &seldom, &[back("once", 14, true), Event::Home, off()]);
     for i in 1..5u64 {
         decide(&mut e, 10_000 * i, &plenty, &seldom, &[on()]);
         decide(&mut e, 10_000 * i + 2_000, &plenty, &seldom, &[off()]);
     }
-    assert_eq!(prefetches(&decide(&mut e, 60_000, &s, &seldom, &[Event::Timer])), vec![], "once: in one session of five");
+    assert_eq!(
+        prefetches(&decide(&mut e, 60_000, &s, &seldom, &[Event::Timer])),
+        vec![],
+        "once: in one session of five"
+    );
 }
 
 /// `memorch:whole=on` (on as shipped): the app in front is read back once its return is served (not in the
@@ -192,7 +223,11 @@ fn whole_reads_the_app_in_front_back_a_piece_a_decision_after_its_return() {
     // margin (5 % + 2 %: 71 MiB).
     let s = snap(1024, 100, 0);
     let mut e = engine("memorch:whole=on");
-    assert_eq!(prefetches(&decide(&mut e, 1_000, &s, &apps, &[to_front(10)])), vec![], "not while its return is served");
+    assert_eq!(
+        prefetches(&decide(&mut e, 1_000, &s, &apps, &[to_front(10)])),
+        vec![],
+        "not while its return is served"
+    );
     let a = decide(&mut e, 1_250, &s, &apps, &[Event::Timer]);
     let [(10, pages)] = prefetches(&a)[..] else { panic!("one read-back of maps once served: {a:#?}") };
     assert_eq!(pages * PAGE, 16 * MIB, "a piece: a 64th of the domain");
@@ -202,13 +237,22 @@ fn whole_reads_the_app_in_front_back_a_piece_a_decision_after_its_return() {
     let a = decide(&mut e, 1_500, &near, &alone, &[Event::Timer]);
     let [(10, pages)] = prefetches(&a)[..] else { panic!("what is above the floor: {a:#?}") };
     let floor = (1024.0 * 0.07) as u64;
-    assert!((pages * PAGE / MIB).abs_diff(80 - floor) <= 1, "80 MiB available, floor {floor} MiB: {} MiB", pages * PAGE / MIB);
-    assert_eq!(prefetches(&decide(&mut e, 1_750, &snap(1024, floor + 2, 0), &alone, &[Event::Timer])), vec![], "at the floor");
+    assert!(
+        (pages * PAGE / MIB).abs_diff(80 - floor) <= 1,
+        "80 MiB available, floor {floor} MiB: {} MiB",
+        pages * PAGE / MIB
+    );
+    assert_eq!(
+        prefetches(&decide(&mut e, 1_750, &snap(1024, floor + 2, 0), &alone, &[Event::Timer])),
+        vec![],
+        "at the floor"
+    );
     // Two apps in front (a split screen): together, no further than the floor.
     let two = [swapped(10, "maps", Class::Foreground, 60, 300), swapped(12, "docs", Class::Foreground, 60, 300)];
     let mut e = engine("memorch:whole=on");
     decide(&mut e, 1_000, &near, &two, &[to_front(10), to_front(12)]);
-    let read: u64 = prefetches(&decide(&mut e, 1_250, &near, &two, &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum();
+    let read: u64 =
+        prefetches(&decide(&mut e, 1_250, &near, &two, &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum();
     assert!(read.abs_diff(80 - floor) <= 1, "both read back {read} MiB of the {} MiB above the floor", 80 - floor);
     // Half the domain a stint: with plenty of room, 512 MiB in 16 MiB pieces, then nothing.
     let mut e = engine("memorch:whole=on");
@@ -217,7 +261,10 @@ fn whole_reads_the_app_in_front_back_a_piece_a_decision_after_its_return() {
     decide(&mut e, 1_000, &plenty, &big, &[to_front(10)]);
     let mut read = 0;
     for i in 1..=40 {
-        read += prefetches(&decide(&mut e, 1_000 + 250 * i, &plenty, &big, &[Event::Timer])).iter().map(|p| p.1 * PAGE).sum::<u64>();
+        read += prefetches(&decide(&mut e, 1_000 + 250 * i, &plenty, &big, &[Event::Timer]))
+            .iter()
+            .map(|p| p.1 * PAGE)
+            .sum::<u64>();
     }
     assert_eq!(read, 512 * MIB, "half the domain in a stint");
     // Back in front: a new stint.
@@ -261,7 +308,11 @@ fn whole_stops_at_the_low_band_when_asked() {
 fn whole_stops_at_the_low_band_while_the_apps_go_round_when_asked() {
     let apps = |front: u32| {
         let class = |pid| if pid == front { Class::Foreground } else { Class::Previous };
-        vec![swapped(10, "a", class(10), 60, 400), swapped(11, "b", class(11), 60, 400), swapped(12, "c", class(12), 60, 300)]
+        vec![
+            swapped(10, "a", class(10), 60, 400),
+            swapped(11, "b", class(11), 60, 400),
+            swapped(12, "c", class(12), 60, 300),
+        ]
     };
     let read_at_the_end = |spec: &str, rounds: &[u32]| {
         let mut e = engine(spec);
@@ -276,7 +327,10 @@ fn whole_stops_at_the_low_band_while_the_apps_go_round_when_asked() {
         }
         let short = snap(1024, 100, 0);
         decide(&mut e, t, &short, &apps(12), &[to_front(12)]);
-        prefetches(&decide(&mut e, t + 250, &short, &apps(12), &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum::<u64>()
+        prefetches(&decide(&mut e, t + 250, &short, &apps(12), &[Event::Timer]))
+            .iter()
+            .map(|p| p.1 * PAGE / MIB)
+            .sum::<u64>()
     };
     let spec = "memorch:detection.whole_stops_when_churning=true";
     assert_eq!(read_at_the_end(spec, &[10, 11]), 0, "the apps go round: nothing under the low band's floor");
@@ -303,7 +357,10 @@ fn under_the_low_band_only_a_favourite_is_read_back_whole_when_asked() {
         // maps comes back once, and is in front when its return is served.
         decide(&mut e, t + 1_000, &s, &away, &[to_front(10)]);
         let front = [swapped(10, "maps", Class::Foreground, 60, 300), app(11, "mail", Class::Cached, 20)];
-        prefetches(&decide(&mut e, t + 1_250, &s, &front, &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum::<u64>()
+        prefetches(&decide(&mut e, t + 1_250, &s, &front, &[Event::Timer]))
+            .iter()
+            .map(|p| p.1 * PAGE / MIB)
+            .sum::<u64>()
     };
     let on = "memorch:sessions=off,popularity=on,detection.whole_below_low_favourites_only=true";
     assert_eq!(read("memorch", 4), 16, "as shipped: a piece, favourite or not");
@@ -325,7 +382,15 @@ fn a_read_back_that_finds_little_in_swap_is_not_asked_again_until_the_app_comes_
         let acts = e.decide(&input);
         let outcomes: Vec<Outcome> = acts
             .iter()
-            .map(|a| Outcome { action: a, done: true, failed: false, bytes: match a.kind { ActionKind::Prefetch { max_pages, .. } => Some(read(max_pages * PAGE)), _ => None } })
+            .map(|a| Outcome {
+                action: a,
+                done: true,
+                failed: false,
+                bytes: match a.kind {
+                    ActionKind::Prefetch { max_pages, .. } => Some(read(max_pages * PAGE)),
+                    _ => None,
+                },
+            })
             .collect();
         e.learn(&input, &outcomes);
         prefetches(&acts)
@@ -366,7 +431,15 @@ fn at_idle_an_app_whose_read_back_found_little_is_left_alone() {
     let acts = e.decide(&input);
     assert_eq!(prefetches(&acts).len(), 1, "{acts:#?}");
     // The read-back found nothing to read.
-    let outcomes: Vec<Outcome> = acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: matches!(a.kind, ActionKind::Prefetch { .. }).then_some(0) }).collect();
+    let outcomes: Vec<Outcome> = acts
+        .iter()
+        .map(|a| Outcome {
+            action: a,
+            done: true,
+            failed: false,
+            bytes: matches!(a.kind, ActionKind::Prefetch { .. }).then_some(0),
+        })
+        .collect();
     e.learn(&input, &outcomes);
     let a = decide(&mut e, 7_250, &s, &apps, &[Event::Timer]);
     assert_eq!(prefetches(&a), vec![], "{a:#?}");
@@ -383,7 +456,10 @@ fn a_refused_read_back_is_not_asked_again_in_the_stint_and_a_dry_run_one_is() {
     let step = |e: &mut memorch_core::engine::Engine, now_ms: u64, refused: bool| {
         let input = Input { now_ms, snapshot: &plenty, apps: &front, events: &[Event::Timer] };
         let acts = e.decide(&input);
-        e.learn(&input, &acts.iter().map(|a| if refused { Outcome::failed(a) } else { Outcome::undone(a) }).collect::<Vec<_>>());
+        e.learn(
+            &input,
+            &acts.iter().map(|a| if refused { Outcome::failed(a) } else { Outcome::undone(a) }).collect::<Vec<_>>(),
+        );
         prefetches(&acts).len()
     };
     let mut e = engine("memorch");
@@ -408,16 +484,26 @@ fn under_the_low_band_the_whole_read_back_is_paid_by_rarely_visited_apps_only_wh
     let old = App { age_ms: 3_600_000, ..app(11, "old", Class::Cached, 300) };
     let history = |e: &mut memorch_core::engine::Engine, apps: &[App]| {
         for i in 0..5 {
-            decide(e, 1_000 * i, &snap(1024, 600, 10), apps, &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }]);
+            decide(
+                e,
+                1_000 * i,
+                &snap(1024, 600, 10),
+                apps,
+                &[Event::Launched { app: "fav".into(), pid: 12, ms: 300, cold: i == 0 }],
+            );
         }
         decide(e, 6_000, &snap(1024, 600, 10), apps, &[to_front(10)]);
     };
     // MiB read back whole once maps's return is served, with `available_mb` available.
     let read = |spec: &str, background: &[App], available_mb: u64| {
-        let apps: Vec<App> = [swapped(10, "maps", Class::Foreground, 60, 300)].into_iter().chain(background.iter().cloned()).collect();
+        let apps: Vec<App> =
+            [swapped(10, "maps", Class::Foreground, 60, 300)].into_iter().chain(background.iter().cloned()).collect();
         let mut e = engine(spec);
         history(&mut e, &apps);
-        prefetches(&decide(&mut e, 6_250, &snap(1024, available_mb, 0), &apps, &[Event::Timer])).iter().map(|p| p.1 * PAGE / MIB).sum::<u64>()
+        prefetches(&decide(&mut e, 6_250, &snap(1024, available_mb, 0), &apps, &[Event::Timer]))
+            .iter()
+            .map(|p| p.1 * PAGE / MIB)
+            .sum::<u64>()
     };
     // 100 MiB available: under the low band's floor, above the critical band's (71 MiB).
     assert_eq!(read(shipped, std::slice::from_ref(&fav), 100), 16, "as shipped: a piece, whoever pays");
@@ -432,7 +518,11 @@ fn under_the_low_band_the_whole_read_back_is_paid_by_rarely_visited_apps_only_wh
         let apps = [swapped(10, "maps", Class::Foreground, 60, 300), fav.clone()];
         let mut e = engine(spec);
         history(&mut e, &apps);
-        assert_eq!(prefetches(&decide(&mut e, 6_250, &snap(1024, 400, 0), &apps, &[Event::Timer])).len(), 1, "{spec}: read back whole");
+        assert_eq!(
+            prefetches(&decide(&mut e, 6_250, &snap(1024, 400, 0), &apps, &[Event::Timer])).len(),
+            1,
+            "{spec}: read back whole"
+        );
         squeezes(&decide(&mut e, 6_500, &snap(1024, 100, 0), &apps, &[Event::Timer]))
     };
     assert_eq!(squeezed(shipped), vec![12], "as shipped the favourite pays");
@@ -441,7 +531,16 @@ fn under_the_low_band_the_whole_read_back_is_paid_by_rarely_visited_apps_only_wh
 
 /// (pid, pages) of each ask for pages on storage a decision makes (`swap.ahead_at_return`).
 fn asks_ahead(actions: &[Action]) -> Vec<(u32, u64)> {
-    actions.iter().filter_map(|a| if let ActionKind::ReadAhead { pid, max_pages, .. } = a.kind { Some((pid, max_pages)) } else { None }).collect()
+    actions
+        .iter()
+        .filter_map(|a| {
+            if let ActionKind::ReadAhead { pid, max_pages, .. } = a.kind {
+                Some((pid, max_pages))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// `memorch:swap.ahead_at_return=true`: an app that comes back to the front has its pages on
@@ -451,12 +550,22 @@ fn asks_ahead(actions: &[Action]) -> Vec<(u32, u64)> {
 #[test]
 fn a_return_asks_for_its_pages_on_storage_at_once_while_it_is_served() {
     let mut s = snap(1024, 600, 0);
-    s.swap.devices.push(memorch_core::SwapDevice { path: "/swap/memorch-swap-0.swap".into(), kind: "file".into(), size_bytes: 256 * MIB, used_bytes: 100 * MIB, priority: -2 });
+    s.swap.devices.push(memorch_core::SwapDevice {
+        path: "/swap/memorch-swap-0.swap".into(),
+        kind: "file".into(),
+        size_bytes: 256 * MIB,
+        used_bytes: 100 * MIB,
+        priority: -2,
+    });
     let apps = [swapped(10, "maps", Class::Foreground, 60, 200), swapped(11, "mail", Class::Cached, 20, 80)];
     let spec = "memorch:swap.ahead_at_return=true";
     let mut e = engine(spec);
     let a = decide(&mut e, 1_000, &s, &apps, &[to_front(10)]);
-    assert_eq!(asks_ahead(&a), vec![(10, 200 * MIB / PAGE)], "all of its swap (the daemon asks only for what is on storage), the app in front's alone: {a:#?}");
+    assert_eq!(
+        asks_ahead(&a),
+        vec![(10, 200 * MIB / PAGE)],
+        "all of its swap (the daemon asks only for what is on storage), the app in front's alone: {a:#?}"
+    );
     assert!(a.iter().any(|x| matches!(x.kind, ActionKind::ReadAhead { .. }) && x.reason.step == Step::Prefetch));
     // The same stint asks nothing more, even within its return.
     assert_eq!(asks_ahead(&decide(&mut e, 1_050, &s, &apps, &[Event::Timer])), vec![]);
@@ -476,7 +585,11 @@ fn a_return_asks_for_its_pages_on_storage_at_once_while_it_is_served() {
     tight.swap.devices = s.swap.devices.clone();
     let a = decide(&mut engine(spec), 1_000, &tight, &apps, &[to_front(10)]);
     let [(10, pages)] = asks_ahead(&a)[..] else { panic!("one ask for maps: {a:#?}") };
-    assert!(pages * PAGE < 200 * MIB && pages * PAGE > 50 * MIB, "{} MiB asked for with 200 available", pages * PAGE / MIB);
+    assert!(
+        pages * PAGE < 200 * MIB && pages * PAGE > 50 * MIB,
+        "{} MiB asked for with 200 available",
+        pages * PAGE / MIB
+    );
     // No storage file holds pages: nothing to ask for. As memorch ships: off.
     assert_eq!(asks_ahead(&decide(&mut engine(spec), 1_000, &snap(1024, 600, 0), &apps, &[to_front(10)])), vec![]);
     assert_eq!(asks_ahead(&decide(&mut engine("memorch"), 1_000, &s, &apps, &[to_front(10)])), vec![]);

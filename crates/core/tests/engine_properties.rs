@@ -15,21 +15,22 @@ fn class() -> impl Strategy<Value = Class> {
 }
 
 fn apps() -> impl Strategy<Value = Vec<App>> {
-    prop::collection::vec((class(), 1u64..400, 0u64..100, 0u64..200, any::<bool>(), any::<bool>(), 0u32..4), 0..30).prop_map(|v| {
-        v.into_iter()
-            .enumerate()
-            .map(|(i, (class, anon, file, swap, protected, ksm, parent))| {
-                let mut a = app(100 + i as u32, &format!("app{}", i % 7), class, anon);
-                a.file_bytes = file * MIB;
-                a.swap_bytes = swap * MIB;
-                a.protected = protected && i % 5 == 0;
-                a.ksm_mergeable = ksm;
-                a.ppid = parent;
-                a.so_unshared_bytes = (i % 3 == 0).then_some(file * MIB / 2);
-                a
-            })
-            .collect()
-    })
+    prop::collection::vec((class(), 1u64..400, 0u64..100, 0u64..200, any::<bool>(), any::<bool>(), 0u32..4), 0..30)
+        .prop_map(|v| {
+            v.into_iter()
+                .enumerate()
+                .map(|(i, (class, anon, file, swap, protected, ksm, parent))| {
+                    let mut a = app(100 + i as u32, &format!("app{}", i % 7), class, anon);
+                    a.file_bytes = file * MIB;
+                    a.swap_bytes = swap * MIB;
+                    a.protected = protected && i % 5 == 0;
+                    a.ksm_mergeable = ksm;
+                    a.ppid = parent;
+                    a.so_unshared_bytes = (i % 3 == 0).then_some(file * MIB / 2);
+                    a
+                })
+                .collect()
+        })
 }
 
 fn events() -> impl Strategy<Value = Vec<Event>> {
@@ -72,7 +73,8 @@ fn check(apps: &[App], acts: &[Action]) -> Result<(), TestCaseError> {
         }
         prop_assert!(!a.reason.text.is_empty());
     }
-    let killed: BTreeSet<u32> = acts.iter().filter(|a| matches!(a.kind, ActionKind::Kill { .. })).flat_map(Action::pids).collect();
+    let killed: BTreeSet<u32> =
+        acts.iter().filter(|a| matches!(a.kind, ActionKind::Kill { .. })).flat_map(Action::pids).collect();
     // No process both compacted and killed in one decision.
     for a in acts {
         if let ActionKind::Compact { pid, .. } = a.kind {
@@ -92,7 +94,10 @@ fn check(apps: &[App], acts: &[Action]) -> Result<(), TestCaseError> {
             if v.class == Class::Foreground {
                 let lower: Vec<&App> = apps.iter().filter(|x| x.actionable() && x.class > Class::Foreground).collect();
                 let held: u64 = lower.iter().map(|x| freeable_bytes(x, DEFAULT_ZRAM_RATIO)).sum();
-                prop_assert!(lower.is_empty() || held < *target_bytes, "foreground {v:?} killed though less important apps hold {held} of {target_bytes}");
+                prop_assert!(
+                    lower.is_empty() || held < *target_bytes,
+                    "foreground {v:?} killed though less important apps hold {held} of {target_bytes}"
+                );
             }
         }
         if victims.len() > 1 {

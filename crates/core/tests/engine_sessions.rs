@@ -74,7 +74,10 @@ fn short_with_zram(zram_pct: u64) -> memorch_core::Snapshot {
 
 /// The squeezes a decision sends to a storage file of their own (`to_storage`), by pid.
 fn to_storage(actions: &[Action]) -> Vec<u32> {
-    actions.iter().filter_map(|a| if let ActionKind::Compact { pid, to_storage: true, .. } = a.kind { Some(pid) } else { None }).collect()
+    actions
+        .iter()
+        .filter_map(|a| if let ActionKind::Compact { pid, to_storage: true, .. } = a.kind { Some(pid) } else { None })
+        .collect()
 }
 
 /// With `swap.cold_to_storage_below` (0.25 in `memorch`), an app unlikely to be wanted soon
@@ -100,10 +103,12 @@ fn an_unlikely_apps_squeeze_goes_to_storage_of_its_own_once_zram_is_half_full() 
     // How full zram must be is the preset's (`swap.cold_at_zram_used`, half as shipped).
     let early = under_pressure(&format!("{cold},swap.cold_at_zram_used=0.1"), true, &short_with_zram(20));
     assert_eq!(to_storage(&early), vec![10], "zram a fifth full, the threshold a tenth: maps to storage: {early:?}");
-    let off = under_pressure("memorch:popularity=on,sessions=on,swap.cold_to_storage_below=null", true, &short_with_zram(60));
+    let off =
+        under_pressure("memorch:popularity=on,sessions=on,swap.cold_to_storage_below=null", true, &short_with_zram(60));
     assert!(to_storage(&off).is_empty(), "off: where the kernel puts it: {off:?}");
     // Likely apps never: with the threshold under maps' chance, nothing goes.
-    let likely = under_pressure("memorch:popularity=on,sessions=on,swap.cold_to_storage_below=0.2", true, &short_with_zram(60));
+    let likely =
+        under_pressure("memorch:popularity=on,sessions=on,swap.cold_to_storage_below=0.2", true, &short_with_zram(60));
     assert!(to_storage(&likely).is_empty(), "{likely:?}");
 }
 
@@ -128,7 +133,13 @@ fn a_drained_storage_file_above_zram_is_removed() {
     let with_files = |free_mb: u64, files: &[(&str, u64, i32)]| {
         let mut s = snap(1024, free_mb, 100);
         for &(path, used_mb, priority) in files {
-            s.swap.devices.push(memorch_core::SwapDevice { path: path.into(), kind: "file".into(), size_bytes: 64 * MIB, used_bytes: used_mb * MIB, priority });
+            s.swap.devices.push(memorch_core::SwapDevice {
+                path: path.into(),
+                kind: "file".into(),
+                size_bytes: 64 * MIB,
+                used_bytes: used_mb * MIB,
+                priority,
+            });
             s.swap.total_bytes += 64 * MIB;
             s.swap.used_bytes += used_mb * MIB;
         }
@@ -163,15 +174,26 @@ fn a_drained_storage_file_above_zram_is_removed() {
 #[test]
 fn the_app_of_the_session_in_progress_is_spared_before_an_earlier_favourite() {
     // Recency and front counts: maps, in front five times and 10 s ago, outranks mail.
-    assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=off", true).first(), Some(&11), "mail first by recency and fronts");
+    assert_eq!(
+        squeezed_under_pressure("memorch:popularity=on,sessions=off", true).first(),
+        Some(&11),
+        "mail first by recency and fronts"
+    );
     // Sessions: mail was used since the screen came on; maps in one of the two sessions.
-    assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", true).first(), Some(&10), "maps first: not in the session in progress");
+    assert_eq!(
+        squeezed_under_pressure("memorch:popularity=on,sessions=on", true).first(),
+        Some(&10),
+        "maps first: not in the session in progress"
+    );
 }
 
 #[test]
 fn without_a_screen_off_the_chance_of_a_return_is_judged_as_before() {
     // One session only: nothing to tell the apps apart by; recency and fronts decide.
-    assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", false), squeezed_under_pressure("memorch:popularity=on,sessions=off", false));
+    assert_eq!(
+        squeezed_under_pressure("memorch:popularity=on,sessions=on", false),
+        squeezed_under_pressure("memorch:popularity=on,sessions=off", false)
+    );
     assert_eq!(squeezed_under_pressure("memorch:popularity=on,sessions=on", false).first(), Some(&11));
 }
 
@@ -183,9 +205,15 @@ fn without_a_screen_off_the_chance_of_a_return_is_judged_as_before() {
 #[test]
 fn each_return_counts_once_whichever_way_the_app_list_shows_it() {
     let plenty = snap(1024, 700, 0);
-    let list = |front: u32| -> Vec<App> { [(10, "maps"), (11, "mail")].iter().map(|&(pid, name)| app(pid, name, if pid == front { Class::Foreground } else { Class::Cached }, 50)).collect() };
+    let list = |front: u32| -> Vec<App> {
+        [(10, "maps"), (11, "mail")]
+            .iter()
+            .map(|&(pid, name)| app(pid, name, if pid == front { Class::Foreground } else { Class::Cached }, 50))
+            .collect()
+    };
     let launched = |app: &str, pid: u32| Event::Launched { app: app.into(), pid, ms: 400, cold: true };
-    let fronts = |e: &memorch_core::engine::Engine| ["maps", "mail"].map(|n| e.state.stats.get(n).map_or(0, |s| s.fronts));
+    let fronts =
+        |e: &memorch_core::engine::Engine| ["maps", "mail"].map(|n| e.state.stats.get(n).map_or(0, |s| s.fronts));
     let mut e = engine("memorch");
     decide(&mut e, 1_000, &plenty, &list(10), &[launched("maps", 10)]);
     decide(&mut e, 2_000, &plenty, &list(11), &[away(10), launched("mail", 11)]);
@@ -216,7 +244,12 @@ fn each_return_counts_once_whichever_way_the_app_list_shows_it() {
 fn squeezed_between_sessions(spec: &str) -> Vec<u32> {
     let plenty = snap(1024, 700, 0);
     let mut e = engine(spec);
-    let with = |front: u32| -> Vec<App> { [(10, "maps"), (11, "mail")].iter().map(|&(pid, name)| app(pid, name, if pid == front { Class::Foreground } else { Class::Cached }, 100)).collect() };
+    let with = |front: u32| -> Vec<App> {
+        [(10, "maps"), (11, "mail")]
+            .iter()
+            .map(|&(pid, name)| app(pid, name, if pid == front { Class::Foreground } else { Class::Cached }, 100))
+            .collect()
+    };
     let launched = |app: &str, pid: u32| Event::Launched { app: app.into(), pid, ms: 400, cold: true };
     decide(&mut e, 1_000, &plenty, &with(10), &[launched("maps", 10)]);
     decide(&mut e, 2_000, &plenty, &with(0), &[away(10), Event::Screen { on: false }]);

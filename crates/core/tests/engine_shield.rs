@@ -66,12 +66,20 @@ fn the_likeliest_apps_that_fit_in_the_budget_are_shielded_and_no_other() {
 fn an_app_grown_past_the_budget_gives_its_shield_to_a_smaller_one() {
     let s = snap(1024, 600, 100);
     let mut e = engine("memorch:sessions=off,popularity=on,shield=on");
-    let small = [shieldable(10, "fg", Class::Foreground, 100, true), shieldable(11, "mail", Class::Cached, 100, true), shieldable(12, "old", Class::Cached, 50, false)];
+    let small = [
+        shieldable(10, "fg", Class::Foreground, 100, true),
+        shieldable(11, "mail", Class::Cached, 100, true),
+        shieldable(12, "old", Class::Cached, 50, false),
+    ];
     history(&mut e, &s, &small);
     // mail grew to 200 MiB: fg and mail no longer fit together. mail, opened three times, is
     // likelier than fg, in front now but opened once: mail keeps its shield, fg loses it, and
     // old (50) fits beside mail.
-    let grown = [shieldable(10, "fg", Class::Foreground, 100, true), shieldable(11, "mail", Class::Cached, 200, true), shieldable(12, "old", Class::Cached, 50, false)];
+    let grown = [
+        shieldable(10, "fg", Class::Foreground, 100, true),
+        shieldable(11, "mail", Class::Cached, 200, true),
+        shieldable(12, "old", Class::Cached, 50, false),
+    ];
     assert_eq!(shields(&decide(&mut e, 21_000, &s, &grown, &[Event::Timer])), (vec![12], vec![10]));
 }
 
@@ -83,12 +91,24 @@ fn below_the_critical_band_every_shield_is_lifted_so_the_kernel_may_swap_anythin
     // 10 MiB available of 1 GiB: under memorch's critical band (a few per cent).
     let a = decide(&mut e, 21_000, &zram_full(snap(1024, 10, 0)), &apps, &[Event::Timer]);
     // Every shield goes, but a victim of this decision's kill needs none lifted: it dies.
-    let killed: Vec<u32> = a.iter().flat_map(|x| if let ActionKind::Kill { victims, .. } = &x.kind { victims.iter().map(|v| v.pid).collect() } else { vec![] }).collect();
+    let killed: Vec<u32> = a
+        .iter()
+        .flat_map(|x| {
+            if let ActionKind::Kill { victims, .. } = &x.kind {
+                victims.iter().map(|v| v.pid).collect()
+            } else {
+                vec![]
+            }
+        })
+        .collect();
     let kept: Vec<u32> = [10, 11].into_iter().filter(|p| !killed.contains(p)).collect();
     assert!(kept.contains(&10), "the foreground is no victim here: {a:#?}");
     assert_eq!(shields(&a).1, kept, "{a:#?}");
     assert!(shields(&a).0.is_empty());
-    assert!(a.iter().filter(|x| matches!(x.kind, ActionKind::Unshield { .. })).all(|x| x.reason.text.contains("critical band")));
+    assert!(a
+        .iter()
+        .filter(|x| matches!(x.kind, ActionKind::Unshield { .. }))
+        .all(|x| x.reason.text.contains("critical band")));
 }
 
 #[test]

@@ -39,7 +39,10 @@ fn apps(front: Option<u32>, running: &[u32]) -> Vec<App> {
     [(NOTES, "notes", 80), (MAIL, "mail", 40)]
         .iter()
         .filter(|(pid, ..)| running.contains(pid))
-        .map(|&(pid, name, swap_mb)| App { swap_bytes: swap_mb * MIB, ..app(pid, name, if Some(pid) == front { Class::Foreground } else { Class::Cached }, 60) })
+        .map(|&(pid, name, swap_mb)| App {
+            swap_bytes: swap_mb * MIB,
+            ..app(pid, name, if Some(pid) == front { Class::Foreground } else { Class::Cached }, 60)
+        })
         .collect()
 }
 
@@ -53,7 +56,16 @@ fn idle_with_zram(zram_pct: u64, available_mb: u64) -> Snapshot {
 
 /// The writebacks of a decision: (pid, bytes).
 fn writebacks(actions: &[Action]) -> Vec<(u32, u64)> {
-    actions.iter().filter_map(|a| if let ActionKind::Writeback { pid, max_pages, .. } = a.kind { Some((pid, max_pages * 4096)) } else { None }).collect()
+    actions
+        .iter()
+        .filter_map(|a| {
+            if let ActionKind::Writeback { pid, max_pages, .. } = a.kind {
+                Some((pid, max_pages * 4096))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// One idle decision after [`five_sessions`] on `s`.
@@ -110,20 +122,36 @@ fn an_app_with_little_in_zram_is_not_asked_again_until_it_is_back_in_front() {
     let first = e.decide(&input);
     assert_eq!(writebacks(&first).first().map(|w| w.0), Some(NOTES), "{first:?}");
     // Done, but nothing of it was in zram.
-    let outcomes: Vec<Outcome> = first.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: Some(0) }).collect();
+    let outcomes: Vec<Outcome> =
+        first.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: Some(0) }).collect();
     e.learn(&input, &outcomes);
     // Every writeback below found nothing in zram either.
     let dry = |e: &mut Engine, now_ms: u64| {
         let input = memorch_core::engine::Input { now_ms, snapshot: &s, apps: &running, events: &[Event::Timer] };
         let acts = e.decide(&input);
-        e.learn(&input, &acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: Some(0) }).collect::<Vec<_>>());
+        e.learn(
+            &input,
+            &acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: Some(0) }).collect::<Vec<_>>(),
+        );
         writebacks(&acts).iter().map(|w| w.0).collect::<Vec<u32>>()
     };
     assert_eq!(dry(&mut e, t + 750), vec![MAIL], "notes is dry: mail next");
     assert!(dry(&mut e, t + 1_000).is_empty(), "both dry: nothing asked");
     // Notes back in front and away again: it may be asked again; mail, still dry, not.
-    decide(&mut e, t + 1_500, &snap(1024, 700, 0), &apps(Some(NOTES), &[NOTES, MAIL]), &[Event::Screen { on: true }, Event::AppState { pid: NOTES, class: Class::Foreground }]);
-    decide(&mut e, t + 2_500, &snap(1024, 700, 0), &running, &[Event::AppState { pid: NOTES, class: Class::Previous }, Event::Screen { on: false }]);
+    decide(
+        &mut e,
+        t + 1_500,
+        &snap(1024, 700, 0),
+        &apps(Some(NOTES), &[NOTES, MAIL]),
+        &[Event::Screen { on: true }, Event::AppState { pid: NOTES, class: Class::Foreground }],
+    );
+    decide(
+        &mut e,
+        t + 2_500,
+        &snap(1024, 700, 0),
+        &running,
+        &[Event::AppState { pid: NOTES, class: Class::Previous }, Event::Screen { on: false }],
+    );
     assert_eq!(dry(&mut e, t + 3_000), vec![NOTES]);
 }
 
@@ -137,7 +165,10 @@ fn a_refused_writeback_is_not_asked_again_and_a_dry_run_one_is() {
     let asked = |e: &mut Engine, now_ms: u64, refused: bool| {
         let input = memorch_core::engine::Input { now_ms, snapshot: &s, apps: &running, events: &[Event::Timer] };
         let acts = e.decide(&input);
-        e.learn(&input, &acts.iter().map(|a| if refused { Outcome::failed(a) } else { Outcome::undone(a) }).collect::<Vec<_>>());
+        e.learn(
+            &input,
+            &acts.iter().map(|a| if refused { Outcome::failed(a) } else { Outcome::undone(a) }).collect::<Vec<_>>(),
+        );
         writebacks(&acts).iter().map(|w| w.0).collect::<Vec<u32>>()
     };
     let spec = "memorch:writeback=on,swap.writeback_below=1.01";

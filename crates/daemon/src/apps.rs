@@ -54,7 +54,18 @@ pub struct AppView {
 
 impl AppView {
     pub fn new(root: &SysRoot, domain: &Domain) -> AppView {
-        AppView { root: root.clone(), domain: domain.clone(), classes: BTreeMap::new(), names: BTreeMap::new(), identities: BTreeMap::new(), own_pids: target::self_and_ancestors(root), so_cache: BTreeMap::new(), ksm_cache: BTreeMap::new(), groups: BTreeMap::new(), starts: BTreeMap::new() }
+        AppView {
+            root: root.clone(),
+            domain: domain.clone(),
+            classes: BTreeMap::new(),
+            names: BTreeMap::new(),
+            identities: BTreeMap::new(),
+            own_pids: target::self_and_ancestors(root),
+            so_cache: BTreeMap::new(),
+            ksm_cache: BTreeMap::new(),
+            groups: BTreeMap::new(),
+            starts: BTreeMap::new(),
+        }
     }
 
     /// A launcher named the process at `pid` (`launched`): its statistics are kept under
@@ -93,7 +104,15 @@ impl AppView {
     /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
     /// cached figures are used.
     /// `held`: the apps the daemon froze and shielded.
-    pub fn build(&mut self, apps: &mut Vec<App>, snap: &Snapshot, cfg: &Config, preset: &Preset, under_pressure: bool, held: Held) {
+    pub fn build(
+        &mut self,
+        apps: &mut Vec<App>,
+        snap: &Snapshot,
+        cfg: &Config,
+        preset: &Preset,
+        under_pressure: bool,
+        held: Held,
+    ) {
         let Held { frozen, shielded } = held;
         apps.clear();
         let freezer = preset.freeze_after_ms.is_some() || !frozen.is_empty();
@@ -108,7 +127,8 @@ impl AppView {
         // Nor while memory is plentiful: the figure serves a step under pressure only, and
         // smaps of every background app was a seventh of the daemon's CPU in a light run.
         let near_short = memorch_core::engine::wake::memory_short(&snap.memory, &snap.psi);
-        let read_so = preset.compaction.as_ref().is_some_and(|c| c.shared_objects_first) && (near_short || under_pressure);
+        let read_so =
+            preset.compaction.as_ref().is_some_and(|c| c.shared_objects_first) && (near_short || under_pressure);
         for p in snap.processes.iter().flatten() {
             self.owned_by(p.pid, snap.uptime_ms.saturating_sub(p.age_ms));
             let mut a = App::from_process(p);
@@ -125,7 +145,8 @@ impl AppView {
                 // What KSM merged of it now (a counter, not a walk; the snapshot's figure is
                 // the PSS cache's, minutes old): KSM's trial weighs it.
                 if weigh_ksm && a.ksm_mergeable {
-                    a.ksm_merged_bytes = memorch_linux::process::ksm_merging_pages(&self.root, p.pid).map(|n| n * self.root.page_size);
+                    a.ksm_merged_bytes =
+                        memorch_linux::process::ksm_merging_pages(&self.root, p.pid).map(|n| n * self.root.page_size);
                 }
             }
             if read_so && a.is_background() && a.actionable() {
@@ -271,18 +292,25 @@ mod tests {
         // A child's arguments show only once its exec is through, a moment after spawn().
         let start = |arg: &str| {
             let c = std::process::Command::new("sleep").arg(arg).spawn().unwrap();
-            assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || memorch_linux::process::cmdline(&root, c.id()).is_ok_and(|a| !a.is_empty())));
+            assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || {
+                memorch_linux::process::cmdline(&root, c.id()).is_ok_and(|a| !a.is_empty())
+            }));
             c
         };
         let (mut a, mut b) = (start("30"), start("31"));
         let system = Domain::open(&root, &memorch_linux::DomainSpec::System).unwrap();
-        let (ia, ib) = (identity(&root, a.id(), "sleep", &system).unwrap(), identity(&root, b.id(), "sleep", &system).unwrap());
+        let (ia, ib) =
+            (identity(&root, a.id(), "sleep", &system).unwrap(), identity(&root, b.id(), "sleep", &system).unwrap());
         assert!(ia.starts_with("sleep#") && ib.starts_with("sleep#"), "{ia} {ib}");
         assert_ne!(ia, ib, "two instances with other arguments are two apps");
         a.kill().unwrap();
         a.wait().unwrap();
         let mut again = start("30");
-        assert_eq!(identity(&root, again.id(), "sleep", &system).unwrap(), ia, "a restart of the same app finds its history");
+        assert_eq!(
+            identity(&root, again.id(), "sleep", &system).unwrap(),
+            ia,
+            "a restart of the same app finds its history"
+        );
         for c in [&mut b, &mut again] {
             c.kill().unwrap();
             c.wait().unwrap();
@@ -311,7 +339,9 @@ mod tests {
                 }
                 std::fs::write(g.join("cgroup.procs"), pid.to_string()).unwrap();
             }
-            assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || memorch_linux::process::cmdline(&root, pid).is_ok_and(|a| !a.is_empty())));
+            assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || {
+                memorch_linux::process::cmdline(&root, pid).is_ok_and(|a| !a.is_empty())
+            }));
             pid
         };
         let first = start_in("chat-1.scope", "30");
@@ -343,16 +373,25 @@ mod tests {
             view.tell_name(pid, "mail".into());
             view.tell_class(pid, Class::Foreground);
             view.owned_by(pid, start_ms(&root, pid));
-            assert_eq!(view.names.get(&pid).map(String::as_str), Some("mail"), "a look at the same process keeps what was said");
+            assert_eq!(
+                view.names.get(&pid).map(String::as_str),
+                Some("mail"),
+                "a look at the same process keeps what was said"
+            );
             assert_eq!(view.classes.get(&pid), Some(&Class::Foreground));
             // Start times are kept in clock ticks: the next process at the pid starts a few
             // ticks later, as any reuse of a pid does outside a test.
             let later = start_ms(&root, pid) + 3 * 1000 / root.clock_ticks;
-            assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || memorch_linux::process::uptime_ms(&root).is_ok_and(|t| t > later)));
+            assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || {
+                memorch_linux::process::uptime_ms(&root).is_ok_and(|t| t > later)
+            }));
             old.kill().unwrap();
             old.wait().unwrap();
             let new = memorch_linux::testkit::spawn_at_pid(pid, &["/bin/sleep", "30"]);
-            if !memorch_linux::testkit::facility("a process started at a chosen pid (clone3 set_tid)", new.as_ref().map(|_| ()).map_err(|e| e.clone())) {
+            if !memorch_linux::testkit::facility(
+                "a process started at a chosen pid (clone3 set_tid)",
+                new.as_ref().map(|_| ()).map_err(|e| e.clone()),
+            ) {
                 return;
             }
             let new = new.unwrap();
@@ -362,7 +401,11 @@ mod tests {
             view.owned_by(pid, start_ms(&root, new.pid));
             let name = if told_first { Some("game") } else { None };
             assert_eq!(view.names.get(&pid).map(String::as_str), name, "told first: {told_first}");
-            assert_eq!(view.classes.get(&pid), None, "the old process's class was kept for the new one (told first: {told_first})");
+            assert_eq!(
+                view.classes.get(&pid),
+                None,
+                "the old process's class was kept for the new one (told first: {told_first})"
+            );
         }
     }
 }

@@ -70,14 +70,22 @@ pub fn run(a: Args) -> Result<()> {
     // SAFETY: setting a signal disposition at start-up, single-threaded.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let config_path = absolute(a.config).context("--config")?;
-    let daemon = Daemon::start(cfg, config_path, overrides).map_err(|e| anyhow::anyhow!(e)).context("starting memorch")?;
+    let daemon =
+        Daemon::start(cfg, config_path, overrides).map_err(|e| anyhow::anyhow!(e)).context("starting memorch")?;
     daemon.run().map_err(|e| anyhow::anyhow!(e))
 }
 
 fn init_logging(format: &str) {
-    let filter = std::env::var("MEMORCH_LOG").ok().and_then(|v| v.parse::<tracing_subscriber::filter::LevelFilter>().ok()).unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
+    let filter = std::env::var("MEMORCH_LOG")
+        .ok()
+        .and_then(|v| v.parse::<tracing_subscriber::filter::LevelFilter>().ok())
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
     use std::io::IsTerminal;
-    let b = tracing_subscriber::fmt().with_max_level(filter).with_writer(std::io::stderr).with_target(false).with_ansi(std::io::stderr().is_terminal());
+    let b = tracing_subscriber::fmt()
+        .with_max_level(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal());
     if format == "json" {
         b.json().flatten_event(true).init();
     } else {

@@ -117,13 +117,28 @@ impl Default for Config {
 
 impl Default for LoopConfig {
     fn default() -> Self {
-        LoopConfig { tick_ms: 1000, full_snapshot_ms: 10_000, psi_some_stall_ms: 70, psi_full_stall_ms: 700, psi_window_ms: 1000, lock_memory: true, nice: -10 }
+        LoopConfig {
+            tick_ms: 1000,
+            full_snapshot_ms: 10_000,
+            psi_some_stall_ms: 70,
+            psi_full_stall_ms: 700,
+            psi_window_ms: 1000,
+            lock_memory: true,
+            nice: -10,
+        }
     }
 }
 
 impl Default for Manage {
     fn default() -> Self {
-        Manage { zram: true, folios: true, readahead: true, ksm: true, swap_files: true, swap_file_dir: "/var/lib/memorch/swap".into() }
+        Manage {
+            zram: true,
+            folios: true,
+            readahead: true,
+            ksm: true,
+            swap_files: true,
+            swap_file_dir: "/var/lib/memorch/swap".into(),
+        }
     }
 }
 
@@ -137,7 +152,8 @@ pub struct ConfigError {
 impl Config {
     /// Parse and validate a whole file; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
-        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError { file: file.into(), message: one_line(&e.to_string()) })?;
+        let cfg: Config =
+            toml::from_str(text).map_err(|e| ConfigError { file: file.into(), message: one_line(&e.to_string()) })?;
         cfg.validate(text).map_err(|message| ConfigError { file: file.into(), message })?;
         Ok(cfg)
     }
@@ -150,7 +166,8 @@ impl Config {
     }
 
     pub fn load(path: &std::path::Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError { file: path.display().to_string(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError { file: path.display().to_string(), message: e.to_string() })?;
         Config::parse(&text, &path.display().to_string())
     }
 
@@ -186,9 +203,14 @@ impl Config {
         for (key, path) in [("socket", &self.socket), ("state_dir", &self.state_dir)] {
             check_path(key, path).map_err(|e| format!("{}{e}", at(None, key)))?;
         }
-        check_path("manage.swap_file_dir", &self.manage.swap_file_dir).map_err(|e| format!("{}{e}", at(Some("manage"), "swap_file_dir")))?;
+        check_path("manage.swap_file_dir", &self.manage.swap_file_dir)
+            .map_err(|e| format!("{}{e}", at(Some("manage"), "swap_file_dir")))?;
         if !matches!(self.log_format.as_str(), "text" | "json") {
-            return Err(format!("{}log_format = \"{}\": use \"text\" or \"json\"", at(None, "log_format"), self.log_format));
+            return Err(format!(
+                "{}log_format = \"{}\": use \"text\" or \"json\"",
+                at(None, "log_format"),
+                self.log_format
+            ));
         }
         let l = &self.loop_;
         let range = |key: &str, v: u64, lo: u64, hi: u64| {
@@ -207,7 +229,11 @@ impl Config {
             return Err(format!("{}loop.nice = {}: must be within -20..=19", at(Some("loop"), "nice"), l.nice));
         }
         if !matches!(self.notify.dbus.as_str(), "auto" | "on" | "off") {
-            return Err(format!("{}notify.dbus = \"{}\": use \"auto\", \"on\" or \"off\"", at(Some("notify"), "dbus"), self.notify.dbus));
+            return Err(format!(
+                "{}notify.dbus = \"{}\": use \"auto\", \"on\" or \"off\"",
+                at(Some("notify"), "dbus"),
+                self.notify.dbus
+            ));
         }
         if self.notify.pre_kill_wait_ms > MAX_PRE_KILL_WAIT_MS {
             return Err(format!("{}notify.pre_kill_wait_ms = {}: must be within 0..={MAX_PRE_KILL_WAIT_MS} (a kill is held back that long)", at(Some("notify"), "pre_kill_wait_ms"), self.notify.pre_kill_wait_ms));
@@ -271,7 +297,12 @@ impl Overrides {
 
 /// toml errors span several lines with a source excerpt: keep them to one line.
 fn one_line(s: &str) -> String {
-    s.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with('^')).collect::<Vec<_>>().join(": ").replace("::", ":")
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with('^'))
+        .collect::<Vec<_>>()
+        .join(": ")
+        .replace("::", ":")
 }
 
 /// The line (1-based) where `key = …` is set, inside `[section]` if given.

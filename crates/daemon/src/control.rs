@@ -77,7 +77,12 @@ impl Daemon {
                 (Answer::ok(None), false)
             }
             Request::Margins {} => (self.margins(), false),
-            Request::Metrics {} => (Answer::with(&Metrics { text: metrics::prometheus(&self.counters, self.snap.as_ref(), &self.engine.preset.name) }), false),
+            Request::Metrics {} => (
+                Answer::with(&Metrics {
+                    text: metrics::prometheus(&self.counters, self.snap.as_ref(), &self.engine.preset.name),
+                }),
+                false,
+            ),
         }
     }
 
@@ -109,7 +114,12 @@ impl Daemon {
         let Some(snap) = &self.snap else { return Answer::err("no snapshot yet: ask again in a moment") };
         let m = memorch_core::engine::margins::Margins::of(&self.engine.preset, snap.memory.total_bytes);
         let available = snap.memory.available_bytes;
-        Answer::with(&MarginsInfo { critical_kib: m.critical_bytes / 1024, moderate_kib: m.moderate_bytes / 1024, available_kib: available / 1024, reclaim_target_kib: m.reclaim_target(available) / 1024 })
+        Answer::with(&MarginsInfo {
+            critical_kib: m.critical_bytes / 1024,
+            moderate_kib: m.moderate_bytes / 1024,
+            available_kib: available / 1024,
+            reclaim_target_kib: m.reclaim_target(available) / 1024,
+        })
     }
 
     fn status(&self) -> Status {
@@ -123,7 +133,11 @@ impl Daemon {
             memory: self.snap.as_ref().map(|s| s.memory.clone()),
             psi: self.snap.as_ref().map(|s| s.psi.clone()),
             apps: self.apps.len(),
-            zram: self.zram.as_ref().map(|z| ZramInfo { device: z.setup.device.clone(), algorithm: z.setup.algorithm.clone(), disksize_bytes: z.setup.disksize_bytes }),
+            zram: self.zram.as_ref().map(|z| ZramInfo {
+                device: z.setup.device.clone(),
+                algorithm: z.setup.algorithm.clone(),
+                disksize_bytes: z.setup.disksize_bytes,
+            }),
             swap_files: self.exec.actuators.swap_files(),
             pending_kills: self.exec.reaping.len(),
             cpu_seconds,

@@ -173,7 +173,15 @@ impl Daemon {
             }
         }
         let c = &self.counters;
-        tracing::info!(decisions = c.decisions, full_looks = c.full_snapshots, reused_looks = c.reused_looks, polls = c.polls, cheap_looks = c.cheap_snapshots, pss_walks = c.pss_walks, "what the daemon read");
+        tracing::info!(
+            decisions = c.decisions,
+            full_looks = c.full_snapshots,
+            reused_looks = c.reused_looks,
+            polls = c.polls,
+            cheap_looks = c.cheap_snapshots,
+            pss_walks = c.pss_walks,
+            "what the daemon read"
+        );
         machine::shutdown(self);
         Ok(())
     }
@@ -187,9 +195,15 @@ impl Daemon {
             timer: poller.add([(self.timer.fd(), libc::POLLIN)]),
             listener: poller.add([(self.server.fd(), libc::POLLIN)]),
             triggers: poller.add(self.triggers.iter().map(|t| (t.kernel.fd(), libc::POLLPRI))),
-            clients: poller.add(self.server.clients.iter().map(|c| (c.fd(), libc::POLLIN | if c.wants_write() { libc::POLLOUT } else { 0 }))),
+            clients: poller.add(
+                self.server
+                    .clients
+                    .iter()
+                    .map(|c| (c.fd(), libc::POLLIN | if c.wants_write() { libc::POLLOUT } else { 0 })),
+            ),
             // A victim without a pidfd (never, live) keeps its place with fd -1, which poll skips.
-            victims: poller.add(self.exec.reaping.iter().map(|(k, _)| (k.pidfd.as_ref().map_or(-1, |p| p.raw()), libc::POLLIN))),
+            victims: poller
+                .add(self.exec.reaping.iter().map(|(k, _)| (k.pidfd.as_ref().map_or(-1, |p| p.raw()), libc::POLLIN))),
         };
         poller.wait(if self.server.clients.iter().any(|c| c.has_pending()) { 0 } else { -1 });
         wake
@@ -293,7 +307,8 @@ impl Daemon {
             Err(e) => {
                 tracing::warn!(error = %e, "cheap snapshot failed");
                 self.failed_reads += 1;
-                if self.failed_reads >= 3 && self.domain.cgroup.as_ref().is_some_and(|d| d.dirs().all(|p| !p.exists())) {
+                if self.failed_reads >= 3 && self.domain.cgroup.as_ref().is_some_and(|d| d.dirs().all(|p| !p.exists()))
+                {
                     tracing::error!(domain = %self.domain.spec, "the domain's cgroup is gone: stopping");
                     self.stop = true;
                 }
@@ -345,7 +360,8 @@ impl Daemon {
         // next look (a poll decides kills alone, on what it sees; the event makes the next
         // look a full one, as a kernel trigger's would).
         let raised = !light && self.stall_read(&snap.psi);
-        let under_pressure = cause == "pressure" || raised || self.events.iter().any(|e| matches!(e, Event::Pressure { .. }));
+        let under_pressure =
+            cause == "pressure" || raised || self.events.iter().any(|e| matches!(e, Event::Pressure { .. }));
         let short = under_pressure || memorch_core::engine::wake::memory_short(&snap.memory, &snap.psi);
         if !light {
             self.counters.pss_walks += self.pss.fill(&self.root, &mut snap, !short) as u64;
@@ -354,7 +370,14 @@ impl Daemon {
         }
         let snapshot_us = woke.elapsed().as_micros() as u64;
         if !light {
-            self.view.build(&mut self.apps, &snap, &self.cfg, &self.engine.preset, under_pressure, crate::apps::Held { frozen: &self.exec.frozen, shielded: &self.exec.shielded });
+            self.view.build(
+                &mut self.apps,
+                &snap,
+                &self.cfg,
+                &self.engine.preset,
+                under_pressure,
+                crate::apps::Held { frozen: &self.exec.frozen, shielded: &self.exec.shielded },
+            );
         }
         self.counters.trim_freed_bytes += self.notifier.freed_since(&self.apps);
         let events = std::mem::take(&mut self.events);
@@ -368,7 +391,8 @@ impl Daemon {
         if !self.exec.dry_run {
             self.tell_before(&actions, snap.memory.available_bytes, snap.memory.total_bytes);
         }
-        let seen_adj = |pid: u32| snap.processes.as_ref().and_then(|ps| ps.iter().find(|p| p.pid == pid)).map(|p| p.oom_score_adj);
+        let seen_adj =
+            |pid: u32| snap.processes.as_ref().and_then(|ps| ps.iter().find(|p| p.pid == pid)).map(|p| p.oom_score_adj);
         let outcomes = self.exec.execute(&actions, snap.memory.used_bytes, &seen_adj);
         let killed = outcomes.iter().any(|o| o.done && matches!(o.action.kind, ActionKind::Kill { .. }));
         let input = Input { now_ms, snapshot: &snap, apps: &self.apps, events: &events };
@@ -379,7 +403,17 @@ impl Daemon {
             }
             crate::metrics::account(&mut self.counters, &o);
             let wake_to_act_us = o.at.map(|t| t.duration_since(woke).as_micros() as u64);
-            let e = ActionEvent { action: o.action, done: o.done, dry_run: o.dry_run, result: o.result, bytes: o.bytes, cause: cause.to_string(), wake_to_act_us, snapshot_done_us: snapshot_us, decided_us };
+            let e = ActionEvent {
+                action: o.action,
+                done: o.done,
+                dry_run: o.dry_run,
+                result: o.result,
+                bytes: o.bytes,
+                cause: cause.to_string(),
+                wake_to_act_us,
+                snapshot_done_us: snapshot_us,
+                decided_us,
+            };
             self.publish(&memorch_protocol::Event::Action(e));
         }
         let live: Vec<u32> = self.apps.iter().map(|a| a.pid).collect();
@@ -417,4 +451,3 @@ impl Daemon {
         }
     }
 }
-

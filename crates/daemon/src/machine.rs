@@ -41,7 +41,8 @@ pub fn arm_triggers(domain: &Domain, cfg: &Config, preset: &Preset) -> Vec<crate
     let Some(psi) = &domain.psi_file else { return Vec::new() };
     let (some_us, full_us, w) = match &preset.detection {
         memorch_core::engine::preset::Detection::Psi(l) => {
-            let total = snapshot::memory_and_pressure(&SysRoot::live(), domain).map_or(u64::MAX, |(m, _, _)| m.total_bytes);
+            let total =
+                snapshot::memory_and_pressure(&SysRoot::live(), domain).map_or(u64::MAX, |(m, _, _)| m.total_bytes);
             (l.partial_stall_us(total), l.psi_complete_stall_us, l.psi_window_us)
         }
         _ => (cfg.loop_.psi_some_stall_ms * 1000, cfg.loop_.psi_full_stall_ms * 1000, cfg.loop_.psi_window_ms * 1000),
@@ -79,7 +80,9 @@ pub fn lock_memory(cfg: &Config) {
     memorch_linux::events::bound_heap();
     match memorch_linux::events::lock_memory() {
         Ok(()) => tracing::debug!(dropped_bytes = dropped, "memory locked"),
-        Err(e) => tracing::warn!(error = %e, "memory not locked: the daemon may stall on page faults when memory is short"),
+        Err(e) => {
+            tracing::warn!(error = %e, "memory not locked: the daemon may stall on page faults when memory is short")
+        }
     }
 }
 
@@ -101,7 +104,8 @@ pub fn setup_zram(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset
         tracing::info!(size, algorithm = %preset.swap.zram_algorithm, "dry-run: would set up zram");
         return Ok(None);
     }
-    let g = ZramGuard::setup(root, size, Some(&preset.swap.zram_algorithm), 100).map_err(|e| format!("zram set-up for preset {}: {e}", preset.name))?;
+    let g = ZramGuard::setup(root, size, Some(&preset.swap.zram_algorithm), 100)
+        .map_err(|e| format!("zram set-up for preset {}: {e}", preset.name))?;
     tracing::info!(device = %g.setup.device, size, algorithm = %g.setup.algorithm, "zram set up as swap");
     Ok(Some(g))
 }
@@ -125,8 +129,13 @@ pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: 
             tracing::info!("storage swap exists: using it, adding none");
         } else {
             let size = (snap.memory.total_bytes as f64 * pct / 100.0) as u64 & !4095;
-            let g = memorch_linux::swapfile::SwapFileGuard::add(root, &cfg.manage.swap_file_dir, size, memorch_linux::swapfile::DEFAULT_PRIORITY)
-                .map_err(|e| format!("storage swap for preset {}: {e}", preset.name))?;
+            let g = memorch_linux::swapfile::SwapFileGuard::add(
+                root,
+                &cfg.manage.swap_file_dir,
+                size,
+                memorch_linux::swapfile::DEFAULT_PRIORITY,
+            )
+            .map_err(|e| format!("storage swap for preset {}: {e}", preset.name))?;
             tracing::info!(file = %g.path.display(), size, "storage swap set up below zram");
             extras.storage = Some(g);
         }
@@ -138,7 +147,10 @@ pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: 
                 extras.swappiness = Some(g);
             }
             Some(Err(e)) => tracing::warn!(error = %e, "swappiness not set"),
-            None => tracing::warn!(swappiness = v, "swappiness of the system domain is the machine's vm.swappiness: set it yourself; left as it is"),
+            None => tracing::warn!(
+                swappiness = v,
+                "swappiness of the system domain is the machine's vm.swappiness: set it yourself; left as it is"
+            ),
         }
     }
     if let Some(kb) = p.anon_folio_kb.filter(|_| cfg.manage.folios) {
@@ -148,7 +160,12 @@ pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: 
         if let Err(e) = memorch_linux::events::small_pages_for_self() {
             tracing::warn!(error = %e, "the daemon's own memory may come in large folios");
         }
-        let g = memorch_linux::folios::FolioGuard::set(root, kb, "always").map_err(|e| format!("anonymous folios for preset {}: {e}; or set manage.folios = false to leave them to the machine", preset.name))?;
+        let g = memorch_linux::folios::FolioGuard::set(root, kb, "always").map_err(|e| {
+            format!(
+                "anonymous folios for preset {}: {e}; or set manage.folios = false to leave them to the machine",
+                preset.name
+            )
+        })?;
         tracing::info!(size_kb = kb, was = %g.setting.previous(), "anonymous memory in large folios (multi-size THP: always)");
         if let Some(why) = memorch_linux::folios::whole_swapin_blocked(root) {
             tracing::warn!(reason = %why, "large folios will not come back from swap whole on this boot: the gain the folios switch is for is lost (its larger faults remain)");
@@ -156,7 +173,12 @@ pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: 
         extras.folios = Some(g);
     }
     if let Some(n) = p.page_cluster.filter(|_| cfg.manage.readahead) {
-        let g = memorch_linux::readahead::set_page_cluster(root, n).map_err(|e| format!("swap read-ahead for preset {}: {e}; or set manage.readahead = false to leave it to the machine", preset.name))?;
+        let g = memorch_linux::readahead::set_page_cluster(root, n).map_err(|e| {
+            format!(
+                "swap read-ahead for preset {}: {e}; or set manage.readahead = false to leave it to the machine",
+                preset.name
+            )
+        })?;
         tracing::info!(page_cluster = n, was = %g.previous(), "swap read-ahead set (vm.page-cluster)");
         extras.readahead = Some(g);
     }
@@ -200,7 +222,9 @@ pub fn shutdown(mut d: Daemon) {
     }
     if let Some(mut g) = d.swap_extras.folios.take() {
         match g.setting.restore_now() {
-            Ok(()) => done.push(format!("put the {} kB anonymous folio policy back to '{}'", g.size_kb, g.setting.previous())),
+            Ok(()) => {
+                done.push(format!("put the {} kB anonymous folio policy back to '{}'", g.size_kb, g.setting.previous()))
+            }
             Err(e) => failed.push(format!("{} kB anonymous folio policy: {e}", g.size_kb)),
         }
     }

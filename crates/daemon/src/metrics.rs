@@ -29,8 +29,14 @@ pub fn self_usage() -> (f64, u64) {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage into a zeroed struct.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let cpu = ru.ru_utime.tv_sec as f64 + ru.ru_utime.tv_usec as f64 / 1e6 + ru.ru_stime.tv_sec as f64 + ru.ru_stime.tv_usec as f64 / 1e6;
-    let rss = std::fs::read_to_string("/proc/self/status").ok().and_then(|t| memorch_linux::parse::field_kib(&t, "VmRSS")).unwrap_or(0);
+    let cpu = ru.ru_utime.tv_sec as f64
+        + ru.ru_utime.tv_usec as f64 / 1e6
+        + ru.ru_stime.tv_sec as f64
+        + ru.ru_stime.tv_usec as f64 / 1e6;
+    let rss = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| memorch_linux::parse::field_kib(&t, "VmRSS"))
+        .unwrap_or(0);
     (cpu, rss)
 }
 
@@ -45,33 +51,86 @@ pub fn prometheus(c: &Counters, snap: Option<&Snapshot>, preset: &str) -> String
     let one = |v: f64| vec![(String::new(), v)];
     metric("info", "gauge", "The preset in use.", &[(format!("{{preset=\"{preset}\"}}"), 1.0)]);
     metric("decisions_total", "counter", "Engine decisions.", &one(c.decisions as f64));
-    metric("pressure_events_total", "counter", "PSI trigger events, the kernel's and those raised from the daemon's reads.", &one(c.pressure_events as f64));
-    metric("pressure_from_reads_total", "counter", "PSI trigger events raised from the daemon's reads of the stall where the kernel's trigger did not fire.", &one(c.pressure_from_reads as f64));
-    let by = |m: &BTreeMap<String, u64>, label: &str| m.iter().map(|(k, v)| (format!("{{{label}=\"{k}\"}}"), *v as f64)).collect::<Vec<_>>();
+    metric(
+        "pressure_events_total",
+        "counter",
+        "PSI trigger events, the kernel's and those raised from the daemon's reads.",
+        &one(c.pressure_events as f64),
+    );
+    metric(
+        "pressure_from_reads_total",
+        "counter",
+        "PSI trigger events raised from the daemon's reads of the stall where the kernel's trigger did not fire.",
+        &one(c.pressure_from_reads as f64),
+    );
+    let by = |m: &BTreeMap<String, u64>, label: &str| {
+        m.iter().map(|(k, v)| (format!("{{{label}=\"{k}\"}}"), *v as f64)).collect::<Vec<_>>()
+    };
     metric("actions_total", "counter", "Actions carried out, by kind.", &by(&c.actions, "kind"));
     metric("kills_total", "counter", "Processes killed, by class.", &by(&c.kills, "class"));
-    metric("compacted_bytes_total", "counter", "Bytes moved out of processes by compaction.", &one(c.compacted_bytes as f64));
+    metric(
+        "compacted_bytes_total",
+        "counter",
+        "Bytes moved out of processes by compaction.",
+        &one(c.compacted_bytes as f64),
+    );
     metric("reclaimed_bytes_total", "counter", "Bytes reclaimed from the domain.", &one(c.reclaimed_bytes as f64));
     metric("regained_bytes_total", "counter", "Bytes the domain regained from kills.", &one(c.regained_bytes as f64));
     metric("trim_notices_total", "counter", "Trim notices sent to apps that listen.", &one(c.trim_notices as f64));
-    metric("trim_freed_bytes_total", "counter", "Bytes apps gave back after trim notices (measured).", &one(c.trim_freed_bytes as f64));
-    metric("requests_total", "counter", "Control requests, and those refused.", &[("{result=\"ok\"}".into(), (c.requests - c.bad_requests) as f64), ("{result=\"error\"}".into(), c.bad_requests as f64)]);
+    metric(
+        "trim_freed_bytes_total",
+        "counter",
+        "Bytes apps gave back after trim notices (measured).",
+        &one(c.trim_freed_bytes as f64),
+    );
+    metric(
+        "requests_total",
+        "counter",
+        "Control requests, and those refused.",
+        &[
+            ("{result=\"ok\"}".into(), (c.requests - c.bad_requests) as f64),
+            ("{result=\"error\"}".into(), c.bad_requests as f64),
+        ],
+    );
     if let Some(s) = snap {
         let m = &s.memory;
-        metric("memory_bytes", "gauge", "The domain's memory.", &[
-            ("{kind=\"total\"}".into(), m.total_bytes as f64),
-            ("{kind=\"used\"}".into(), m.used_bytes as f64),
-            ("{kind=\"free\"}".into(), m.free_bytes as f64),
-            ("{kind=\"available\"}".into(), m.available_bytes as f64),
-            ("{kind=\"swap_used\"}".into(), m.swap_used_bytes as f64),
-        ]);
+        metric(
+            "memory_bytes",
+            "gauge",
+            "The domain's memory.",
+            &[
+                ("{kind=\"total\"}".into(), m.total_bytes as f64),
+                ("{kind=\"used\"}".into(), m.used_bytes as f64),
+                ("{kind=\"free\"}".into(), m.free_bytes as f64),
+                ("{kind=\"available\"}".into(), m.available_bytes as f64),
+                ("{kind=\"swap_used\"}".into(), m.swap_used_bytes as f64),
+            ],
+        );
         if let Some(p) = s.psi.get() {
-            metric("psi_avg10_percent", "gauge", "Memory pressure stall, last 10 s.", &[("{kind=\"some\"}".into(), p.some.avg10), ("{kind=\"full\"}".into(), p.full.avg10)]);
-            metric("psi_stall_seconds_total", "counter", "Memory pressure stall time.", &[("{kind=\"some\"}".into(), p.some.total_us as f64 / 1e6), ("{kind=\"full\"}".into(), p.full.total_us as f64 / 1e6)]);
+            metric(
+                "psi_avg10_percent",
+                "gauge",
+                "Memory pressure stall, last 10 s.",
+                &[("{kind=\"some\"}".into(), p.some.avg10), ("{kind=\"full\"}".into(), p.full.avg10)],
+            );
+            metric(
+                "psi_stall_seconds_total",
+                "counter",
+                "Memory pressure stall time.",
+                &[
+                    ("{kind=\"some\"}".into(), p.some.total_us as f64 / 1e6),
+                    ("{kind=\"full\"}".into(), p.full.total_us as f64 / 1e6),
+                ],
+            );
         }
         if let Some(z) = s.zram.get() {
             let (o_, c_) = z.devices.iter().fold((0, 0), |(o, c), d| (o + d.orig_data_bytes, c + d.mem_used_bytes));
-            metric("zram_bytes", "gauge", "zram: stored and pool size.", &[("{kind=\"stored\"}".into(), o_ as f64), ("{kind=\"pool\"}".into(), c_ as f64)]);
+            metric(
+                "zram_bytes",
+                "gauge",
+                "zram: stored and pool size.",
+                &[("{kind=\"stored\"}".into(), o_ as f64), ("{kind=\"pool\"}".into(), c_ as f64)],
+            );
         }
     }
     let (cpu, rss) = self_usage();

@@ -39,7 +39,10 @@ impl Notifier {
         let want = match cfg.dbus.as_str() {
             "off" => false,
             "on" => true,
-            _ => std::env::var_os("DBUS_SYSTEM_BUS_ADDRESS").is_some() || std::path::Path::new("/run/dbus/system_bus_socket").exists(),
+            _ => {
+                std::env::var_os("DBUS_SYSTEM_BUS_ADDRESS").is_some()
+                    || std::path::Path::new("/run/dbus/system_bus_socket").exists()
+            }
         };
         let dbus = if want {
             match connect() {
@@ -99,8 +102,15 @@ impl Notifier {
         let hooks: Vec<Child> = victims
             .iter()
             .filter_map(|v| {
-                let env = [("MEMORCH_PID", v.pid.to_string()), ("MEMORCH_APP", v.app.clone()), ("MEMORCH_CLASS", v.class.name().to_string()), ("MEMORCH_REASON", reason.to_string())];
-                spawn(&cfg.pre_kill, &env).inspect_err(|e| tracing::warn!(error = %e, hook = %cfg.pre_kill, "pre-kill hook not started")).ok()
+                let env = [
+                    ("MEMORCH_PID", v.pid.to_string()),
+                    ("MEMORCH_APP", v.app.clone()),
+                    ("MEMORCH_CLASS", v.class.name().to_string()),
+                    ("MEMORCH_REASON", reason.to_string()),
+                ];
+                spawn(&cfg.pre_kill, &env)
+                    .inspect_err(|e| tracing::warn!(error = %e, hook = %cfg.pre_kill, "pre-kill hook not started"))
+                    .ok()
             })
             .collect();
         for mut h in hooks {
@@ -123,7 +133,12 @@ impl Notifier {
         if cfg.post_kill.is_empty() {
             return;
         }
-        let env = [("MEMORCH_PID", gone.pid.to_string()), ("MEMORCH_APP", gone.app.clone()), ("MEMORCH_REASON", gone.reason.clone()), ("MEMORCH_REGAINED_BYTES", gone.regained_bytes.to_string())];
+        let env = [
+            ("MEMORCH_PID", gone.pid.to_string()),
+            ("MEMORCH_APP", gone.app.clone()),
+            ("MEMORCH_REASON", gone.reason.clone()),
+            ("MEMORCH_REGAINED_BYTES", gone.regained_bytes.to_string()),
+        ];
         match spawn(&cfg.post_kill, &env) {
             Ok(c) => self.post_kill.push(c),
             Err(e) => tracing::warn!(error = %e, hook = %cfg.post_kill, "post-kill command not started"),
@@ -160,13 +175,23 @@ impl crate::daemon::Daemon {
     /// Before a decision's actions are carried out: its trim notices go out (so apps hear
     /// before anything is compressed or killed), and each kill is announced and waits for
     /// the pre-kill hook, within its bound.
-    pub(crate) fn tell_before(&mut self, actions: &[memorch_core::engine::Action], available_bytes: u64, total_bytes: u64) {
+    pub(crate) fn tell_before(
+        &mut self,
+        actions: &[memorch_core::engine::Action],
+        available_bytes: u64,
+        total_bytes: u64,
+    ) {
         use memorch_core::engine::ActionKind;
         for a in actions {
             match &a.kind {
                 ActionKind::Trim { level, pid } => {
                     let margins = memorch_core::engine::margins::Margins::of(&self.engine.preset, total_bytes);
-                    let notice = memorch_protocol::TrimNotice { level: *level, pid: *pid, available_bytes, reclaim_target_bytes: margins.reclaim_target(available_bytes) };
+                    let notice = memorch_protocol::TrimNotice {
+                        level: *level,
+                        pid: *pid,
+                        available_bytes,
+                        reclaim_target_bytes: margins.reclaim_target(available_bytes),
+                    };
                     let told = self.publish_trim(&notice);
                     self.notifier.watch(&self.apps, &told);
                     if pid.is_none() {
@@ -177,7 +202,17 @@ impl crate::daemon::Daemon {
                 }
                 ActionKind::Kill { victims, .. } => {
                     for v in victims {
-                        let e = memorch_protocol::PreKill { pid: v.pid, app: v.app.clone(), class: v.class, reason: a.reason.text.clone(), wait_ms: if self.cfg.notify.pre_kill.is_empty() { 0 } else { self.cfg.notify.pre_kill_wait_ms } };
+                        let e = memorch_protocol::PreKill {
+                            pid: v.pid,
+                            app: v.app.clone(),
+                            class: v.class,
+                            reason: a.reason.text.clone(),
+                            wait_ms: if self.cfg.notify.pre_kill.is_empty() {
+                                0
+                            } else {
+                                self.cfg.notify.pre_kill_wait_ms
+                            },
+                        };
                         self.publish(&memorch_protocol::Event::PreKill(e));
                     }
                     let waited = self.notifier.pre_kill(&self.cfg.notify, victims, &a.reason.text);

@@ -39,7 +39,9 @@ impl Daemon {
 
     /// How long a window lasts: the triggers' own window (a trigger cannot fire again sooner).
     fn poll_window(&self) -> Duration {
-        Duration::from_micros(self.triggers.iter().map(|t| t.kernel.window_us).max().unwrap_or(self.cfg.loop_.psi_window_ms * 1000))
+        Duration::from_micros(
+            self.triggers.iter().map(|t| t.kernel.window_us).max().unwrap_or(self.cfg.loop_.psi_window_ms * 1000),
+        )
     }
 
     /// The polling window is still open (closed, and the timer back to its tick, once over).
@@ -103,7 +105,9 @@ impl Daemon {
         if !recent || self.polling.is_some() || self.events.is_empty() {
             return None;
         }
-        let seen = |pid: u32, name: Option<&String>| self.apps.iter().any(|a| a.pid == pid && name.is_none_or(|n| a.name == *n));
+        let seen = |pid: u32, name: Option<&String>| {
+            self.apps.iter().any(|a| a.pid == pid && name.is_none_or(|n| a.name == *n))
+        };
         let reports_only = self.events.iter().all(|e| match e {
             Event::AppState { pid, .. } => seen(*pid, None),
             // Under the name the launcher gives (a full look names the app anew).
@@ -134,7 +138,9 @@ impl Daemon {
     /// (logged) if they could not be read.
     fn cheap_look(&self) -> Option<Snapshot> {
         let ksm = self.snap.as_ref()?.ksm.clone();
-        snapshot::cheap_with_ksm(&self.root, &self.domain, ksm).map_err(|e| tracing::warn!(error = %e, "light snapshot failed")).ok()
+        snapshot::cheap_with_ksm(&self.root, &self.domain, ksm)
+            .map_err(|e| tracing::warn!(error = %e, "light snapshot failed"))
+            .ok()
     }
 
     /// [`Daemon::light_look`] on a cheap snapshot already read.

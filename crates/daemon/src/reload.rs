@@ -28,7 +28,8 @@ impl Daemon {
                 tracing::warn!(key, "SIGHUP: {key} takes effect on restart only; kept as it was");
             }
         }
-        let (domain, socket, state_dir, log_format) = (self.cfg.domain.clone(), self.cfg.socket.clone(), self.cfg.state_dir.clone(), self.cfg.log_format.clone());
+        let (domain, socket, state_dir, log_format) =
+            (self.cfg.domain.clone(), self.cfg.socket.clone(), self.cfg.state_dir.clone(), self.cfg.log_format.clone());
         let new = Config { domain, socket, state_dir, log_format, ..new };
         let changes = new.changes_from(&self.cfg);
         if new.preset != self.cfg.preset {
@@ -36,7 +37,10 @@ impl Daemon {
             self.engine = Engine::with_stats(new.preset(), stats);
             self.exec.set_preset(&self.engine.preset);
         }
-        let rearm = new.preset != self.cfg.preset || new.loop_.psi_window_ms != self.cfg.loop_.psi_window_ms || new.loop_.psi_some_stall_ms != self.cfg.loop_.psi_some_stall_ms || new.loop_.psi_full_stall_ms != self.cfg.loop_.psi_full_stall_ms;
+        let rearm = new.preset != self.cfg.preset
+            || new.loop_.psi_window_ms != self.cfg.loop_.psi_window_ms
+            || new.loop_.psi_some_stall_ms != self.cfg.loop_.psi_some_stall_ms
+            || new.loop_.psi_full_stall_ms != self.cfg.loop_.psi_full_stall_ms;
         self.exec.dry_run = new.dry_run;
         self.exec.manage = new.manage.clone();
         self.cfg = new;

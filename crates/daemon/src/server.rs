@@ -65,7 +65,10 @@ impl Server {
         }
         if path.exists() {
             if UnixStream::connect(path).is_ok() {
-                return Err(std::io::Error::new(ErrorKind::AddrInUse, format!("{} is in use: is another memorch running?", path.display())));
+                return Err(std::io::Error::new(
+                    ErrorKind::AddrInUse,
+                    format!("{} is in use: is another memorch running?", path.display()),
+                ));
             }
             std::fs::remove_file(path)?;
         }
@@ -134,14 +137,27 @@ impl Drop for Server {
 
 impl Client {
     pub fn new(stream: UnixStream, peer: Peer) -> Client {
-        Client { stream, peer, inbuf: Vec::new(), discarding: false, out: Vec::new(), subscribed: false, trim: false, closed: false, bad_lines: 0 }
+        Client {
+            stream,
+            peer,
+            inbuf: Vec::new(),
+            discarding: false,
+            out: Vec::new(),
+            subscribed: false,
+            trim: false,
+            closed: false,
+            bad_lines: 0,
+        }
     }
 
     /// Count a request's outcome: too many bad ones in a row and the client is dropped.
     pub fn judged(&mut self, ok: bool) {
         self.bad_lines = if ok { 0 } else { self.bad_lines + 1 };
         if self.bad_lines >= MAX_BAD_LINES {
-            self.send(format!("{{\"ok\":false,\"error\":\"{MAX_BAD_LINES} bad requests in a row: disconnected\"}}\n").as_bytes());
+            self.send(
+                format!("{{\"ok\":false,\"error\":\"{MAX_BAD_LINES} bad requests in a row: disconnected\"}}\n")
+                    .as_bytes(),
+            );
             self.flush();
             self.closed = true;
         }
@@ -245,7 +261,9 @@ impl Client {
         while !self.out.is_empty() {
             // MSG_NOSIGNAL: a client that hung up must not SIGPIPE the daemon.
             // SAFETY: sending from our buffer on our socket.
-            let n = unsafe { libc::send(self.stream.as_raw_fd(), self.out.as_ptr().cast(), self.out.len(), libc::MSG_NOSIGNAL) };
+            let n = unsafe {
+                libc::send(self.stream.as_raw_fd(), self.out.as_ptr().cast(), self.out.len(), libc::MSG_NOSIGNAL)
+            };
             if n > 0 {
                 self.out.drain(..n as usize);
                 continue;

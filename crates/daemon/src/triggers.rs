@@ -24,7 +24,11 @@ impl Trigger {
     }
 
     pub fn level(&self) -> PressureLevel {
-        if self.kernel.kind == StallKind::Full { PressureLevel::Complete } else { PressureLevel::Partial }
+        if self.kernel.kind == StallKind::Full {
+            PressureLevel::Complete
+        } else {
+            PressureLevel::Partial
+        }
     }
 }
 

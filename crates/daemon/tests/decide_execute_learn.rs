@@ -2,7 +2,7 @@
 //! five cached apps, a previous and a foreground one: `memorch status --json`), with the
 //! recording fake for the kernel. No root needed: nothing is acted on.
 
-use memorch_core::engine::{Action, ActionKind, App, Engine, Event, Input, PressureLevel, Preset, Step};
+use memorch_core::engine::{Action, ActionKind, App, Engine, Event, Input, Preset, PressureLevel, Step};
 use memorch_core::{Class, Snapshot};
 use memorch_daemon::config::Manage;
 use memorch_daemon::executor::fake::{Call, Recording};
@@ -28,7 +28,14 @@ fn swap_full(mut s: Snapshot) -> Snapshot {
     s
 }
 
-fn run(engine: &mut Engine, exec: &mut Executor, now_ms: u64, snap: &Snapshot, events: &[Event], counters: &mut Counters) -> (Vec<Action>, Vec<Outcome>) {
+fn run(
+    engine: &mut Engine,
+    exec: &mut Executor,
+    now_ms: u64,
+    snap: &Snapshot,
+    events: &[Event],
+    counters: &mut Counters,
+) -> (Vec<Action>, Vec<Outcome>) {
     let apps = apps(snap);
     let input = Input { now_ms, snapshot: snap, apps: &apps, events };
     let actions = engine.decide(&input);
@@ -60,12 +67,20 @@ fn only_compactions_carried_out_are_watched_and_counted() {
     let all = apps(&snap);
     let class_of = |p: &u32| all.iter().find(|a| a.pid == *p).unwrap().class;
     assert!(pids.iter().all(|p| class_of(p) != Class::Foreground), "never the foreground");
-    assert!(pids.windows(2).all(|w| class_of(&w[0]) >= class_of(&w[1])), "cached apps first: {:?}", pids.iter().map(class_of).collect::<Vec<_>>());
+    assert!(
+        pids.windows(2).all(|w| class_of(&w[0]) >= class_of(&w[1])),
+        "cached apps first: {:?}",
+        pids.iter().map(class_of).collect::<Vec<_>>()
+    );
     // The kernel refuses the first (it exited meanwhile).
     let (rec, mut exec) = fake(&pids[..1]);
     let mut counters = Counters::default();
     let (_, outcomes) = run(&mut engine, &mut exec, 1000, &snap, &[], &mut counters);
-    assert_eq!(rec.calls().iter().filter(|c| matches!(c, Call::Compact { .. })).count(), pids.len(), "every compaction tried");
+    assert_eq!(
+        rec.calls().iter().filter(|c| matches!(c, Call::Compact { .. })).count(),
+        pids.len(),
+        "every compaction tried"
+    );
     assert!(outcomes.iter().any(|o| !o.done && o.result.contains("no process")), "the refusal is the outcome");
     assert!(!engine.state.compacted.contains_key(&pids[0]), "a refused compaction is not watched for refaults");
     assert!(pids[1..].iter().all(|p| engine.state.compacted.contains_key(p)), "those carried out are");
@@ -96,8 +111,19 @@ fn a_refused_kill_is_tried_again_and_a_done_one_waits_for_its_victim() {
     let snap = swap_full(recorded());
     let pressure = [Event::Pressure { level: PressureLevel::Complete }];
     let mut engine = Engine::new(Preset::by_name("memorch").unwrap());
-    let victims = |a: &[Action]| a.iter().find_map(|a| match &a.kind { ActionKind::Kill { victims, .. } => Some(victims.iter().map(|v| v.pid).collect::<Vec<_>>()), _ => None });
-    let planned = victims(&engine.clone().decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &pressure })).expect("a kill");
+    let victims = |a: &[Action]| {
+        a.iter().find_map(|a| match &a.kind {
+            ActionKind::Kill { victims, .. } => Some(victims.iter().map(|v| v.pid).collect::<Vec<_>>()),
+            _ => None,
+        })
+    };
+    let planned = victims(&engine.clone().decide(&Input {
+        now_ms: 1000,
+        snapshot: &snap,
+        apps: &apps(&snap),
+        events: &pressure,
+    }))
+    .expect("a kill");
     let fg: Vec<u32> = apps(&snap).iter().filter(|a| a.class == Class::Foreground).map(|a| a.pid).collect();
     assert!(planned.iter().all(|p| !fg.contains(p)), "never the foreground while others are left");
     // Every victim refused: no kill happened, so none is pending and the next decision kills.
@@ -114,7 +140,8 @@ fn a_refused_kill_is_tried_again_and_a_done_one_waits_for_its_victim() {
     assert_eq!(counters.kills.values().sum::<u64>(), killed.len() as u64);
     let (again, _) = run(&mut engine, &mut exec, 1020, &snap, &pressure, &mut counters);
     assert!(victims(&again).is_none(), "no second kill while the first victims' memory is not back");
-    let gone: Vec<Event> = killed.iter().map(|&pid| Event::VictimGone { pid }).chain(pressure.iter().cloned()).collect();
+    let gone: Vec<Event> =
+        killed.iter().map(|&pid| Event::VictimGone { pid }).chain(pressure.iter().cloned()).collect();
     let (after, _) = run(&mut engine, &mut exec, 1030, &snap, &gone, &mut counters);
     assert!(victims(&after).is_some(), "gone, and memory still short: the engine kills again");
 }
@@ -124,10 +151,12 @@ fn shields_carried_out_are_the_executors_to_give_back_and_all_go_when_it_stops()
     let snap = recorded();
     let mut engine = Engine::new(Preset::from_spec("memorch:shield=on").unwrap());
     // Every app in a group of its own, none shielded yet.
-    let all: Vec<App> = apps(&snap).into_iter().map(|a| App { shielded: a.actionable().then_some(false), ..a }).collect();
+    let all: Vec<App> =
+        apps(&snap).into_iter().map(|a| App { shielded: a.actionable().then_some(false), ..a }).collect();
     let input = Input { now_ms: 1000, snapshot: &snap, apps: &all, events: &[] };
     let decided = engine.clone().decide(&input);
-    let shielded: Vec<u32> = decided.iter().filter(|&a| matches!(a.kind, ActionKind::Shield { .. })).map(|a| a.pids()[0]).collect();
+    let shielded: Vec<u32> =
+        decided.iter().filter(|&a| matches!(a.kind, ActionKind::Shield { .. })).map(|a| a.pids()[0]).collect();
     assert!(shielded.len() >= 2, "the likeliest apps are shielded: {decided:?}");
     // The first one's group is refused (the app exited meanwhile).
     let (rec, mut exec) = fake(&shielded[..1]);
@@ -137,7 +166,14 @@ fn shields_carried_out_are_the_executors_to_give_back_and_all_go_when_it_stops()
     let (done, failed) = exec.unshield_all();
     assert_eq!((done.len(), failed.len()), (shielded.len() - 1, 0), "every one given back when it stops");
     assert!(exec.shielded.is_empty());
-    let given_back: Vec<u32> = rec.calls().iter().filter_map(|c| match c { Call::Shield { pid, shielded: false } => Some(*pid), _ => None }).collect();
+    let given_back: Vec<u32> = rec
+        .calls()
+        .iter()
+        .filter_map(|c| match c {
+            Call::Shield { pid, shielded: false } => Some(*pid),
+            _ => None,
+        })
+        .collect();
     assert_eq!(given_back, shielded[1..].to_vec());
 }
 
@@ -150,13 +186,23 @@ fn the_app_in_front_swapped_out_is_read_back_and_nothing_is_counted_as_freed() {
     snap.memory.free_bytes = 200 << 20;
     let mut engine = Engine::new(Preset::from_spec("memorch:prefetch=on").unwrap());
     // The recorded foreground app with 32 MiB of it in swap.
-    let all: Vec<App> = apps(&snap).into_iter().map(|a| if a.class == Class::Foreground { App { swap_bytes: 32 << 20, ..a } } else { a }).collect();
+    let all: Vec<App> = apps(&snap)
+        .into_iter()
+        .map(|a| if a.class == Class::Foreground { App { swap_bytes: 32 << 20, ..a } } else { a })
+        .collect();
     let front = all.iter().find(|a| a.class == Class::Foreground).expect("the recording has an app in front").pid;
     let input = Input { now_ms: 1000, snapshot: &snap, apps: &all, events: &[] };
     let actions = engine.decide(&input);
     let (rec, mut exec) = fake(&[]);
     let outcomes = exec.execute(&actions, snap.memory.used_bytes, &|_| None);
-    let asked: Vec<(u32, u64)> = rec.calls().iter().filter_map(|c| match c { Call::Prefetch { pid, max_pages } => Some((*pid, *max_pages)), _ => None }).collect();
+    let asked: Vec<(u32, u64)> = rec
+        .calls()
+        .iter()
+        .filter_map(|c| match c {
+            Call::Prefetch { pid, max_pages } => Some((*pid, *max_pages)),
+            _ => None,
+        })
+        .collect();
     assert_eq!(asked, vec![(front, (32 << 20) / 4096)], "{actions:#?}");
     let o = outcomes.iter().find(|o| matches!(o.action.kind, ActionKind::Prefetch { .. })).unwrap();
     assert!(o.done);
@@ -179,35 +225,70 @@ fn the_squeezes_a_launch_waits_for_run_together_and_others_one_after_another() {
     // As shipped, a launch's squeezes go to storage files of their own
     // (`swap.launch_to_storage`), and each of those runs alone: beside it another squeeze's
     // pages would go to its file too.
-    let shipped = Engine::new(Preset::by_name("memorch").unwrap()).decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &launch });
-    let to_storage = shipped.iter().filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { to_storage: true, .. })).count();
+    let shipped = Engine::new(Preset::by_name("memorch").unwrap()).decide(&Input {
+        now_ms: 1000,
+        snapshot: &snap,
+        apps: &apps(&snap),
+        events: &launch,
+    });
+    let to_storage = shipped
+        .iter()
+        .filter(|a| {
+            a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { to_storage: true, .. })
+        })
+        .count();
     assert!(to_storage >= 2, "the launch's squeezes to storage: {shipped:#?}");
     let (rec, mut exec) = fake(&[]);
     exec.squeezes_at_once = 2;
     exec.execute(&shipped, snap.memory.used_bytes, &|_| None);
     let calls = rec.calls();
-    assert!(!calls.iter().any(|c| matches!(c, Call::Together { .. })), "squeezes to storage are not batched: {calls:?}");
+    assert!(
+        !calls.iter().any(|c| matches!(c, Call::Together { .. })),
+        "squeezes to storage are not batched: {calls:?}"
+    );
     assert_eq!(calls.iter().filter(|c| matches!(c, Call::CompactToStorage { .. })).count(), to_storage, "{calls:?}");
 
     // Those that go to zram run together.
     let engine = Engine::new(Preset::from_spec("memorch:swap.launch_to_storage=false").unwrap());
     let decided = engine.clone().decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &launch });
-    let waited: Vec<u32> = decided.iter().filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. })).map(|a| a.pids()[0]).collect();
+    let waited: Vec<u32> = decided
+        .iter()
+        .filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. }))
+        .map(|a| a.pids()[0])
+        .collect();
     assert!(waited.len() >= 2, "several apps squeezed before the launch: {decided:#?}");
-    let others: Vec<u32> = decided.iter().filter(|a| a.reason.step != Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. })).map(|a| a.pids()[0]).collect();
+    let others: Vec<u32> = decided
+        .iter()
+        .filter(|a| a.reason.step != Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. }))
+        .map(|a| a.pids()[0])
+        .collect();
 
     let (rec, mut exec) = fake(&[]);
     exec.squeezes_at_once = 2;
     let outcomes = exec.execute(&decided, snap.memory.used_bytes, &|_| None);
     let calls = rec.calls();
     let together: Vec<&Call> = calls.iter().filter(|c| matches!(c, Call::Together { .. })).collect();
-    assert_eq!(together, vec![&Call::Together { pids: waited.clone(), at_once: 2 }], "one batch, in the engine's order: {calls:?}");
+    assert_eq!(
+        together,
+        vec![&Call::Together { pids: waited.clone(), at_once: 2 }],
+        "one batch, in the engine's order: {calls:?}"
+    );
     // Each squeeze of the batch is carried out once, and nothing else is batched.
-    let compacts: Vec<u32> = calls.iter().filter_map(|c| match c { Call::Compact { pid, .. } => Some(*pid), _ => None }).collect();
+    let compacts: Vec<u32> = calls
+        .iter()
+        .filter_map(|c| match c {
+            Call::Compact { pid, .. } => Some(*pid),
+            _ => None,
+        })
+        .collect();
     assert_eq!(compacts.len(), waited.len() + others.len(), "{calls:?}");
     // Kills still go first.
-    let first_compaction = calls.iter().position(|c| matches!(c, Call::Together { .. } | Call::Compact { .. })).unwrap();
-    assert!(calls.iter().skip(first_compaction).all(|c| !matches!(c, Call::Kill { .. })), "kills before any squeeze: {calls:?}");
+    let first_compaction =
+        calls.iter().position(|c| matches!(c, Call::Together { .. } | Call::Compact { .. })).unwrap();
+    assert!(
+        calls.iter().skip(first_compaction).all(|c| !matches!(c, Call::Kill { .. })),
+        "kills before any squeeze: {calls:?}"
+    );
     // Outcomes come back in the engine's order, each for its own action.
     assert_eq!(outcomes.len(), decided.len());
     for (o, a) in outcomes.iter().zip(&decided) {
@@ -235,7 +316,10 @@ fn the_squeezes_a_launch_waits_for_run_together_and_others_one_after_another() {
 /// own afterwards. Raising a thread's priority back needs CAP_SYS_NICE: root.
 #[test]
 fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
-    if !memorch_linux::testkit::facility("raising a thread's priority back (CAP_SYS_NICE)", if unsafe { libc::geteuid() } == 0 { Ok(()) } else { Err("tests that change priorities run as root".into()) }) {
+    if !memorch_linux::testkit::facility(
+        "raising a thread's priority back (CAP_SYS_NICE)",
+        if unsafe { libc::geteuid() } == 0 { Ok(()) } else { Err("tests that change priorities run as root".into()) },
+    ) {
         return;
     }
     // A thread of its own: the test runner's threads keep their priority whatever happens.

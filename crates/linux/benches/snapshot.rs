@@ -70,7 +70,9 @@ fn liveness_12_processes_stat(b: Bencher) {
     let Some((sb, domain)) = sandbox_with(12) else { return };
     let root = SysRoot::live();
     let pids = domain.pids(&root).unwrap();
-    b.bench(|| pids.iter().filter(|&&p| memorch_linux::process::read_stat(&root, p).is_ok_and(|s| s.state != 'Z')).count());
+    b.bench(|| {
+        pids.iter().filter(|&&p| memorch_linux::process::read_stat(&root, p).is_ok_and(|s| s.state != 'Z')).count()
+    });
     sb.destroy().unwrap();
 }
 
@@ -78,7 +80,8 @@ fn liveness_12_processes_stat(b: Bencher) {
 fn liveness_12_processes_pidfd_poll(b: Bencher) {
     let Some((sb, domain)) = sandbox_with(12) else { return };
     let root = SysRoot::live();
-    let fds: Vec<_> = domain.pids(&root).unwrap().into_iter().map(|p| memorch_linux::pidfd::Pidfd::open(p).unwrap()).collect();
+    let fds: Vec<_> =
+        domain.pids(&root).unwrap().into_iter().map(|p| memorch_linux::pidfd::Pidfd::open(p).unwrap()).collect();
     let refs: Vec<_> = fds.iter().collect();
     b.bench(|| memorch_linux::pidfd::which_exited(&refs).unwrap().iter().filter(|&&gone| !gone).count());
     sb.destroy().unwrap();

@@ -60,7 +60,9 @@ pub fn create_for_self(domain: &CgroupDirs, swappiness: Option<u32>) -> Result<A
     let name = format!("{PREFIX}{}", std::process::id());
     let memory = match domain.memory_source() {
         Some(MemorySource::V1(d)) | Some(MemorySource::V2(d)) => d.join(&name),
-        None => return Err(Error::Refused(format!("domain {} has no memory group to make an app group in", domain.path))),
+        None => {
+            return Err(Error::Refused(format!("domain {} has no memory group to make an app group in", domain.path)))
+        }
     };
     let v2 = domain.v2.as_ref().map(|d| d.join(&name)).filter(|d| Some(d) != Some(&memory));
     for d in std::iter::once(&memory).chain(v2.iter()) {
@@ -72,7 +74,12 @@ pub fn create_for_self(domain: &CgroupDirs, swappiness: Option<u32>) -> Result<A
             std::fs::write(&f, s.to_string()).map_err(|e| Error::io(&f, e))?;
         }
     }
-    let dirs = CgroupDirs { path: format!("{}/{name}", domain.path.trim_end_matches('/')), v1_memory: Some(memory.clone()), v2: v2.clone(), v2_top: None };
+    let dirs = CgroupDirs {
+        path: format!("{}/{name}", domain.path.trim_end_matches('/')),
+        v1_memory: Some(memory.clone()),
+        v2: v2.clone(),
+        v2_top: None,
+    };
     cgroup::join_self(&dirs)?;
     Ok(AppGroup { path: dirs.path, memory, v2, made_by_memorch: true })
 }
@@ -93,7 +100,13 @@ pub fn of_process(root: &SysRoot, pid: u32, domain: &Domain) -> Option<AppGroup>
     };
     let v2 = dirs.v2.as_ref().map(|d| d.join(below)).filter(|d| d.is_dir() && *d != memory);
     let made_by_memorch = !below.contains('/') && is_made_by_memorch(below);
-    let own = || holds_only(root, &CgroupDirs { path: path.clone(), v1_memory: Some(memory.clone()), v2: None, v2_top: None }, pid);
+    let own = || {
+        holds_only(
+            root,
+            &CgroupDirs { path: path.clone(), v1_memory: Some(memory.clone()), v2: None, v2_top: None },
+            pid,
+        )
+    };
     if !memory.is_dir() || (!made_by_memorch && !own()) {
         return None;
     }
@@ -133,7 +146,11 @@ pub fn anon_refaults(group: &AppGroup) -> Option<u64> {
 
 /// The group's memory use now.
 pub fn usage(group: &AppGroup) -> Result<u64> {
-    let f = ["memory.usage_in_bytes", "memory.current"].iter().map(|n| group.memory.join(n)).find(|f| f.exists()).ok_or_else(|| Error::Refused(format!("{}: no memory usage file", group.memory.display())))?;
+    let f = ["memory.usage_in_bytes", "memory.current"]
+        .iter()
+        .map(|n| group.memory.join(n))
+        .find(|f| f.exists())
+        .ok_or_else(|| Error::Refused(format!("{}: no memory usage file", group.memory.display())))?;
     let text = std::fs::read_to_string(&f).map_err(|e| Error::io(&f, e))?;
     text.trim().parse().map_err(|_| Error::parse(&f, "bytes", text.trim()))
 }
@@ -156,7 +173,11 @@ pub fn shrink(group: &AppGroup, bytes: u64) -> Result<u64> {
     }
     // v1 where the group has a v1 limit file; else v2, which never lowers `memory.max` (that
     // OOM-kills in the group when the kernel cannot reclaim enough).
-    let source = if group.memory.join("memory.limit_in_bytes").exists() { MemorySource::V1(group.memory.clone()) } else { MemorySource::V2(group.memory.clone()) };
+    let source = if group.memory.join("memory.limit_in_bytes").exists() {
+        MemorySource::V1(group.memory.clone())
+    } else {
+        MemorySource::V2(group.memory.clone())
+    };
     // What the kernel could not get (nothing more reclaimable now) shows in the use below.
     let squeezed = crate::reclaim::reclaim_group(&source, before, bytes, 1 << 20);
     if let Some(p) = previous {
@@ -180,12 +201,19 @@ pub fn has_swappiness(group: &AppGroup) -> bool {
 pub fn set_shielded(group: &AppGroup, on: bool) -> Result<u32> {
     let file = group.memory.join("memory.swappiness");
     if !file.exists() {
-        return Err(Error::Refused(format!("{}: no memory.swappiness (a v2 group has none): its pages cannot be shielded alone", group.memory.display())));
+        return Err(Error::Refused(format!(
+            "{}: no memory.swappiness (a v2 group has none): its pages cannot be shielded alone",
+            group.memory.display()
+        )));
     }
     let value = if on {
         0
     } else {
-        let parent = group.memory.parent().map(|d| d.join("memory.swappiness")).ok_or_else(|| Error::Refused(format!("{}: no parent group", group.memory.display())))?;
+        let parent = group
+            .memory
+            .parent()
+            .map(|d| d.join("memory.swappiness"))
+            .ok_or_else(|| Error::Refused(format!("{}: no parent group", group.memory.display())))?;
         let text = std::fs::read_to_string(&parent).map_err(|e| Error::io(&parent, e))?;
         text.trim().parse().map_err(|_| Error::parse(&parent, "swappiness", text.trim()))?
     };

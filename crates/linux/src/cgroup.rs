@@ -77,7 +77,9 @@ pub fn mounts(root: &SysRoot) -> Result<Vec<Mount>> {
             "cgroup" => {
                 let controllers = r[2]
                     .split(',')
-                    .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains("clone_children") && !o.starts_with("release_agent"))
+                    .filter(|o| {
+                        !matches!(*o, "rw" | "ro") && !o.contains("clone_children") && !o.starts_with("release_agent")
+                    })
                     .map(str::to_string)
                     .collect();
                 out.push(Mount { dir, cgroup_root, v1_controllers: Some(controllers) });
@@ -388,7 +390,11 @@ mod tests {
 
     #[test]
     fn dir_of_respects_mount_root() {
-        let m = Mount { dir: "/sys/fs/cgroup/memory".into(), cgroup_root: "/".into(), v1_controllers: Some(vec!["memory".into()]) };
+        let m = Mount {
+            dir: "/sys/fs/cgroup/memory".into(),
+            cgroup_root: "/".into(),
+            v1_controllers: Some(vec!["memory".into()]),
+        };
         assert_eq!(m.dir_of("/a/b").unwrap(), PathBuf::from("/sys/fs/cgroup/memory/a/b"));
         assert_eq!(m.dir_of("/").unwrap(), PathBuf::from("/sys/fs/cgroup/memory"));
         let inner = Mount { cgroup_root: "/ns".into(), ..m };

@@ -130,7 +130,13 @@ fn vmas_of(root: &SysRoot, pid: u32, scope: CompactScope) -> Result<Vec<Vma>> {
 
 /// The ranges to advise for `scope`; with `max_pages`, only pages the advice acts on
 /// (resident ones; swapped-out ones to read back), at most that many.
-pub fn plan(root: &SysRoot, pid: u32, scope: CompactScope, advice: Advice, max_pages: Option<u64>) -> Result<(usize, Vec<Range>)> {
+pub fn plan(
+    root: &SysRoot,
+    pid: u32,
+    scope: CompactScope,
+    advice: Advice,
+    max_pages: Option<u64>,
+) -> Result<(usize, Vec<Range>)> {
     let vmas = vmas_of(root, pid, scope)?;
     let ranges = match max_pages {
         None => vmas.iter().map(|v| Range { start: v.start, len: v.len() }).collect(),
@@ -166,7 +172,13 @@ fn swapped_runs(root: &SysRoot, pid: u32, max_pages: u64, area: impl Fn(u32) -> 
 /// are in any swap area but the one of kernel type number `swap_type` (zram's): the pages a
 /// read-back finds on storage.
 pub fn runs_outside_swap_area(root: &SysRoot, pid: u32, ranges: &[Range], swap_type: u32) -> Result<Vec<Range>> {
-    page_runs(root, pid, ranges.iter().map(|r| (r.start, r.start + r.len)), |e| e & SWAPPED != 0 && swap_type_of(e) != swap_type, u64::MAX)
+    page_runs(
+        root,
+        pid,
+        ranges.iter().map(|r| (r.start, r.start + r.len)),
+        |e| e & SWAPPED != 0 && swap_type_of(e) != swap_type,
+        u64::MAX,
+    )
 }
 
 /// The address spans of `vmas`, as [`page_runs`] walks them.
@@ -183,7 +195,13 @@ pub fn swap_type_of(entry: u64) -> u32 {
 /// swapped, in one swap area), at most `max_pages` pages in all. Small steps must move
 /// resident pages, or they move nothing; a read-back must name swapped pages, or it walks
 /// whole mappings for nothing.
-fn page_runs(root: &SysRoot, pid: u32, spans: impl Iterator<Item = (u64, u64)>, want: impl Fn(u64) -> bool, max_pages: u64) -> Result<Vec<Range>> {
+fn page_runs(
+    root: &SysRoot,
+    pid: u32,
+    spans: impl Iterator<Item = (u64, u64)>,
+    want: impl Fn(u64) -> bool,
+    max_pages: u64,
+) -> Result<Vec<Range>> {
     let page = root.page_size;
     let path = root.path(format!("/proc/{pid}/pagemap"));
     let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
@@ -235,7 +253,14 @@ fn next_call(ranges: &[Range], skip: u64, iov: &mut Vec<libc::iovec>) {
 }
 
 /// Compact `target`. Stops cleanly if the process exits mid-way.
-pub fn compact(root: &SysRoot, target: &Target, scope: CompactScope, advice: Advice, max_pages: Option<u64>, dry_run: bool) -> Result<CompactReport> {
+pub fn compact(
+    root: &SysRoot,
+    target: &Target,
+    scope: CompactScope,
+    advice: Advice,
+    max_pages: Option<u64>,
+    dry_run: bool,
+) -> Result<CompactReport> {
     let pid = target.pid;
     let t0 = Instant::now();
     let before = Resident::read(root, pid)?;

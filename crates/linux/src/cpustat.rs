@@ -17,7 +17,9 @@ pub struct MachineCpu {
 
 pub fn read(root: &SysRoot) -> Result<MachineCpu> {
     let text = root.read("/proc/stat")?;
-    parse(&text, root.clock_ticks).ok_or_else(|| Error::parse(root.path("/proc/stat"), "the machine's CPU times", "no 'cpu' line of at least 8 numbers"))
+    parse(&text, root.clock_ticks).ok_or_else(|| {
+        Error::parse(root.path("/proc/stat"), "the machine's CPU times", "no 'cpu' line of at least 8 numbers")
+    })
 }
 
 fn parse(text: &str, clock_ticks: u64) -> Option<MachineCpu> {

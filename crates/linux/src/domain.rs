@@ -59,12 +59,9 @@ impl Domain {
     pub fn open(root: &SysRoot, spec: &DomainSpec) -> Result<Domain> {
         let ram_bytes = meminfo::mem_total_bytes(root)?;
         match spec {
-            DomainSpec::System => Ok(Domain {
-                spec: spec.clone(),
-                ram_bytes,
-                cgroup: None,
-                psi_file: Some(psi::system_file(root)),
-            }),
+            DomainSpec::System => {
+                Ok(Domain { spec: spec.clone(), ram_bytes, cgroup: None, psi_file: Some(psi::system_file(root)) })
+            }
             DomainSpec::Cgroup(path) => {
                 let dirs = cgroup::locate(root, path)?;
                 let psi_file = dirs.v2.as_ref().map(|d| d.join("memory.pressure"));
@@ -128,10 +125,7 @@ mod tests {
     #[test]
     fn parses_domain_specs() {
         assert_eq!("system".parse::<DomainSpec>().unwrap(), DomainSpec::System);
-        assert_eq!(
-            "cgroup:/a/b".parse::<DomainSpec>().unwrap(),
-            DomainSpec::Cgroup("/a/b".into())
-        );
+        assert_eq!("cgroup:/a/b".parse::<DomainSpec>().unwrap(), DomainSpec::Cgroup("/a/b".into()));
         let e = "docker:/x".parse::<DomainSpec>().unwrap_err().to_string();
         assert!(e.contains("unknown domain 'docker:/x'"), "{e}");
         assert!("cgroup:relative".parse::<DomainSpec>().is_err());

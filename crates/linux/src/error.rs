@@ -12,11 +12,7 @@ pub enum Error {
         source: std::io::Error,
     },
     #[error("{}: cannot parse {what}: {detail}", path.display())]
-    Parse {
-        path: PathBuf,
-        what: &'static str,
-        detail: String,
-    },
+    Parse { path: PathBuf, what: &'static str, detail: String },
     #[error(
         "unknown domain '{0}': use 'system' or 'cgroup:PATH' with PATH as /proc/PID/cgroup \
          writes it (e.g. cgroup:/a/b/memorch-phone)"

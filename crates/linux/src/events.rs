@@ -37,10 +37,15 @@ impl PsiTrigger {
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && !window_us.is_multiple_of(2_000_000) => {
                 let w = window_us.div_ceil(2_000_000) * 2_000_000;
                 let s = stall_us.min(w);
-                Self::try_open(path, kind, s, w)
-                    .map_err(|e| Error::Other { what: format!("PSI trigger on {}", path.display()), detail: format!("{e} (even with a {w} µs window)") })
+                Self::try_open(path, kind, s, w).map_err(|e| Error::Other {
+                    what: format!("PSI trigger on {}", path.display()),
+                    detail: format!("{e} (even with a {w} µs window)"),
+                })
             }
-            r => r.map_err(|e| Error::Other { what: format!("PSI trigger on {}", path.display()), detail: e.to_string() }),
+            r => r.map_err(|e| Error::Other {
+                what: format!("PSI trigger on {}", path.display()),
+                detail: e.to_string(),
+            }),
         }
     }
 
@@ -74,7 +79,8 @@ impl TimerFd {
     }
 
     pub fn set(&self, period: Duration) -> Result<()> {
-        let ts = libc::timespec { tv_sec: period.as_secs() as libc::time_t, tv_nsec: period.subsec_nanos() as libc::c_long };
+        let ts =
+            libc::timespec { tv_sec: period.as_secs() as libc::time_t, tv_nsec: period.subsec_nanos() as libc::c_long };
         let spec = libc::itimerspec { it_interval: ts, it_value: ts };
         // SAFETY: valid fd and spec.
         if unsafe { libc::timerfd_settime(self.0.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } != 0 {
@@ -88,7 +94,11 @@ impl TimerFd {
         let mut n = 0u64;
         // SAFETY: reading 8 bytes into a u64.
         let r = unsafe { libc::read(self.0.as_raw_fd(), (&mut n as *mut u64).cast(), 8) };
-        if r == 8 { n } else { 0 }
+        if r == 8 {
+            n
+        } else {
+            0
+        }
     }
 
     pub fn fd(&self) -> RawFd {
@@ -125,7 +135,13 @@ impl SignalFd {
     pub fn read(&self) -> Option<i32> {
         // SAFETY: reading one signalfd_siginfo.
         let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-        let n = unsafe { libc::read(self.0.as_raw_fd(), (&mut info as *mut libc::signalfd_siginfo).cast(), std::mem::size_of::<libc::signalfd_siginfo>()) };
+        let n = unsafe {
+            libc::read(
+                self.0.as_raw_fd(),
+                (&mut info as *mut libc::signalfd_siginfo).cast(),
+                std::mem::size_of::<libc::signalfd_siginfo>(),
+            )
+        };
         (n as usize == std::mem::size_of::<libc::signalfd_siginfo>()).then_some(info.ssi_signo as i32)
     }
 
@@ -255,7 +271,12 @@ impl Poller {
 
     /// The members of `g` with events, as (member index, revents), in order.
     pub fn ready(&self, g: Group) -> Vec<(usize, i16)> {
-        self.fds[g.start..g.start + g.len].iter().enumerate().filter(|(_, f)| f.revents != 0).map(|(i, f)| (i, f.revents)).collect()
+        self.fds[g.start..g.start + g.len]
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.revents != 0)
+            .map(|(i, f)| (i, f.revents))
+            .collect()
     }
 
     /// Every member's revents, ready or not.
@@ -325,7 +346,12 @@ mod tests {
             assert_ne!(p, libc::MAP_FAILED);
             p as usize
         };
-        let sum = |addr: usize| (0..LEN).step_by(4096).map(|o| unsafe { std::ptr::read_volatile((addr + o) as *const u8) } as u64).sum::<u64>();
+        let sum = |addr: usize| {
+            (0..LEN)
+                .step_by(4096)
+                .map(|o| unsafe { std::ptr::read_volatile((addr + o) as *const u8) } as u64)
+                .sum::<u64>()
+        };
         let clean = map("clean", 7, libc::PROT_READ);
         assert_eq!(sum(clean), 7 * 64);
         assert_eq!(rss_of(clean), (LEN as u64, 0), "every page touched, none of its own");

@@ -49,7 +49,10 @@ pub fn sizes(root: &SysRoot) -> Vec<u32> {
 /// 64 kB folios came back a page a fault.
 pub fn whole_swapin_blocked(root: &SysRoot) -> Option<String> {
     let enabled = root.read("/sys/module/zswap/parameters/enabled").is_ok_and(|t| t.trim() == "Y");
-    let used: u64 = root.read("/proc/vmstat").map(|t| crate::parse::pairs(&t).filter(|(k, _)| matches!(*k, "zswpout" | "zswpin")).map(|(_, v)| v).sum()).unwrap_or(0);
+    let used: u64 = root
+        .read("/proc/vmstat")
+        .map(|t| crate::parse::pairs(&t).filter(|(k, _)| matches!(*k, "zswpout" | "zswpin")).map(|(_, v)| v).sum())
+        .unwrap_or(0);
     (enabled || used > 0).then(|| {
         format!("zswap has been on since boot (enabled: {enabled}, {used} pages stored or loaded): the kernel reads large folios back a page at a time until the next reboot")
     })
@@ -72,7 +75,9 @@ pub fn policy(root: &SysRoot, size_kb: u32) -> Result<String> {
             e
         }
     })?;
-    parse_policy(&text).map(str::to_string).ok_or_else(|| Error::parse(root.path(&path), "a policy in brackets", text.trim()))
+    parse_policy(&text)
+        .map(str::to_string)
+        .ok_or_else(|| Error::parse(root.path(&path), "a policy in brackets", text.trim()))
 }
 
 fn parse_policy(text: &str) -> Option<&str> {
@@ -121,7 +126,10 @@ struct OlderRecord {
 /// Put back the folio policies that dead owners of the version before setting.rs replaced
 /// (recovery.rs; what newer owners left, setting.rs puts back the same way).
 pub fn recover_stale_older(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
-    crate::setting::recover_records(root, OLDER_RECORD_KIND, |r: OlderRecord| crate::setting::Replaced { path: policy_file(r.size_kb), previous: r.previous })
+    crate::setting::recover_records(root, OLDER_RECORD_KIND, |r: OlderRecord| crate::setting::Replaced {
+        path: policy_file(r.size_kb),
+        previous: r.previous,
+    })
 }
 
 #[cfg(test)]
@@ -136,7 +144,8 @@ mod tests {
             std::fs::create_dir_all(dir.0.join("sys/module/zswap/parameters")).unwrap();
             std::fs::create_dir_all(dir.0.join("proc")).unwrap();
             std::fs::write(dir.0.join("sys/module/zswap/parameters/enabled"), format!("{enabled}\n")).unwrap();
-            std::fs::write(dir.0.join("proc/vmstat"), format!("pswpin 5\nzswpin 0\nzswpout {zswpout}\nzswpwb 0\n")).unwrap();
+            std::fs::write(dir.0.join("proc/vmstat"), format!("pswpin 5\nzswpin 0\nzswpout {zswpout}\nzswpwb 0\n"))
+                .unwrap();
         };
         write("N", 0);
         assert_eq!(whole_swapin_blocked(&root), None, "never used: whole");

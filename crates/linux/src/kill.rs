@@ -2,12 +2,12 @@
 //! `process_mrelease`, which reaps the address space without waiting for the victim to be
 //! scheduled (Android lmkd's way).
 
+use crate::compact::Resident;
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::root::SysRoot;
 use crate::snapshot;
 use crate::target::Target;
-use crate::compact::Resident;
 use memorch_core::Class;
 use serde::Serialize;
 use std::time::{Duration, Instant};

@@ -30,10 +30,7 @@ fn read_state(root: &SysRoot) -> Result<KsmState> {
         pages_volatile: get("pages_volatile")?,
         full_scans: get("full_scans")?,
         // general_profit can be negative, so it is not read as u64.
-        general_profit_bytes: root
-            .read(format!("{KSM_DIR}/general_profit"))
-            .ok()
-            .and_then(|t| t.trim().parse().ok()),
+        general_profit_bytes: root.read(format!("{KSM_DIR}/general_profit")).ok().and_then(|t| t.trim().parse().ok()),
         zero_pages: opt("ksm_zero_pages"),
         saved_bytes: pages_sharing * root.page_size,
     })
@@ -174,7 +171,9 @@ pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>>
                 crate::records::remove(&rec);
                 out.push(Ok(format!("put KSM back as a memorch process that died found it (run {:?}, pages_to_scan {:?}, sleep {:?} ms)", prev.run, prev.pages_to_scan, prev.sleep_ms)));
             }
-            Err(e) => out.push(Err(format!("KSM settings left by a memorch process that died ({}): {e}", rec.display()))),
+            Err(e) => {
+                out.push(Err(format!("KSM settings left by a memorch process that died ({}): {e}", rec.display())))
+            }
         }
     }
     out
@@ -210,11 +209,8 @@ pub struct ProcessKsm {
 
 pub fn read_process(root: &SysRoot, pid: u32) -> Result<ProcessKsm> {
     let text = root.read(format!("/proc/{pid}/ksm_stat"))?;
-    let num = |k: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(k).and_then(|r| r.trim().parse::<i64>().ok()))
-            .unwrap_or(0)
-    };
+    let num =
+        |k: &str| text.lines().find_map(|l| l.strip_prefix(k).and_then(|r| r.trim().parse::<i64>().ok())).unwrap_or(0);
     Ok(ProcessKsm {
         pid,
         merging_pages: num("ksm_merging_pages ") as u64,

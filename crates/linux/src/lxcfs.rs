@@ -26,7 +26,9 @@ pub struct Lxcfs {
 
 impl Lxcfs {
     pub fn start() -> Result<Lxcfs> {
-        let exe = crate::which::on_path("lxcfs").ok_or_else(|| Error::Refused("lxcfs is not installed: apt-get install lxcfs (scripts/setup does)".into()))?;
+        let exe = crate::which::on_path("lxcfs").ok_or_else(|| {
+            Error::Refused("lxcfs is not installed: apt-get install lxcfs (scripts/setup does)".into())
+        })?;
         recover_stale();
         let dir = Path::new(LXCFS_DIR).join(std::process::id().to_string());
         let mnt = dir.join("mnt");
@@ -45,13 +47,17 @@ impl Lxcfs {
         let child = cmd.spawn().map_err(|e| Error::Other { what: "start lxcfs".into(), detail: e.to_string() })?;
         let mut l = Lxcfs { child, dir };
         let meminfo = l.proc_dir().join("meminfo");
-        let up = crate::wait::wait_for(START_TIMEOUT, || meminfo.exists() || l.child.try_wait().ok().flatten().is_some());
+        let up =
+            crate::wait::wait_for(START_TIMEOUT, || meminfo.exists() || l.child.try_wait().ok().flatten().is_some());
         if !up || !meminfo.exists() {
             let log = std::fs::read_to_string(l.dir.join("lxcfs.log")).unwrap_or_default();
             let tail: Vec<&str> = log.lines().rev().take(5).collect();
             return Err(Error::Other {
                 what: format!("start lxcfs on {}", mnt.display()),
-                detail: format!("it did not mount (is /dev/fuse there?); its log ends: {}", tail.into_iter().rev().collect::<Vec<_>>().join(" | ")),
+                detail: format!(
+                    "it did not mount (is /dev/fuse there?); its log ends: {}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                ),
             });
         }
         Ok(l)

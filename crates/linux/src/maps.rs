@@ -110,7 +110,9 @@ pub fn read_smaps(root: &SysRoot, pid: u32) -> Result<Vec<SmapsVma>> {
     let mut head: Option<Vma> = None;
     for line in text.lines() {
         // A VMA header starts with a hex range; field lines start with a capitalised key.
-        if line.as_bytes().first().is_some_and(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) && line.contains('-') {
+        if line.as_bytes().first().is_some_and(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            && line.contains('-')
+        {
             if let Some(v) = parse_line(line) {
                 flush(head.take(), &block, &mut out);
                 block.clear();
@@ -175,7 +177,9 @@ mod tests {
         std::fs::write(&path, vec![7u8; 256 * 1024]).unwrap();
         let f = std::fs::File::open(&path).unwrap();
         // SAFETY: a private read-only mapping of a file we just wrote, unmapped below.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), 256 * 1024, libc::PROT_READ, libc::MAP_PRIVATE, f.as_raw_fd(), 0) };
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), 256 * 1024, libc::PROT_READ, libc::MAP_PRIVATE, f.as_raw_fd(), 0)
+        };
         assert_ne!(p, libc::MAP_FAILED);
         let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, 256 * 1024) };
         let sum: u64 = bytes.iter().step_by(4096).map(|&b| b as u64).sum();

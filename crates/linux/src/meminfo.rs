@@ -8,23 +8,20 @@ use memorch_core::MemoryState;
 /// The machine's RAM in bytes (`MemTotal`): caps every cgroup limit.
 pub fn mem_total_bytes(root: &SysRoot) -> Result<u64> {
     let text = root.read("/proc/meminfo")?;
-    field_kib(&text, "MemTotal")
-        .ok_or_else(|| Error::parse(root.path("/proc/meminfo"), "MemTotal", "missing"))
+    field_kib(&text, "MemTotal").ok_or_else(|| Error::parse(root.path("/proc/meminfo"), "MemTotal", "missing"))
 }
 
 /// Read the whole machine's memory state.
 pub fn read_system(root: &SysRoot) -> Result<MemoryState> {
     let path = root.path("/proc/meminfo");
     let text = root.read("/proc/meminfo")?;
-    let need = |key: &'static str| {
-        field_kib(&text, key).ok_or_else(|| Error::parse(&path, key, "missing from meminfo"))
-    };
+    let need =
+        |key: &'static str| field_kib(&text, key).ok_or_else(|| Error::parse(&path, key, "missing from meminfo"));
     let total = need("MemTotal")?;
     let free = need("MemFree")?;
     // MemAvailable exists since Linux 3.14; estimate it the old way before that.
-    let available = field_kib(&text, "MemAvailable").unwrap_or_else(|| {
-        free + field_kib(&text, "Cached").unwrap_or(0) + field_kib(&text, "Buffers").unwrap_or(0)
-    });
+    let available = field_kib(&text, "MemAvailable")
+        .unwrap_or_else(|| free + field_kib(&text, "Cached").unwrap_or(0) + field_kib(&text, "Buffers").unwrap_or(0));
     let swap_total = field_kib(&text, "SwapTotal").unwrap_or(0);
     let swap_free = field_kib(&text, "SwapFree").unwrap_or(0);
     Ok(MemoryState {

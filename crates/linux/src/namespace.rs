@@ -187,8 +187,12 @@ impl Drop for DeviceNamespace {
         // once they are all reaped, and those that are the caller's children are its to reap:
         // wait a bounded time, not forever, should one still be unreaped.
         let _ = self.init.kill();
-        if !crate::wait::wait_for(std::time::Duration::from_secs(10), || self.init.try_wait().ok().flatten().is_some()) {
-            eprintln!("memorch: the device namespace's init (pid {}) waits for processes not yet reaped", self.init.id());
+        if !crate::wait::wait_for(std::time::Duration::from_secs(10), || self.init.try_wait().ok().flatten().is_some())
+        {
+            eprintln!(
+                "memorch: the device namespace's init (pid {}) waits for processes not yet reaped",
+                self.init.id()
+            );
         }
         self.jobs.take();
         if let Some(t) = self.thread.take() {
@@ -203,7 +207,9 @@ impl Drop for DeviceNamespace {
 /// cannot end the device.
 pub fn init_main(view: &View) -> Result<std::convert::Infallible> {
     if std::process::id() != 1 {
-        return Err(Error::Refused("ns-init runs only as PID 1 of a new namespace (memorch bench and sandbox start it)".into()));
+        return Err(Error::Refused(
+            "ns-init runs only as PID 1 of a new namespace (memorch bench and sandbox start it)".into(),
+        ));
     }
     mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE)?;
     mount(Some("proc"), "/proc", Some("proc"), libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC)?;

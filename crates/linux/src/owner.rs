@@ -62,7 +62,9 @@ mod tests {
         let root = SysRoot::live();
         let owner = Owner { pid, start_ticks: process::read_stat(&root, pid).ok().map(|s| s.start_ticks) };
         // Not reaped yet: a zombie until wait().
-        let exited = crate::wait::wait_for(std::time::Duration::from_secs(10), || process::read_stat(&root, pid).is_ok_and(|s| s.state == 'Z'));
+        let exited = crate::wait::wait_for(std::time::Duration::from_secs(10), || {
+            process::read_stat(&root, pid).is_ok_and(|s| s.state == 'Z')
+        });
         assert!(exited, "the child became a zombie");
         assert!(!owner.alive(&root), "a zombie runs no guard");
         child.wait().unwrap();

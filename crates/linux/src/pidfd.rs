@@ -36,7 +36,9 @@ impl Pidfd {
 
     pub fn send_signal(&self, sig: i32) -> Result<()> {
         // SAFETY: pidfd_send_signal(pidfd, sig, NULL info, 0 flags).
-        let r = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, self.raw(), sig, std::ptr::null::<libc::siginfo_t>(), 0) };
+        let r = unsafe {
+            libc::syscall(libc::SYS_pidfd_send_signal, self.raw(), sig, std::ptr::null::<libc::siginfo_t>(), 0)
+        };
         if r < 0 {
             return Err(proc_err(self.pid, "pidfd_send_signal", errno()));
         }
@@ -86,7 +88,8 @@ impl Pidfd {
 /// pidfds: a check of many processes at once, where a read of each one's `/proc/PID/stat`
 /// is three system calls and a walk of its threads. `None` if the poll failed.
 pub fn which_exited(fds: &[&Pidfd]) -> Option<Vec<bool>> {
-    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|p| libc::pollfd { fd: p.raw(), events: libc::POLLIN, revents: 0 }).collect();
+    let mut pfds: Vec<libc::pollfd> =
+        fds.iter().map(|p| libc::pollfd { fd: p.raw(), events: libc::POLLIN, revents: 0 }).collect();
     // SAFETY: polling pollfds we own, a valid slice, without waiting.
     let r = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 0) };
     if r < 0 {
@@ -94,7 +97,6 @@ pub fn which_exited(fds: &[&Pidfd]) -> Option<Vec<bool>> {
     }
     Some(pfds.iter().map(|p| p.revents & (libc::POLLIN | libc::POLLHUP) != 0).collect())
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -109,7 +111,10 @@ mod tests {
         let refs: Vec<&Pidfd> = fds.iter().collect();
         assert_eq!(which_exited(&refs), Some(vec![false, false]));
         dying.kill().unwrap();
-        assert!(crate::wait::wait_for(Duration::from_secs(5), || which_exited(&refs) == Some(vec![false, true])), "the killed one exited");
+        assert!(
+            crate::wait::wait_for(Duration::from_secs(5), || which_exited(&refs) == Some(vec![false, true])),
+            "the killed one exited"
+        );
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", dying.id())).unwrap();
         assert_eq!(crate::process::parse_stat(&stat).unwrap().state, 'Z', "not reaped yet");
         dying.wait().unwrap();

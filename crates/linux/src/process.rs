@@ -196,8 +196,7 @@ impl<'a> ProcessReader<'a> {
 
     fn read_process_inner(&mut self, pid: u32) -> Result<Option<ProcessInfo>> {
         self.read(pid, "stat")?;
-        let stat = parse_stat(&self.buf)
-            .ok_or_else(|| Error::parse(&self.path, "stat fields", self.buf.trim()))?;
+        let stat = parse_stat(&self.buf).ok_or_else(|| Error::parse(&self.path, "stat fields", self.buf.trim()))?;
         if stat.is_kernel_thread() || stat.state == 'Z' {
             return Ok(None);
         }
@@ -209,11 +208,8 @@ impl<'a> ProcessReader<'a> {
         let swap = field_kib(&self.buf, "VmSwap").unwrap_or(0);
         let pid_ns_init = is_pid_ns_init(&self.buf);
         self.read(pid, "oom_score_adj")?;
-        let adj: i32 = self
-            .buf
-            .trim()
-            .parse()
-            .map_err(|_| Error::parse(&self.path, "oom_score_adj", self.buf.trim()))?;
+        let adj: i32 =
+            self.buf.trim().parse().map_err(|_| Error::parse(&self.path, "oom_score_adj", self.buf.trim()))?;
         // smaps_rollup walks the page tables under the mm lock: the costly read, one that
         // waits behind reclaim when memory is short, and one that can be refused.
         let pss = if !self.detailed {

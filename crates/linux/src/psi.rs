@@ -14,12 +14,9 @@ pub fn system_file(root: &SysRoot) -> PathBuf {
 pub fn read(path: &Path) -> Facility<Psi> {
     match read_required(path) {
         Ok(psi) => Facility::Available(psi),
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            Facility::unavailable(format!(
-                "{} is missing: the kernel has no PSI (CONFIG_PSI, or psi=0 on its command line)",
-                path.display()
-            ))
-        }
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Facility::unavailable(
+            format!("{} is missing: the kernel has no PSI (CONFIG_PSI, or psi=0 on its command line)", path.display()),
+        ),
         // The kernel refuses reads with EOPNOTSUPP when PSI is built in but switched off.
         Err(e) => Facility::unavailable(e.to_string()),
     }
@@ -66,7 +63,8 @@ mod tests {
 
     #[test]
     fn parses_both_lines() {
-        let text = "some avg10=1.50 avg60=0.20 avg300=0.00 total=12345\nfull avg10=0.10 avg60=0.00 avg300=0.00 total=99\n";
+        let text =
+            "some avg10=1.50 avg60=0.20 avg300=0.00 total=12345\nfull avg10=0.10 avg60=0.00 avg300=0.00 total=99\n";
         let (some, full) = parse(text).unwrap();
         assert_eq!(some.avg10, 1.5);
         assert_eq!(some.total_us, 12345);

@@ -21,7 +21,9 @@ pub const MAX_PAGE_CLUSTER: u32 = 31;
 /// The machine's swap read-ahead: 2^N pages a fault.
 pub fn page_cluster(root: &SysRoot) -> Result<u32> {
     let text = root.read(PAGE_CLUSTER)?;
-    text.trim().parse().map_err(|_| Error::parse(root.path(PAGE_CLUSTER), "a number of pages as a power of two", text.trim()))
+    text.trim()
+        .parse()
+        .map_err(|_| Error::parse(root.path(PAGE_CLUSTER), "a number of pages as a power of two", text.trim()))
 }
 
 /// `vm.page-cluster` set to `value` while the guard lives, put back on drop.

@@ -158,11 +158,23 @@ pub fn ask_ahead(root: &SysRoot, target: &Target, max_pages: u64, zram_type: u32
     let t0 = Instant::now();
     let runs = match compact::runs_on_storage(root, target.pid, zram_type, max_pages) {
         Ok(runs) => runs,
-        Err(e) if e.is_not_found() => return Ok(AskedAhead { exited: true, elapsed_us: t0.elapsed().as_micros() as u64, ..AskedAhead::default() }),
+        Err(e) if e.is_not_found() => {
+            return Ok(AskedAhead {
+                exited: true,
+                elapsed_us: t0.elapsed().as_micros() as u64,
+                ..AskedAhead::default()
+            })
+        }
         Err(e) => return Err(e),
     };
-    let asked = if runs.is_empty() { compact::Advised::default() } else { compact::advise(target, &runs, Advice::WillNeed)? };
-    Ok(AskedAhead { ranges: runs.len(), asked_bytes: asked.advised_bytes, elapsed_us: t0.elapsed().as_micros() as u64, exited: asked.exited })
+    let asked =
+        if runs.is_empty() { compact::Advised::default() } else { compact::advise(target, &runs, Advice::WillNeed)? };
+    Ok(AskedAhead {
+        ranges: runs.len(),
+        asked_bytes: asked.advised_bytes,
+        elapsed_us: t0.elapsed().as_micros() as u64,
+        exited: asked.exited,
+    })
 }
 
 /// `target`'s `/proc/PID/mem`, opened before its pidfd is checked again (the module's doc);

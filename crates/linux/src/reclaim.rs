@@ -113,7 +113,9 @@ pub(crate) fn reclaim_group(source: &MemorySource, usage: u64, bytes: u64, floor
             let f = dir.join("memory.reclaim");
             match std::fs::write(&f, bytes.to_string()) {
                 Ok(()) => Ok(None),
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Ok(Some("the kernel could not reclaim it all (memory.reclaim: EAGAIN)".into())),
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                    Ok(Some("the kernel could not reclaim it all (memory.reclaim: EAGAIN)".into()))
+                }
                 Err(e) => Err(Error::io(f, e)),
             }
         }
@@ -148,7 +150,12 @@ pub fn swap_cached_bytes(domain: &Domain) -> Option<u64> {
 /// [`swap_cached_bytes`] before it, `moved` what left its processes (the most that is freed).
 /// Without this a squeeze to a storage file frees nothing until the next reclaim, though the
 /// engine counts it freed. `Ok(None)`: nothing worth a reclaim (under 1 MiB) was left.
-pub fn free_swap_cache_left(root: &SysRoot, domain: &Domain, cached_before: Option<u64>, moved: u64) -> Result<Option<ReclaimReport>> {
+pub fn free_swap_cache_left(
+    root: &SysRoot,
+    domain: &Domain,
+    cached_before: Option<u64>,
+    moved: u64,
+) -> Result<Option<ReclaimReport>> {
     let (Some(before), Some(after)) = (cached_before, swap_cached_bytes(domain)) else { return Ok(None) };
     let left = after.saturating_sub(before).min(moved);
     if left < 1 << 20 {
@@ -174,7 +181,9 @@ fn compact_cached_files(root: &SysRoot, domain: &Domain, bytes: u64) -> Result<O
     }
     Ok(match victims {
         0 => Some("no cached or empty app to compact (classes come from oom_score_adj ≥ 900)".into()),
-        _ if got < bytes => Some(format!("{victims} cached apps gave {} MiB of file pages; no more to take", got >> 20)),
+        _ if got < bytes => {
+            Some(format!("{victims} cached apps gave {} MiB of file pages; no more to take", got >> 20))
+        }
         _ => None,
     })
 }

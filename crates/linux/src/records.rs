@@ -20,7 +20,8 @@ pub struct Record<T> {
 
 fn file(kind: &str, key: &str) -> PathBuf {
     // Keys are paths or names: keep them one safe file name.
-    let safe: String = key.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
+    let safe: String =
+        key.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
     Path::new(RECORD_ROOT).join(kind).join(format!("{safe}.json"))
 }
 
@@ -44,7 +45,9 @@ pub fn stale<T: DeserializeOwned>(root: &SysRoot, kind: &str) -> Vec<(PathBuf, s
     let mut out = Vec::new();
     for e in std::fs::read_dir(Path::new(RECORD_ROOT).join(kind)).into_iter().flatten().flatten() {
         let p = e.path();
-        let rec = std::fs::read_to_string(&p).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str::<Record<T>>(&t).map_err(|e| e.to_string()));
+        let rec = std::fs::read_to_string(&p)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Record<T>>(&t).map_err(|e| e.to_string()));
         match rec {
             Ok(r) if r.owner.is_me() || r.owner.alive(root) => {}
             Ok(r) => out.push((p, Ok(r.change))),

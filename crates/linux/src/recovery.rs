@@ -16,8 +16,16 @@ pub fn recover_all(root: &SysRoot) -> Vec<Result<String, String>> {
     out.extend(crate::setting::recover_stale(root));
     out.extend(crate::folios::recover_stale_older(root));
     if root.is_live() {
-        out.extend(crate::lxcfs::recover_stale().into_iter().map(|d| Ok(format!("stopped lxcfs at {}, left by a memorch process that died", d.display()))));
-        out.extend(crate::sandbox::remove_stale().into_iter().map(|p| Ok(format!("removed sandbox {p}, left by a memorch process that died"))));
+        out.extend(
+            crate::lxcfs::recover_stale()
+                .into_iter()
+                .map(|d| Ok(format!("stopped lxcfs at {}, left by a memorch process that died", d.display()))),
+        );
+        out.extend(
+            crate::sandbox::remove_stale()
+                .into_iter()
+                .map(|p| Ok(format!("removed sandbox {p}, left by a memorch process that died"))),
+        );
         out.extend(remove_dead_owners_dirs(root, BENCH_RUN_ROOT));
     }
     out
@@ -36,7 +44,11 @@ fn remove_dead_owners_dirs(root: &SysRoot, parent: &str) -> Vec<Result<String, S
         if owner.is_me() || owner.alive(root) {
             continue;
         }
-        out.push(std::fs::remove_dir_all(e.path()).map(|_| format!("removed {}, left by a bench that died", e.path().display())).map_err(|err| format!("{}: {err}", e.path().display())));
+        out.push(
+            std::fs::remove_dir_all(e.path())
+                .map(|_| format!("removed {}, left by a bench that died", e.path().display()))
+                .map_err(|err| format!("{}: {err}", e.path().display())),
+        );
     }
     out
 }

@@ -89,7 +89,10 @@ impl Sandbox {
     pub fn prepare(&self, cmd: &mut Command) {
         let procs: Vec<CString> = self
             .dirs()
-            .map(|d| CString::new(d.join("cgroup.procs").into_os_string().into_encoded_bytes()).expect("no NUL in cgroup paths"))
+            .map(|d| {
+                CString::new(d.join("cgroup.procs").into_os_string().into_encoded_bytes())
+                    .expect("no NUL in cgroup paths")
+            })
             .collect();
         // SAFETY: the closure only calls open/write/close (async-signal-safe) on
         // strings allocated before the fork.
@@ -138,7 +141,12 @@ impl Sandbox {
 
     /// Every process in the sandbox now.
     pub fn pids(&self) -> Result<Vec<u32>> {
-        let dirs = cgroup::CgroupDirs { path: self.path.clone(), v1_memory: self.v1_memory.clone(), v2: self.v2.clone(), v2_top: None };
+        let dirs = cgroup::CgroupDirs {
+            path: self.path.clone(),
+            v1_memory: self.v1_memory.clone(),
+            v2: self.v2.clone(),
+            v2_top: None,
+        };
         cgroup::pids(&dirs)
     }
 
@@ -199,8 +207,9 @@ impl Drop for Sandbox {
 }
 
 fn dir_in(m: &Mount, path: &str) -> Result<PathBuf> {
-    m.dir_of(path).ok_or_else(|| Error::Refused(format!(
-        "cgroup path {path} lies outside the hierarchy mounted at {}", m.dir.display())))
+    m.dir_of(path).ok_or_else(|| {
+        Error::Refused(format!("cgroup path {path} lies outside the hierarchy mounted at {}", m.dir.display()))
+    })
 }
 
 fn mkdir_new(dir: &Path) -> Result<()> {
@@ -235,7 +244,12 @@ fn mkdir_parents(dir: &Path, top: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn read_registry() -> Vec<PathBuf> {
-    std::fs::read_to_string(PARENTS_REGISTRY).unwrap_or_default().lines().filter(|l| !l.is_empty()).map(PathBuf::from).collect()
+    std::fs::read_to_string(PARENTS_REGISTRY)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .collect()
 }
 
 fn write_registry(dirs: &[PathBuf]) -> Result<()> {
@@ -281,12 +295,18 @@ fn owner_of(name: &str) -> Option<u32> {
     let mut parts = name.rsplitn(3, '-');
     let n = parts.next()?;
     let pid = parts.next()?;
-    (n.bytes().all(|b| b.is_ascii_digit()) && parts.next().is_some_and(|p| p.starts_with("memorch"))).then(|| pid.parse().ok()).flatten()
+    (n.bytes().all(|b| b.is_ascii_digit()) && parts.next().is_some_and(|p| p.starts_with("memorch")))
+        .then(|| pid.parse().ok())
+        .flatten()
 }
 
 /// A group's cgroup path joined with the name of a group below it.
 fn child_path(base: &str, name: &str) -> String {
-    if base == "/" { format!("/{name}") } else { format!("{base}/{name}") }
+    if base == "/" {
+        format!("/{name}")
+    } else {
+        format!("{base}/{name}")
+    }
 }
 
 /// Remove sandboxes whose creator died without removing them (named `memorch…-PID-N` by
@@ -354,10 +374,13 @@ impl Place {
 /// and lead there.
 fn places() -> Vec<Place> {
     let root = SysRoot::live();
-    let (Ok(base), Ok(mounts)) = (cgroup::process_cgroup_path(&root, "self"), cgroup::mounts(&root)) else { return Vec::new() };
+    let (Ok(base), Ok(mounts)) = (cgroup::process_cgroup_path(&root, "self"), cgroup::mounts(&root)) else {
+        return Vec::new();
+    };
     let v1 = mounts.iter().find(|m| m.has_v1_controller("memory"));
     let v2 = mounts.iter().find(|m| m.is_v2());
-    let place = |base: String| Place { v1: v1.and_then(|m| m.dir_of(&base)), v2: v2.and_then(|m| m.dir_of(&base)), base };
+    let place =
+        |base: String| Place { v1: v1.and_then(|m| m.dir_of(&base)), v2: v2.and_then(|m| m.dir_of(&base)), base };
     let mut out = vec![place(base)];
     if let Some(m) = v2 {
         for parent in read_registry() {

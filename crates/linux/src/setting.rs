@@ -86,13 +86,23 @@ pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>>
 /// Put back what dead owners recorded under `kind` in a record of their own shape, each
 /// turned into the file and value it replaced by `as_replaced` (an older guard's records,
 /// folios.rs).
-pub fn recover_records<T: DeserializeOwned>(root: &SysRoot, kind: &str, as_replaced: impl Fn(T) -> Replaced) -> Vec<std::result::Result<String, String>> {
+pub fn recover_records<T: DeserializeOwned>(
+    root: &SysRoot,
+    kind: &str,
+    as_replaced: impl Fn(T) -> Replaced,
+) -> Vec<std::result::Result<String, String>> {
     let mut out = Vec::new();
     for (rec, change) in crate::records::stale::<T>(root, kind) {
-        match change.map(&as_replaced).and_then(|r| write(root, &r.path, &r.previous).map(|_| r).map_err(|e| e.to_string())) {
+        match change
+            .map(&as_replaced)
+            .and_then(|r| write(root, &r.path, &r.previous).map(|_| r).map_err(|e| e.to_string()))
+        {
             Ok(r) => {
                 crate::records::remove(&rec);
-                out.push(Ok(format!("put {} back to '{}', as a memorch process that died found it", r.path, r.previous)));
+                out.push(Ok(format!(
+                    "put {} back to '{}', as a memorch process that died found it",
+                    r.path, r.previous
+                )));
             }
             Err(e) => out.push(Err(format!("a setting left by a memorch process that died ({}): {e}", rec.display()))),
         }
@@ -131,7 +141,8 @@ mod tests {
     fn a_file_that_cannot_be_written_leaves_nothing_to_undo() {
         let dir = crate::testkit::TempDir::new("memorch-setting-missing");
         let root = SysRoot::at(dir.0.clone());
-        let err = SettingGuard::replace(&root, "/proc/sys/vm/no-such-setting", "1".into(), "2").unwrap_err().to_string();
+        let err =
+            SettingGuard::replace(&root, "/proc/sys/vm/no-such-setting", "1".into(), "2").unwrap_err().to_string();
         assert!(err.contains("no-such-setting"), "{err}");
     }
 }

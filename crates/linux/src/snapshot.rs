@@ -39,17 +39,7 @@ pub fn cheap_with_ksm(root: &SysRoot, domain: &Domain, ksm: Facility<KsmState>) 
     let (memory, psi, counters) = memory_and_pressure(root, domain)?;
     let swap = swaps::read(root)?;
     let zram = zram::read(root, &swap);
-    Ok(Snapshot {
-        domain: domain.spec.to_string(),
-        uptime_ms,
-        memory,
-        swap,
-        zram,
-        ksm,
-        psi,
-        counters,
-        processes: None,
-    })
+    Ok(Snapshot { domain: domain.spec.to_string(), uptime_ms, memory, swap, zram, ksm, psi, counters, processes: None })
 }
 
 /// The cheap snapshot plus every process of the domain, in kill order.
@@ -135,10 +125,22 @@ impl PssCache {
         self.entries.retain(|pid, r| procs.iter().any(|p| p.pid == *pid && now.saturating_sub(p.age_ms) == r.start_ms));
         for p in procs.iter_mut() {
             let mapped = p.rss_file_bytes + p.rss_shmem_bytes;
-            let stale = self.entries.get(&p.pid).is_none_or(|r| now.saturating_sub(r.at_ms) >= PSS_REFRESH_MS || r.mapped_bytes.abs_diff(mapped) > r.mapped_bytes / 4);
+            let stale = self.entries.get(&p.pid).is_none_or(|r| {
+                now.saturating_sub(r.at_ms) >= PSS_REFRESH_MS || r.mapped_bytes.abs_diff(mapped) > r.mapped_bytes / 4
+            });
             if stale && read {
                 if let Ok((pss, ksm)) = process::read_pss_ksm(root, p.pid) {
-                    self.entries.insert(p.pid, PssRead { anon_bytes: p.rss_anon_bytes, mapped_bytes: mapped, pss_bytes: pss, ksm_merging_pages: ksm, at_ms: now, start_ms: now.saturating_sub(p.age_ms) });
+                    self.entries.insert(
+                        p.pid,
+                        PssRead {
+                            anon_bytes: p.rss_anon_bytes,
+                            mapped_bytes: mapped,
+                            pss_bytes: pss,
+                            ksm_merging_pages: ksm,
+                            at_ms: now,
+                            start_ms: now.saturating_sub(p.age_ms),
+                        },
+                    );
                     n += 1;
                 }
             }
@@ -160,7 +162,8 @@ fn estimated_pss(pss: u64, then: &PssRead, anon_now: u64, mapped_now: u64) -> u6
     let mapped_counted = pss.saturating_sub(then.anon_bytes).min(then.mapped_bytes) as i128;
     let mapped_moved = mapped_now as i128 - then.mapped_bytes as i128;
     // In the share found; a process with none mapped then has its new ones counted whole.
-    let mapped_delta = if then.mapped_bytes == 0 { mapped_moved } else { mapped_moved * mapped_counted / then.mapped_bytes as i128 };
+    let mapped_delta =
+        if then.mapped_bytes == 0 { mapped_moved } else { mapped_moved * mapped_counted / then.mapped_bytes as i128 };
     let est = pss as i128 + (anon_now as i128 - then.anon_bytes as i128) + mapped_delta;
     (est.max(0) as u64).min(anon_now + mapped_now)
 }
@@ -182,8 +185,33 @@ mod tests {
         fn na<T>() -> Facility<T> {
             Facility::Unavailable { reason: "test".into() }
         }
-        let p = ProcessInfo { pid: 7, ppid: 1, name: "app".into(), uid: 0, oom_score_adj: 0, class: Class::from_oom_score_adj(0), rss_anon_bytes: anon, rss_file_bytes: file, rss_shmem_bytes: 0, pss_bytes: None, swap_bytes: 0, ksm_merging_pages: None, age_ms: uptime_ms - start_ms, pid_ns_init: false };
-        Snapshot { domain: "system".into(), uptime_ms, memory: Default::default(), swap: Default::default(), zram: na(), ksm: na(), psi: na(), counters: Default::default(), processes: Some(vec![p]) }
+        let p = ProcessInfo {
+            pid: 7,
+            ppid: 1,
+            name: "app".into(),
+            uid: 0,
+            oom_score_adj: 0,
+            class: Class::from_oom_score_adj(0),
+            rss_anon_bytes: anon,
+            rss_file_bytes: file,
+            rss_shmem_bytes: 0,
+            pss_bytes: None,
+            swap_bytes: 0,
+            ksm_merging_pages: None,
+            age_ms: uptime_ms - start_ms,
+            pid_ns_init: false,
+        };
+        Snapshot {
+            domain: "system".into(),
+            uptime_ms,
+            memory: Default::default(),
+            swap: Default::default(),
+            zram: na(),
+            ksm: na(),
+            psi: na(),
+            counters: Default::default(),
+            processes: Some(vec![p]),
+        }
     }
 
     fn write_pss(dir: &std::path::Path, pss_kib: u64) {
@@ -212,7 +240,11 @@ mod tests {
         assert_eq!(pss(&s), Some(50 * MIB + 60 * MIB + 2 * MIB), "the heap counted whole, the files in the half found");
         let mut s = snapshot(3_000, 30 * MIB, 30 * MIB);
         assert_eq!(cache.fill(&root, &mut s, false), 0, "under pressure: never walked");
-        assert_eq!(pss(&s), Some(50 * MIB - 10 * MIB + 5 * MIB), "heap swapped out leaves PSS whole, all of it its own");
+        assert_eq!(
+            pss(&s),
+            Some(50 * MIB - 10 * MIB + 5 * MIB),
+            "heap swapped out leaves PSS whole, all of it its own"
+        );
         let mut s = snapshot(4_000, 40 * MIB, 26 * MIB);
         assert_eq!(cache.fill(&root, &mut s, true), 1, "files moved by 30 %: walked again");
         assert_eq!(pss(&s), Some(60 * MIB));
@@ -235,20 +267,39 @@ mod tests {
         assert_eq!(pss(&s), None, "the old process's PSS was given to the new one");
         write_pss(&dir, 30 * 1024);
         let mut s = started_at(1_500, 3_000, 40 * MIB, 20 * MIB);
-        assert_eq!(cache.fill(&root, &mut s, true), 1, "a new process is walked at once, though its sizes are the old one's");
+        assert_eq!(
+            cache.fill(&root, &mut s, true),
+            1,
+            "a new process is walked at once, though its sizes are the old one's"
+        );
         assert_eq!(pss(&s), Some(30 * MIB));
     }
 
     fn read(anon: u64, mapped: u64) -> PssRead {
-        PssRead { anon_bytes: anon, mapped_bytes: mapped, pss_bytes: None, ksm_merging_pages: None, at_ms: 0, start_ms: 0 }
+        PssRead {
+            anon_bytes: anon,
+            mapped_bytes: mapped,
+            pss_bytes: None,
+            ksm_merging_pages: None,
+            at_ms: 0,
+            start_ms: 0,
+        }
     }
 
     #[test]
     fn an_estimated_pss_is_never_above_rss_nor_below_nothing() {
         assert_eq!(estimated_pss(80, &read(60, 40), 10, 10), 15, "heap and files down to 10: 10 + 10 x 20/40");
-        assert_eq!(estimated_pss(120, &read(0, 100), 0, 100), 100, "a walk that saw more than status said: at most RSS");
+        assert_eq!(
+            estimated_pss(120, &read(0, 100), 0, 100),
+            100,
+            "a walk that saw more than status said: at most RSS"
+        );
         assert_eq!(estimated_pss(80, &read(60, 40), 100, 40), 120);
-        assert_eq!(estimated_pss(100, &read(0, 100), 0, 300), 300, "everything mapped its own: every new page counted, at most RSS");
+        assert_eq!(
+            estimated_pss(100, &read(0, 100), 0, 300),
+            300,
+            "everything mapped its own: every new page counted, at most RSS"
+        );
         assert_eq!(estimated_pss(5, &read(60, 0), 0, 0), 0);
         assert_eq!(estimated_pss(20, &read(0, 0), 0, 50), 50, "nothing mapped then: new mapped pages counted whole");
     }

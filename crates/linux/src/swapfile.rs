@@ -39,7 +39,13 @@ pub fn list(root: &SysRoot, dir: &Path) -> Result<Vec<SwapFile>> {
         .devices
         .into_iter()
         .filter(|d| is_ours(Path::new(&d.path)))
-        .map(|d| SwapFile { path: d.path.into(), size_bytes: d.size_bytes, used_bytes: d.used_bytes, priority: Some(d.priority), active: true })
+        .map(|d| SwapFile {
+            path: d.path.into(),
+            size_bytes: d.size_bytes,
+            used_bytes: d.used_bytes,
+            priority: Some(d.priority),
+            active: true,
+        })
         .collect();
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
@@ -108,7 +114,12 @@ fn add_inner(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32, record:
         crate::records::save(RECORD_KIND, &key, &path)?;
     }
     let result = (|| {
-        let f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path).map_err(|e| Error::io(&path, e))?;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
         allocate(&f, &path, dir, size_bytes)?;
         drop(f);
         swapon::write_header(&path, size_bytes, root.page_size)?;
@@ -141,7 +152,13 @@ fn allocate(f: &std::fs::File, path: &Path, dir: &Path, size_bytes: u64) -> Resu
             let mut left = size_bytes;
             while left > 0 {
                 let n = left.min(zeros.len() as u64) as usize;
-                w.write_all(&zeros[..n]).map_err(|e| if e.raw_os_error() == Some(libc::ENOSPC) { no_space(dir, size_bytes) } else { Error::io(path, e) })?;
+                w.write_all(&zeros[..n]).map_err(|e| {
+                    if e.raw_os_error() == Some(libc::ENOSPC) {
+                        no_space(dir, size_bytes)
+                    } else {
+                        Error::io(path, e)
+                    }
+                })?;
                 left -= n as u64;
             }
             w.flush().map_err(|e| Error::io(path, e))
@@ -204,7 +221,11 @@ pub struct SwapFileGuard {
 
 impl SwapFileGuard {
     pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result<SwapFileGuard> {
-        Ok(SwapFileGuard { path: add_inner(root, dir, size_bytes, priority, true)?, root: root.clone(), removed: false })
+        Ok(SwapFileGuard {
+            path: add_inner(root, dir, size_bytes, priority, true)?,
+            root: root.clone(),
+            removed: false,
+        })
     }
 
     /// Remove it now (drop does it too, but cannot say how it went).
@@ -240,7 +261,9 @@ pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>>
                     crate::records::remove(&rec);
                     out.push(Ok(format!("removed swap file {}, left by a memorch process that died", path.display())));
                 }
-                Err(e) => out.push(Err(format!("swap file {} left by a memorch process that died: {e}", path.display()))),
+                Err(e) => {
+                    out.push(Err(format!("swap file {} left by a memorch process that died: {e}", path.display())))
+                }
             },
             Err(e) => out.push(Err(format!("{}: {e}", rec.display()))),
         }

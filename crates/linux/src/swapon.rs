@@ -17,7 +17,10 @@ const SWAP_FLAG_PRIO_SHIFT: i32 = 0;
 pub fn write_header(path: &Path, size_bytes: u64, page_size: u64) -> Result<()> {
     let pages = size_bytes / page_size;
     if pages < 10 {
-        return Err(Error::Refused(format!("{}: {size_bytes} bytes is too small for swap (at least 10 pages)", path.display())));
+        return Err(Error::Refused(format!(
+            "{}: {size_bytes} bytes is too small for swap (at least 10 pages)",
+            path.display()
+        )));
     }
     let mut page = vec![0u8; page_size as usize];
     // struct swap_header.info: bootbits[1024], version, last_page, nr_badpages, uuid, label…

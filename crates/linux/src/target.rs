@@ -54,7 +54,10 @@ pub fn check(root: &SysRoot, pid: u32, domain: &Domain) -> Result<Target> {
         return Err(refuse(pid, format!("'{}' is not in domain {}", stat.name, domain.spec)));
     }
     if root.read(format!("/proc/{pid}/status")).is_ok_and(|t| process::is_pid_ns_init(&t)) {
-        return Err(refuse(pid, format!("'{}' is the init of a PID namespace: its death would kill every process in it", stat.name)));
+        return Err(refuse(
+            pid,
+            format!("'{}' is the init of a PID namespace: its death would kill every process in it", stat.name),
+        ));
     }
     let adj = process::read_oom_score_adj(root, pid).map_err(|e| gone_or(pid, e))?;
     let class = Class::from_oom_score_adj(adj);

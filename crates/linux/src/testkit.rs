@@ -61,7 +61,10 @@ pub fn no_foreign_swap() -> bool {
     if active.is_empty() {
         return true;
     }
-    eprintln!("SKIP: swap that memorch did not set up is active ({}): this test needs a machine without swap", active.join(", "));
+    eprintln!(
+        "SKIP: swap that memorch did not set up is active ({}): this test needs a machine without swap",
+        active.join(", ")
+    );
     false
 }
 
@@ -69,13 +72,17 @@ pub fn no_foreign_swap() -> bool {
 pub fn zram_facility() -> bool {
     let root = crate::SysRoot::live();
     let ok = root.path("/sys/class/zram-control").exists() || !crate::zram::device_names(&root).is_empty();
-    facility("zram", if ok { Ok(()) } else { Err("the zram module is not loaded (modprobe zram)".into()) }) && sandbox_facility()
+    facility("zram", if ok { Ok(()) } else { Err("the zram module is not loaded (modprobe zram)".into()) })
+        && sandbox_facility()
 }
 
 /// KSM with per-process merging (PR_SET_MEMORY_MERGE, /proc/PID/ksm_stat).
 pub fn ksm_facility() -> bool {
     let ok = std::path::Path::new(crate::ksm::KSM_DIR).is_dir() && std::path::Path::new("/proc/self/ksm_stat").exists();
-    facility("ksm", if ok { Ok(()) } else { Err("no /sys/kernel/mm/ksm or /proc/self/ksm_stat (CONFIG_KSM, Linux 6.4+)".into()) }) && sandbox_facility()
+    facility(
+        "ksm",
+        if ok { Ok(()) } else { Err("no /sys/kernel/mm/ksm or /proc/self/ksm_stat (CONFIG_KSM, Linux 6.4+)".into()) },
+    ) && sandbox_facility()
 }
 
 /// Anonymous folios of `size_kb` (multi-size THP, Linux 6.8+; folios.rs).
@@ -105,7 +112,8 @@ pub fn cgroup_v2_facility() -> bool {
 /// The device view for peers: lxcfs and FUSE, and the peers themselves (Debian's lxcfs,
 /// earlyoom and nohang, which scripts/setup installs).
 pub fn peers_facility() -> bool {
-    let missing: Vec<&str> = ["lxcfs", "earlyoom", "nohang"].into_iter().filter(|p| crate::which::on_path(p).is_none()).collect();
+    let missing: Vec<&str> =
+        ["lxcfs", "earlyoom", "nohang"].into_iter().filter(|p| crate::which::on_path(p).is_none()).collect();
     let check = if !missing.is_empty() {
         Err(format!("{} not installed (sudo ./scripts/setup installs them)", missing.join(", ")))
     } else if !std::path::Path::new("/dev/fuse").exists() {
@@ -128,7 +136,14 @@ impl Leftovers {
         let mut set = std::collections::BTreeSet::new();
         let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
         // Name and size: a device another process let go of and a test's bench then took is new.
-        set.extend(swaps.lines().skip(1).map(|l| l.split_whitespace().take(3).collect::<Vec<_>>()).filter(|f| f.len() == 3).map(|f| format!("swap {} {} KiB", f[0], f[2])));
+        set.extend(
+            swaps
+                .lines()
+                .skip(1)
+                .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>())
+                .filter(|f| f.len() == 3)
+                .map(|f| format!("swap {} {} KiB", f[0], f[2])),
+        );
         set.extend(crate::sandbox::child_groups().into_iter().map(|g| format!("cgroup {g}")));
         let lxcfs = std::fs::read_dir(crate::lxcfs::LXCFS_DIR).into_iter().flatten().flatten();
         set.extend(lxcfs.map(|e| format!("lxcfs {}", e.file_name().to_string_lossy())));
@@ -227,15 +242,22 @@ pub fn spawn_at_pid(pid: u32, argv: &[&str]) -> Result<AtPid, String> {
         .collect::<Result<_, _>>()?;
     let Some(program) = args.first() else { return Err("no program to start".into()) };
     // Built before the clone: the child may only call what is async-signal-safe.
-    let argv_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
-    let env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let argv_ptrs: Vec<*const libc::c_char> =
+        args.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let env_ptrs: Vec<*const libc::c_char> =
+        env.iter().map(|e| e.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let mut fds = [0; 2];
     // SAFETY: fds has room for the two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(format!("pipe2: {}", std::io::Error::last_os_error()));
     }
     let tid = [pid as libc::pid_t];
-    let ca = CloneArgs { exit_signal: libc::SIGCHLD as u64, set_tid: tid.as_ptr() as u64, set_tid_size: 1, ..Default::default() };
+    let ca = CloneArgs {
+        exit_signal: libc::SIGCHLD as u64,
+        set_tid: tid.as_ptr() as u64,
+        set_tid_size: 1,
+        ..Default::default()
+    };
     // SAFETY: like fork(2) (no CLONE_VM, no stack): the child only duplicates the pipe onto its
     // stdout and execs, both async-signal-safe, with memory prepared before the clone.
     let r = unsafe { libc::syscall(libc::SYS_clone3, &ca as *const CloneArgs, std::mem::size_of::<CloneArgs>()) };

@@ -25,7 +25,9 @@ pub fn counters_from_vmstat(text: &str) -> Counters {
             "oom_kill" => c.oom_kills = Some(v),
             k if k.starts_with("allocstall_") => add(&mut c.direct_reclaims, v),
             "pgscan_kswapd" | "pgscan_direct" | "pgscan_khugepaged" | "pgscan_proactive" => add(&mut c.scan_pages, v),
-            "pgsteal_kswapd" | "pgsteal_direct" | "pgsteal_khugepaged" | "pgsteal_proactive" => add(&mut c.steal_pages, v),
+            "pgsteal_kswapd" | "pgsteal_direct" | "pgsteal_khugepaged" | "pgsteal_proactive" => {
+                add(&mut c.steal_pages, v)
+            }
             _ => {}
         }
     }

@@ -32,7 +32,16 @@ use std::time::Instant;
 pub fn probe_zram_type(root: &SysRoot) -> Result<Option<u32>> {
     let page = root.page_size as usize;
     // SAFETY: a fresh private anonymous mapping of one page, ours alone, unmapped below.
-    let addr = unsafe { libc::mmap(std::ptr::null_mut(), page, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            page,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
     if addr == libc::MAP_FAILED {
         return Err(Error::io("mmap (a page to probe swap with)", std::io::Error::last_os_error()));
     }
@@ -88,7 +97,13 @@ pub struct WritebackReport {
 /// Move up to `max_pages` of `target`'s pages that are in the swap area of type `zram_type`
 /// to the highest-priority swap area (the caller enables a file there first), `piece_pages`
 /// at a time: read back, then paged out. Stops cleanly if the process exits mid-way.
-pub fn write_back(root: &SysRoot, target: &Target, zram_type: u32, max_pages: u64, piece_pages: u64) -> Result<WritebackReport> {
+pub fn write_back(
+    root: &SysRoot,
+    target: &Target,
+    zram_type: u32,
+    max_pages: u64,
+    piece_pages: u64,
+) -> Result<WritebackReport> {
     let pid = target.pid;
     let t0 = Instant::now();
     let before = Resident::read(root, pid)?;
@@ -128,7 +143,8 @@ pub fn write_back(root: &SysRoot, target: &Target, zram_type: u32, max_pages: u6
     report.elapsed_us = t0.elapsed().as_micros() as u64;
     match Resident::read(root, pid) {
         Ok(after) => {
-            report.moved_bytes = (before.rss_bytes() + report.read_bytes).saturating_sub(after.rss_bytes()).min(report.read_bytes);
+            report.moved_bytes =
+                (before.rss_bytes() + report.read_bytes).saturating_sub(after.rss_bytes()).min(report.read_bytes);
             report.after = Some(after);
         }
         Err(e) if e.is_not_found() => report.exited = true,

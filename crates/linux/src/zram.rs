@@ -127,7 +127,14 @@ impl ZramSize {
         match s.strip_suffix('%') {
             Some(p) => p.trim().parse().ok().filter(|p: &f64| *p > 0.0 && *p <= 400.0).map(ZramSize::PercentOfRam),
             // MiB, checked: `<< 20` of a huge number would wrap to a tiny device.
-            None => s.trim().parse::<u64>().ok().filter(|mb| *mb > 0).and_then(|mb| mb.checked_mul(1 << 20)).filter(|b| *b <= 1 << 50).map(ZramSize::Bytes),
+            None => s
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|mb| *mb > 0)
+                .and_then(|mb| mb.checked_mul(1 << 20))
+                .filter(|b| *b <= 1 << 50)
+                .map(ZramSize::Bytes),
         }
     }
 
@@ -203,7 +210,10 @@ pub fn plan(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>) -> Result<
     if let (Some(alg), Some(dev)) = (algorithm, device_names(root).first()) {
         let offered = available_algorithms(&root.read(sys(dev, "comp_algorithm"))?);
         if !offered.iter().any(|a| a == alg) {
-            return Err(Error::Refused(format!("zram algorithm '{alg}' is not offered by this kernel (offered: {})", offered.join(", "))));
+            return Err(Error::Refused(format!(
+                "zram algorithm '{alg}' is not offered by this kernel (offered: {})",
+                offered.join(", ")
+            )));
         }
     }
     Ok(unused_device(root))
@@ -231,7 +241,13 @@ pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority:
 
 /// `setup`, recorded with its `owner` (if any) once the device is chosen and before it is
 /// configured, so that a crash at any later point leaves a record to undo it by.
-fn setup_owned(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32, owner: Option<crate::owner::Owner>) -> Result<ZramSetup> {
+fn setup_owned(
+    root: &SysRoot,
+    size_bytes: u64,
+    algorithm: Option<&str>,
+    priority: i32,
+    owner: Option<crate::owner::Owner>,
+) -> Result<ZramSetup> {
     // The same checks as a dry run, before anything changes.
     plan(root, size_bytes, algorithm)?;
     let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
@@ -307,8 +323,9 @@ pub fn records() -> Result<Vec<ZramSetup>> {
     for e in entries.flatten() {
         let p = e.path();
         let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
-        let rec: ZramSetup = serde_json::from_str(&text)
-            .map_err(|e| Error::parse(&p, "a zram set-up record", format!("{e}; remove the file if the device was reset by hand")))?;
+        let rec: ZramSetup = serde_json::from_str(&text).map_err(|e| {
+            Error::parse(&p, "a zram set-up record", format!("{e}; remove the file if the device was reset by hand"))
+        })?;
         out.push(rec);
     }
     out.sort_by(|a, b| a.device.cmp(&b.device));
@@ -381,9 +398,15 @@ pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>>
         match teardown(root, &rec) {
             Ok(()) => {
                 let _ = forget_record(&rec);
-                done.push(Ok(format!("put back {}, left set up by a memorch process that died (pid {})", rec.device, owner.pid)));
+                done.push(Ok(format!(
+                    "put back {}, left set up by a memorch process that died (pid {})",
+                    rec.device, owner.pid
+                )));
             }
-            Err(e) => done.push(Err(format!("{} left set up by a memorch process that died (pid {}): {e}", rec.device, owner.pid))),
+            Err(e) => done.push(Err(format!(
+                "{} left set up by a memorch process that died (pid {}): {e}",
+                rec.device, owner.pid
+            ))),
         }
     }
     done

@@ -34,7 +34,16 @@ impl Heap {
     fn new() -> Heap {
         let align = (KB as usize) << 10;
         // SAFETY: an anonymous private mapping; checked below.
-        let base = unsafe { libc::mmap(std::ptr::null_mut(), LEN + align, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                LEN + align,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
         assert_ne!(base, libc::MAP_FAILED, "mmap");
         let at = ((base as usize + align - 1) & !(align - 1)) as *mut u8;
         Heap { base, at }
@@ -77,7 +86,10 @@ fn a_heap_goes_out_to_zram_in_folios_comes_back_whole_unless_zswap_was_on_and_th
             unsafe { heap.page(i).write(i as u64 * 2654435761) };
         }
         // Counters are machine-wide: other processes can only add to them.
-        assert!(stat(&root, "anon_fault_alloc") - faulted >= folios_in_heap * 9 / 10, "the heap was faulted in {KB} kB folios");
+        assert!(
+            stat(&root, "anon_fault_alloc") - faulted >= folios_in_heap * 9 / 10,
+            "the heap was faulted in {KB} kB folios"
+        );
         let blocked = folios::whole_swapin_blocked(&root);
         let (out, back) = (stat(&root, "swpout"), stat(&root, "swpin"));
         // SAFETY: our own mapping.
@@ -96,7 +108,10 @@ fn a_heap_goes_out_to_zram_in_folios_comes_back_whole_unless_zswap_was_on_and_th
                 // No process on this boot can read a large folio back whole, so the machine-wide
                 // counter stays still; this thread's faults count the pages one by one.
                 assert!(whole < folios_in_heap / 10, "{whole} folios came back whole, though {why}");
-                assert!(faults >= pages as u64 * 9 / 10, "{faults} faults for {pages} pages: not a page a fault, though {why}");
+                assert!(
+                    faults >= pages as u64 * 9 / 10,
+                    "{faults} faults for {pages} pages: not a page a fault, though {why}"
+                );
             }
         }
     }

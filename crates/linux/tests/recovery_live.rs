@@ -22,9 +22,14 @@ fn hold_guards_until_killed() {
     let root = SysRoot::live();
     let _zram = ZramGuard::setup(&root, 16 << 20, Some("lz4"), 100).expect("zram");
     let _swap = SwapFileGuard::add(&root, std::path::Path::new(&dir), 8 << 20, 5).expect("swap file");
-    let _ksm = KsmGuard::tune(&root, &KsmSettings { run: Some(1), pages_to_scan: Some(4321), sleep_ms: Some(77) }).expect("ksm");
+    let _ksm = KsmGuard::tune(&root, &KsmSettings { run: Some(1), pages_to_scan: Some(4321), sleep_ms: Some(77) })
+        .expect("ksm");
     // Not the value the machine has: the test below sees the change, then its undoing.
-    let pc = if readahead::page_cluster(&root).expect("page-cluster") == HELD_PAGE_CLUSTER { HELD_PAGE_CLUSTER + 1 } else { HELD_PAGE_CLUSTER };
+    let pc = if readahead::page_cluster(&root).expect("page-cluster") == HELD_PAGE_CLUSTER {
+        HELD_PAGE_CLUSTER + 1
+    } else {
+        HELD_PAGE_CLUSTER
+    };
     let _readahead = readahead::set_page_cluster(&root, pc).expect("page-cluster");
     let _folios = folios_here().then(|| FolioGuard::set(&root, FOLIO_KB, "always").expect("folios"));
     // A folio guard of the version before setting.rs, as it recorded its change (kind
@@ -33,7 +38,8 @@ fn hold_guards_until_killed() {
         let previous = folios::policy(&root, kb).expect("folio policy");
         let record = serde_json::json!({ "size_kb": kb, "previous": previous });
         records::save("folios", &format!("{}-older", std::process::id()), &record).expect("older folio record");
-        std::fs::write(format!("{}/hugepages-{kb}kB/enabled", folios::THP_DIR), other_policy(&previous)).expect("older folio policy");
+        std::fs::write(format!("{}/hugepages-{kb}kB/enabled", folios::THP_DIR), other_policy(&previous))
+            .expect("older folio policy");
     }
     println!("held");
     loop {
@@ -57,7 +63,11 @@ fn older_folio_kb() -> Option<u32> {
 
 /// A policy that is not `policy`, so that the change and its undoing both show.
 fn other_policy(policy: &str) -> &'static str {
-    if policy == "never" { "always" } else { "never" }
+    if policy == "never" {
+        "always"
+    } else {
+        "never"
+    }
 }
 
 fn ksm_settings() -> (String, String, String) {
@@ -90,17 +100,26 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     let swaps_held = std::fs::read_to_string("/proc/swaps").unwrap();
     assert!(swaps_held.contains("zram") && swaps_held.contains("memorch-swap-"), "{swaps_held}");
     assert_eq!(ksm_settings().1, "4321");
-    assert_ne!(readahead::page_cluster(&SysRoot::live()).unwrap(), page_cluster_before, "the child set swap read-ahead");
+    assert_ne!(
+        readahead::page_cluster(&SysRoot::live()).unwrap(),
+        page_cluster_before,
+        "the child set swap read-ahead"
+    );
     if folios_before.is_some() {
         assert_eq!(folios::policy(&SysRoot::live(), FOLIO_KB).unwrap(), "always");
     }
     if let Some((kb, before)) = &older_before {
-        assert_eq!(folios::policy(&SysRoot::live(), *kb).unwrap(), other_policy(before), "the older guard changed {kb} kB");
+        assert_eq!(
+            folios::policy(&SysRoot::live(), *kb).unwrap(),
+            other_policy(before),
+            "the older guard changed {kb} kB"
+        );
     }
     // SIGKILL, and no wait(): it stays a zombie, its pid still in /proc.
     child.kill().unwrap();
     let pid = child.id();
-    assert!(testkit::wait_for(Duration::from_secs(10), || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))));
+    assert!(testkit::wait_for(Duration::from_secs(10), || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.contains(") Z "))));
     let done = recovery::recover_all(&SysRoot::live());
     let said: Vec<String> = done.iter().map(|r| r.clone().unwrap_or_else(|e| panic!("recovery failed: {e}"))).collect();
     assert!(said.iter().any(|s| s.contains("swap file")), "{said:?}");
@@ -115,8 +134,15 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
         assert_eq!(folios::policy(&SysRoot::live(), FOLIO_KB).unwrap(), before, "the folio policy as it was");
     }
     if let Some((kb, before)) = older_before {
-        assert!(said.iter().any(|s| s.contains(&format!("hugepages-{kb}kB/enabled back"))), "the older record: {said:?}");
-        assert_eq!(folios::policy(&SysRoot::live(), kb).unwrap(), before, "the {kb} kB policy the older guard changed, as it was");
+        assert!(
+            said.iter().any(|s| s.contains(&format!("hugepages-{kb}kB/enabled back"))),
+            "the older record: {said:?}"
+        );
+        assert_eq!(
+            folios::policy(&SysRoot::live(), kb).unwrap(),
+            before,
+            "the {kb} kB policy the older guard changed, as it was"
+        );
     }
     assert!(!std::fs::read_dir(&dir).map(|d| d.count() > 0).unwrap_or(false), "the swap file is deleted");
     assert!(recovery::recover_all(&SysRoot::live()).is_empty(), "nothing is undone twice");

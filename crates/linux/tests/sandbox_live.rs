@@ -44,9 +44,14 @@ fn a_dead_creators_sandbox_in_another_group_is_removed_with_the_parents_made_for
     }
     let root = SysRoot::live();
     let mounts = cgroup::mounts(&root).unwrap();
-    let (Some(v1), Some(v2)) = (mounts.iter().find(|m| m.has_v1_controller("memory")), mounts.iter().find(|m| m.is_v2())) else {
+    let (Some(v1), Some(v2)) =
+        (mounts.iter().find(|m| m.has_v1_controller("memory")), mounts.iter().find(|m| m.is_v2()))
+    else {
         // Through the facility helper: a skip here, a failure under MEMORCH_REQUIRE_KERNEL=1.
-        testkit::facility("hybrid cgroups", Err("no v1 memory and v2 hierarchy side by side: memorch makes no v2 parents".into()));
+        testkit::facility(
+            "hybrid cgroups",
+            Err("no v1 memory and v2 hierarchy side by side: memorch makes no v2 parents".into()),
+        );
         return;
     };
     let _lock = testkit::machine_test_lock();
@@ -65,8 +70,13 @@ fn a_dead_creators_sandbox_in_another_group_is_removed_with_the_parents_made_for
     std::fs::write(group.0.join("cgroup.procs"), child.id().to_string()).unwrap();
     writeln!(child.stdin.take().unwrap(), "go").unwrap();
     let out = BufReader::new(child.stdout.take().unwrap());
-    let held = out.lines().map_while(Result::ok).find_map(|l| l.strip_prefix("sandbox held at ").map(str::to_string)).expect("the child made its sandbox");
-    let (held_v1, held_v2, parent_v2) = (v1.dir_of(&held).unwrap(), v2.dir_of(&held).unwrap(), v2.dir_of(&elsewhere).unwrap());
+    let held = out
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("sandbox held at ").map(str::to_string))
+        .expect("the child made its sandbox");
+    let (held_v1, held_v2, parent_v2) =
+        (v1.dir_of(&held).unwrap(), v2.dir_of(&held).unwrap(), v2.dir_of(&elsewhere).unwrap());
     assert!(held.starts_with(&elsewhere) && held_v1.is_dir() && held_v2.is_dir(), "{held}");
     child.kill().unwrap();
     child.wait().unwrap();

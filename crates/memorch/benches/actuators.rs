@@ -9,10 +9,12 @@
 //!
 //! Prints medians and ranges. Needs root, cgroups and zram; restores everything it changes.
 
-use memorch_linux::compact::{self, Advice, CompactScope};
 use memorch_bench::content::{self, PageKind};
+use memorch_linux::compact::{self, Advice, CompactScope};
 use memorch_linux::folios::FolioGuard;
-use memorch_linux::{readback, sandbox::Sandbox, snapshot, target, testkit, zram::ZramGuard, Domain, DomainSpec, SysRoot};
+use memorch_linux::{
+    readback, sandbox::Sandbox, snapshot, target, testkit, zram::ZramGuard, Domain, DomainSpec, SysRoot,
+};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,7 +49,16 @@ fn read_back_us_a_page() -> f64 {
     let len = (APP_MB * MIB) as usize;
     let align = 2 << 20;
     // SAFETY: a fresh private anonymous mapping, checked, unmapped below.
-    let base = unsafe { libc::mmap(std::ptr::null_mut(), len + align, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len + align,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
     assert_ne!(base, libc::MAP_FAILED, "mmap");
     // SAFETY: `len` bytes from the first 2 MiB boundary lie inside the mapping of `len + align`.
     let heap = unsafe { std::slice::from_raw_parts_mut(((base as usize + align - 1) & !(align - 1)) as *mut u8, len) };
@@ -75,12 +86,29 @@ fn two_squeezes_ms(root: &SysRoot, at_once: usize) -> f64 {
     use memorch_daemon::executor::{live::Live, Actuators, Squeeze};
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-bench-squeeze"), Some(2 << 30)).unwrap();
     let (domain_arg, heap_mb) = (format!("cgroup:{}", sb.path), (2 * SQUEEZE_MB).to_string());
-    let app = ["spawn", "--domain", &domain_arg, "--app-group", "--class", "cached", "--", env!("CARGO_BIN_EXE_memorch"), "app", "--anon-mb", &heap_mb, "--content", "text"];
+    let app = [
+        "spawn",
+        "--domain",
+        &domain_arg,
+        "--app-group",
+        "--class",
+        "cached",
+        "--",
+        env!("CARGO_BIN_EXE_memorch"),
+        "app",
+        "--anon-mb",
+        &heap_mb,
+        "--content",
+        "text",
+    ];
     let pids: Vec<u32> = (0..2).map(|_| start_ready(&mut sb, &app)).collect();
     let domain = Domain::open(root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     let dir = testkit::TempDir::new("memorch-bench-squeeze");
     let mut live = Live::new(root.clone(), domain, dir.join("swap"));
-    let squeezes: Vec<Squeeze> = pids.iter().map(|&pid| Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(SQUEEZE_MB * MIB / 4096) }).collect();
+    let squeezes: Vec<Squeeze> = pids
+        .iter()
+        .map(|&pid| Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(SQUEEZE_MB * MIB / 4096) })
+        .collect();
     let t0 = Instant::now();
     let done = live.compact_together(&squeezes, at_once);
     let ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -107,7 +135,14 @@ fn read_back_us(root: &SysRoot, ahead: readback::Ahead) -> Vec<f64> {
     let domain = Domain::open(root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     let t = target::check(root, pid, &domain).unwrap();
     let (_, heap) = compact::plan(root, pid, CompactScope::Anon, Advice::Pageout, None).unwrap();
-    let mut pieces: Vec<compact::Range> = heap.iter().flat_map(|r| (r.start..r.start + r.len).step_by(64 << 10).map(move |a| compact::Range { start: a, len: (64 << 10).min(r.start + r.len - a) })).collect();
+    let mut pieces: Vec<compact::Range> = heap
+        .iter()
+        .flat_map(|r| {
+            (r.start..r.start + r.len)
+                .step_by(64 << 10)
+                .map(move |a| compact::Range { start: a, len: (64 << 10).min(r.start + r.len - a) })
+        })
+        .collect();
     // A fixed shuffle (Fisher-Yates by the bench's own mixer), so every run lays the file
     // out alike.
     for i in (1..pieces.len()).rev() {
@@ -193,14 +228,20 @@ fn main() {
         let _file = memorch_linux::swapfile::SwapFileGuard::add(&root, &dir.0, (READ_BACK_MB + 64) * MIB, 10).unwrap();
         for ahead in [readback::Ahead::Nothing, readback::Ahead::All] {
             let how = if ahead == readback::Ahead::All { "asked at once first" } else { "touched a page at a time" };
-            println!("{READ_BACK_MB} MiB read back from a storage swap file, µs a 4 kB page, {how:<24}: {}", summary(read_back_us(&root, ahead)));
+            println!(
+                "{READ_BACK_MB} MiB read back from a storage swap file, µs a 4 kB page, {how:<24}: {}",
+                summary(read_back_us(&root, ahead))
+            );
         }
     }
     {
         let _zram = ZramGuard::setup(&root, 2 << 30, Some("lz4"), 100).unwrap();
         for ahead in [readback::Ahead::Nothing, readback::Ahead::All] {
             let how = if ahead == readback::Ahead::All { "asked at once first" } else { "touched a page at a time" };
-            println!("{READ_BACK_MB} MiB read back from zram (lz4), µs a 4 kB page, {how:<24}: {}", summary(read_back_us(&root, ahead)));
+            println!(
+                "{READ_BACK_MB} MiB read back from zram (lz4), µs a 4 kB page, {how:<24}: {}",
+                summary(read_back_us(&root, ahead))
+            );
         }
     }
 
@@ -219,7 +260,9 @@ fn main() {
             }
             // Regained: the domain's usage fell by 90 % of the app.
             let target_used = used - APP_MB * MIB * 9 / 10;
-            let ok = testkit::wait_for(Duration::from_secs(5), || snapshot::cheap(&root, &domain).unwrap().memory.used_bytes <= target_used);
+            let ok = testkit::wait_for(Duration::from_secs(5), || {
+                snapshot::cheap(&root, &domain).unwrap().memory.used_bytes <= target_used
+            });
             let t_regained = t0.elapsed();
             assert!(ok, "memory did not come back");
             t.pidfd.wait_exit(Duration::from_secs(5));

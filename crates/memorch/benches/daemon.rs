@@ -30,11 +30,27 @@ impl Daemon {
         let cfg = dir.join("c.toml");
         // Swap files memorch may add go to the bench's own directory, removed with it.
         let swap = format!("swap_file_dir = \"{}\"\n", dir.join("swap").display());
-        let extra = if extra.contains("[manage]\n") { extra.replace("[manage]\n", &format!("[manage]\n{swap}")) } else { format!("{extra}[manage]\n{swap}") };
+        let extra = if extra.contains("[manage]\n") {
+            extra.replace("[manage]\n", &format!("[manage]\n{swap}"))
+        } else {
+            format!("{extra}[manage]\n{swap}")
+        };
         std::fs::write(&cfg, extra).unwrap();
         let socket = dir.join("s.sock");
         let child = Command::new(env!("CARGO_BIN_EXE_memorch"))
-            .args(["run", "--config", cfg.to_str().unwrap(), "--domain", domain, "--preset", preset, "--socket", socket.to_str().unwrap(), "--state-dir", dir.join("st").to_str().unwrap()])
+            .args([
+                "run",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--domain",
+                domain,
+                "--preset",
+                preset,
+                "--socket",
+                socket.to_str().unwrap(),
+                "--state-dir",
+                dir.join("st").to_str().unwrap(),
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -80,7 +96,22 @@ impl Drop for Daemon {
 fn app(sb: &mut Sandbox, class: &str, mb: u64, seed: u64) -> Option<u32> {
     let domain = format!("cgroup:{}", sb.path);
     let mut c = Command::new(env!("CARGO_BIN_EXE_memorch"));
-    c.args(["spawn", "--domain", &domain, "--class", class, "--", env!("CARGO_BIN_EXE_memorch"), "app", "--anon-mb", &mb.to_string(), "--content", "random", "--seed", &seed.to_string()]);
+    c.args([
+        "spawn",
+        "--domain",
+        &domain,
+        "--class",
+        class,
+        "--",
+        env!("CARGO_BIN_EXE_memorch"),
+        "app",
+        "--anon-mb",
+        &mb.to_string(),
+        "--content",
+        "random",
+        "--seed",
+        &seed.to_string(),
+    ]);
     c.stdout(Stdio::piped()).stdin(Stdio::null());
     let child = sb.spawn(&mut c).ok()?;
     let pid = child.id();
@@ -120,7 +151,15 @@ fn main() {
             let _ = app(&mut sb, "cached", 40, seed);
             while let Ok(Event::Action(a)) = rx.try_recv() {
                 if std::env::var("MEMORCH_BENCH_DEBUG").is_ok() && a.action.kind.name() != "nothing" {
-                    eprintln!("{} {} {} snap {} decided {} act {:?}", a.action.kind.name(), a.cause, a.done, a.snapshot_done_us, a.decided_us, a.wake_to_act_us);
+                    eprintln!(
+                        "{} {} {} snap {} decided {} act {:?}",
+                        a.action.kind.name(),
+                        a.cause,
+                        a.done,
+                        a.snapshot_done_us,
+                        a.decided_us,
+                        a.wake_to_act_us
+                    );
                 }
                 if !a.killed().is_empty() && a.cause == "pressure" {
                     lat.push(a.wake_to_act_us.unwrap_or(0) as f64 / 1000.0);

@@ -20,7 +20,8 @@ pub fn bytes(s: &str) -> Result<u64, String> {
         }
         _ => (t, 0),
     };
-    let n: u64 = num.trim().parse().map_err(|_| format!("'{s}' is not a size: give bytes, or a number with K, M, G or T"))?;
+    let n: u64 =
+        num.trim().parse().map_err(|_| format!("'{s}' is not a size: give bytes, or a number with K, M, G or T"))?;
     n.checked_mul(1 << shift).ok_or_else(|| format!("'{s}' is too large"))
 }
 

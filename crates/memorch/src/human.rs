@@ -40,7 +40,13 @@ pub fn age(ms: u64) -> String {
 /// KSM's global state in one line, for `status` and `ksm status`.
 pub fn ksm_line(k: &memorch_core::KsmState) -> String {
     let state = ["stopped", "running", "unmerging"].get(k.run as usize).unwrap_or(&"?");
-    let profit = k.general_profit_bytes.map_or("-".into(), |p| if p < 0 { format!("-{}", bytes(p.unsigned_abs())) } else { bytes(p as u64) });
+    let profit = k.general_profit_bytes.map_or("-".into(), |p| {
+        if p < 0 {
+            format!("-{}", bytes(p.unsigned_abs()))
+        } else {
+            bytes(p as u64)
+        }
+    });
     format!(
         "{state} (pages_to_scan {}, sleep {} ms): sharing {} pages in {} shared, saves {}; unshared {}, volatile {}; full scans {}; profit {profit}",
         k.pages_to_scan, k.sleep_ms, k.pages_sharing, k.pages_shared, bytes(k.saved_bytes), k.pages_unshared, k.pages_volatile, k.full_scans

@@ -94,7 +94,11 @@ fn exec_daemon_binary() {
     if args.next().as_deref() != Some(std::ffi::OsStr::new("run")) {
         return;
     }
-    let Some(daemon) = std::env::current_exe().ok().map(|exe| exe.with_file_name(memorch_daemon::cli::DAEMON_BINARY)).filter(|d| d.is_file()) else {
+    let Some(daemon) = std::env::current_exe()
+        .ok()
+        .map(|exe| exe.with_file_name(memorch_daemon::cli::DAEMON_BINARY))
+        .filter(|d| d.is_file())
+    else {
         return;
     };
     let err = std::process::Command::new(&daemon).args(args).exec();

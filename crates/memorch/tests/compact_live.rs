@@ -167,7 +167,11 @@ fn squeezes_run_together_each_take_what_was_asked_of_its_own_app() {
     let _lock = testkit::machine_test_lock();
     let _zram = zram_swap();
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-squeeze-together"), Some(1 << 30)).unwrap();
-    let pids: Vec<u32> = (0..3).map(|_| spawn_app(&mut sb, &["--app-group", "--class", "cached"], &["--anon-mb", "96", "--content", "text"]).id()).collect();
+    let pids: Vec<u32> = (0..3)
+        .map(|_| {
+            spawn_app(&mut sb, &["--app-group", "--class", "cached"], &["--anon-mb", "96", "--content", "text"]).id()
+        })
+        .collect();
     let root = SysRoot::live();
     let domain = Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     let dir = testkit::TempDir::new("memorch-squeeze-together");
@@ -175,16 +179,34 @@ fn squeezes_run_together_each_take_what_was_asked_of_its_own_app() {
     // 48, 32 and 16 MiB of three apps, two at a time.
     let asked = [48 * MIB, 32 * MIB, 16 * MIB];
     let names = ["first", "second", "third"];
-    let squeezes: Vec<Squeeze> = pids.iter().zip(asked).zip(names).map(|((&pid, bytes), app)| Squeeze { pid, app, scope: CompactScope::Anon, max_pages: Some(bytes / 4096) }).collect();
+    let squeezes: Vec<Squeeze> = pids
+        .iter()
+        .zip(asked)
+        .zip(names)
+        .map(|((&pid, bytes), app)| Squeeze { pid, app, scope: CompactScope::Anon, max_pages: Some(bytes / 4096) })
+        .collect();
     let swap_before: Vec<u64> = pids.iter().map(|&p| status_kib(p, "VmSwap")).collect();
     let results = live.compact_together(&squeezes, 2);
     assert_eq!(results.len(), 3);
     for (i, r) in results.iter().enumerate() {
         let (what, moved) = r.as_ref().unwrap_or_else(|e| panic!("squeeze of {} failed: {e}", names[i]));
-        assert!(what.contains(&format!("'{}' ({})", names[i], pids[i])) && what.contains("app-"), "its own app's squeeze, in its own group: {what}");
-        assert!(*moved as f64 >= 0.8 * asked[i] as f64 && *moved <= asked[i] + 4 * MIB, "{}: asked {} bytes, moved {moved}", names[i], asked[i]);
+        assert!(
+            what.contains(&format!("'{}' ({})", names[i], pids[i])) && what.contains("app-"),
+            "its own app's squeeze, in its own group: {what}"
+        );
+        assert!(
+            *moved as f64 >= 0.8 * asked[i] as f64 && *moved <= asked[i] + 4 * MIB,
+            "{}: asked {} bytes, moved {moved}",
+            names[i],
+            asked[i]
+        );
         let swapped = status_kib(pids[i], "VmSwap") - swap_before[i];
-        assert!(swapped as f64 >= 0.8 * asked[i] as f64 && swapped <= asked[i] + 4 * MIB, "{}: asked {} bytes, {swapped} went to zram", names[i], asked[i]);
+        assert!(
+            swapped as f64 >= 0.8 * asked[i] as f64 && swapped <= asked[i] + 4 * MIB,
+            "{}: asked {} bytes, {swapped} went to zram",
+            names[i],
+            asked[i]
+        );
     }
     // One that cannot be done says why, and the others are done all the same.
     let gone = Squeeze { pid: 4_000_000, app: "gone", scope: CompactScope::Anon, max_pages: Some(256) };
@@ -226,11 +248,16 @@ fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_whose_removal_reads_i
     let gone = Squeeze { pid: 4_000_000, app: "gone", scope: CompactScope::Anon, max_pages: Some(256) };
     let refused = live.compact_to_storage(gone);
     assert!(refused.as_ref().is_err_and(|e| e.contains("4000000")), "{refused:?}");
-    assert!(live.swap_files().is_empty() && std::fs::read_dir(&swap_dir).map_or(true, |d| d.count() == 0), "no file left for a squeeze not done");
+    assert!(
+        live.swap_files().is_empty() && std::fs::read_dir(&swap_dir).map_or(true, |d| d.count() == 0),
+        "no file left for a squeeze not done"
+    );
 
     let zram_before = zram_orig(&zram);
     let asked = 32 * MIB;
-    let (what, moved) = live.compact_to_storage(Squeeze { pid, app: "cold", scope: CompactScope::Anon, max_pages: Some(asked / 4096) }).expect("squeeze to storage");
+    let (what, moved) = live
+        .compact_to_storage(Squeeze { pid, app: "cold", scope: CompactScope::Anon, max_pages: Some(asked / 4096) })
+        .expect("squeeze to storage");
     let files = live.swap_files();
     assert_eq!(files.len(), 1, "one file of its own: {what}");
     let (size, used, priority) = ours(&files[0]).unwrap_or_else(|| panic!("{} is not active swap: {what}", files[0]));
@@ -243,11 +270,17 @@ fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_whose_removal_reads_i
     assert!(zram_orig(&zram) - zram_before < asked / 2, "zram took {} bytes of it", zram_orig(&zram) - zram_before);
 
     let foreign = live.swap_drop_cold("/nonexistent/memorch-swap-9.swap");
-    assert!(foreign.as_ref().is_err_and(|e| e.contains("/nonexistent/memorch-swap-9.swap")) && ours(&files[0]).is_some(), "not ours: refused, ours stays: {foreign:?}");
+    assert!(
+        foreign.as_ref().is_err_and(|e| e.contains("/nonexistent/memorch-swap-9.swap")) && ours(&files[0]).is_some(),
+        "not ours: refused, ours stays: {foreign:?}"
+    );
     let swapped = status_kib(pid, "VmSwap");
     let dropped = live.swap_drop_cold(&files[0]).expect("the file goes, its pages read back");
     assert!(dropped.contains(&files[0]), "{dropped}");
-    assert!(ours(&files[0]).is_none() && !std::path::Path::new(&files[0]).exists(), "swapped off and deleted: {dropped}");
+    assert!(
+        ours(&files[0]).is_none() && !std::path::Path::new(&files[0]).exists(),
+        "swapped off and deleted: {dropped}"
+    );
     assert!(live.swap_files().is_empty());
     let back = swapped.saturating_sub(status_kib(pid, "VmSwap"));
     assert!(back as f64 >= 0.8 * used as f64, "the file held {used} bytes, {back} came back to the app: {dropped}");
@@ -278,14 +311,20 @@ fn a_squeeze_of_a_process_to_storage_frees_what_it_moves_at_once() {
     let domain = Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     let used = || snapshot::cheap(&root, &domain).unwrap().memory.used_bytes;
     let dir = testkit::TempDir::new("memorch-squeeze-storage-freed");
-    let mut live = Live::new(root.clone(), Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap(), dir.join("swap"));
+    let mut live =
+        Live::new(root.clone(), Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap(), dir.join("swap"));
     let asked = 32 * MIB;
     let before = used();
-    let (what, moved) = live.compact_to_storage(Squeeze { pid, app: "plain", scope: CompactScope::Anon, max_pages: Some(asked / 4096) }).expect("squeeze to storage");
+    let (what, moved) = live
+        .compact_to_storage(Squeeze { pid, app: "plain", scope: CompactScope::Anon, max_pages: Some(asked / 4096) })
+        .expect("squeeze to storage");
     let freed = before.saturating_sub(used());
     assert_eq!(live.swap_files().len(), 1, "to a file of its own: {what}");
     assert!(moved as f64 >= 0.8 * asked as f64, "asked {asked}, moved {moved}: {what}");
-    assert!(freed as f64 >= 0.8 * moved as f64, "moved {moved} bytes out of the process but the domain's use fell by {freed}: {what}");
+    assert!(
+        freed as f64 >= 0.8 * moved as f64,
+        "moved {moved} bytes out of the process but the domain's use fell by {freed}: {what}"
+    );
     assert!(what.contains("swap cache"), "says what it freed: {what}");
     drop(sb);
     for f in live.swap_files() {
@@ -322,7 +361,10 @@ fn an_app_in_a_group_the_system_made_is_squeezed_there_and_the_group_left_as_it_
     let _zram = zram_swap();
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-system-group"), Some(1 << 30)).unwrap();
     let Some(v1) = sb.v1_memory.clone() else {
-        assert!(std::env::var("MEMORCH_REQUIRE_KERNEL").as_deref() != Ok("1"), "no v1 memory hierarchy: a group's own limit and swappiness are v1 files here");
+        assert!(
+            std::env::var("MEMORCH_REQUIRE_KERNEL").as_deref() != Ok("1"),
+            "no v1 memory hierarchy: a group's own limit and swappiness are v1 files here"
+        );
         eprintln!("SKIP: no v1 memory hierarchy for the sandbox");
         return;
     };
@@ -332,9 +374,14 @@ fn an_app_in_a_group_the_system_made_is_squeezed_there_and_the_group_left_as_it_
     std::fs::write(v1.join("chat.scope/memory.swappiness"), "30").unwrap();
     let scope = |name: &str| format!("{}/{name}", sb.path);
     let (chat_scope, shared_scope) = (scope("chat.scope"), scope("shared.scope"));
-    let chat = spawn_app_in(&mut sb, &chat_scope, &["--class", "cached"], &["--anon-mb", "96", "--content", "text"]).id();
+    let chat =
+        spawn_app_in(&mut sb, &chat_scope, &["--class", "cached"], &["--anon-mb", "96", "--content", "text"]).id();
     system_group(&sb, "shared.scope");
-    let shared: Vec<u32> = (0..2).map(|_| spawn_app_in(&mut sb, &shared_scope, &["--class", "cached"], &["--anon-mb", "48", "--content", "text"]).id()).collect();
+    let shared: Vec<u32> = (0..2)
+        .map(|_| {
+            spawn_app_in(&mut sb, &shared_scope, &["--class", "cached"], &["--anon-mb", "48", "--content", "text"]).id()
+        })
+        .collect();
     let root = SysRoot::live();
     let domain = || Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     let dir = testkit::TempDir::new("memorch-system-group");
@@ -342,19 +389,32 @@ fn an_app_in_a_group_the_system_made_is_squeezed_there_and_the_group_left_as_it_
 
     let asked = 32 * MIB;
     let swap_before = status_kib(chat, "VmSwap");
-    let (what, moved) = live.compact(chat, "chat", CompactScope::Anon, Some(asked / 4096)).expect("squeeze of the app in its own scope");
+    let (what, moved) = live
+        .compact(chat, "chat", CompactScope::Anon, Some(asked / 4096))
+        .expect("squeeze of the app in its own scope");
     assert!(what.contains("squeezed") && what.contains("chat.scope"), "squeezed in the group the system made: {what}");
     let swapped = status_kib(chat, "VmSwap") - swap_before;
-    assert!(moved as f64 >= 0.8 * asked as f64 && moved <= asked + 4 * MIB, "asked {asked} bytes, moved {moved}: {what}");
+    assert!(
+        moved as f64 >= 0.8 * asked as f64 && moved <= asked + 4 * MIB,
+        "asked {asked} bytes, moved {moved}: {what}"
+    );
     assert!(swapped as f64 >= 0.8 * asked as f64, "asked {asked} bytes, {swapped} went to zram: {what}");
     let read = |f: &str| std::fs::read_to_string(v1.join("chat.scope").join(f)).unwrap().trim().to_string();
     assert_eq!(read("memory.limit_in_bytes"), own_limit.to_string(), "the group's own limit is put back");
     assert_eq!(read("memory.swappiness"), "30", "the group's own swappiness is put back");
     let frozen = live.set_frozen(chat, true);
-    assert!(frozen.as_ref().is_err_and(|e| e.contains("the system made")), "a group of the system's is not frozen: {frozen:?}");
+    assert!(
+        frozen.as_ref().is_err_and(|e| e.contains("the system made")),
+        "a group of the system's is not frozen: {frozen:?}"
+    );
 
-    let (what, _) = live.compact(shared[0], "one of two", CompactScope::Anon, Some(asked / 4096)).expect("squeeze of an app in a shared group");
-    assert!(what.starts_with("compacted"), "an app that shares its group is squeezed alone, by process_madvise: {what}");
+    let (what, _) = live
+        .compact(shared[0], "one of two", CompactScope::Anon, Some(asked / 4096))
+        .expect("squeeze of an app in a shared group");
+    assert!(
+        what.starts_with("compacted"),
+        "an app that shares its group is squeezed alone, by process_madvise: {what}"
+    );
     assert!(appgroup::of_process(&root, shared[0], &domain()).is_none(), "a group of two apps is neither's own");
 
     // Empty groups, one named as memorch names its own and one as systemd names a scope,
@@ -362,7 +422,9 @@ fn an_app_in_a_group_the_system_made_is_squeezed_there_and_the_group_left_as_it_
     let [mine, systemds] = ["app-4000001", "app-firefox-1234.scope"].map(|n| system_group(&sb, n));
     let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
     for g in mine.iter().chain(&systemds) {
-        std::fs::File::open(g).and_then(|f| f.set_modified(long_ago)).unwrap_or_else(|e| panic!("{}: {e}", g.display()));
+        std::fs::File::open(g)
+            .and_then(|f| f.set_modified(long_ago))
+            .unwrap_or_else(|e| panic!("{}: {e}", g.display()));
     }
     assert!(appgroup::remove_empty(&domain()) >= 1, "memorch removes its own empty group");
     assert!(mine.iter().all(|g| !g.exists()), "its own empty group is removed");
@@ -375,7 +437,10 @@ fn an_app_in_a_group_the_system_made_is_squeezed_there_and_the_group_left_as_it_
         }
         let (thawed, failed) = appgroup::thaw_all(&domain());
         assert!(failed.is_empty(), "{failed:?}");
-        assert!(!freeze::is_frozen(&mine) && thawed.iter().any(|t| t.contains("app-4000002")), "memorch thaws its own group left frozen: {thawed:?}");
+        assert!(
+            !freeze::is_frozen(&mine) && thawed.iter().any(|t| t.contains("app-4000002")),
+            "memorch thaws its own group left frozen: {thawed:?}"
+        );
         assert!(freeze::is_frozen(&systemds), "a group the system froze stays frozen: {thawed:?}");
         std::fs::write(systemds.join("cgroup.freeze"), "0").unwrap();
     }
@@ -409,7 +474,14 @@ fn a_writeback_moves_an_apps_zram_pages_to_a_file_of_its_own_and_leaves_its_stor
     // A daemon whose preset does not write zram back spends no probe page on zram's type
     // before its squeeze to storage, and so knows none after it.
     let mut plain = Live::new(root.clone(), open(), dir.join("swap-plain"));
-    plain.compact_to_storage(Squeeze { pid: third, app: "third", scope: CompactScope::Anon, max_pages: Some(4 * MIB / 4096) }).expect("squeeze to storage");
+    plain
+        .compact_to_storage(Squeeze {
+            pid: third,
+            app: "third",
+            scope: CompactScope::Anon,
+            max_pages: Some(4 * MIB / 4096),
+        })
+        .expect("squeeze to storage");
     let unknown = plain.writeback(third, "third", 4 * MIB / 4096);
     assert!(unknown.as_ref().is_err_and(|e| e.contains("swap type is not known")), "{unknown:?}");
     let (_, failed) = plain.put_back();
@@ -417,7 +489,9 @@ fn a_writeback_moves_an_apps_zram_pages_to_a_file_of_its_own_and_leaves_its_stor
 
     let mut live = Live::new(root.clone(), open(), dir.join("swap"));
     live.set_writeback_wanted(true);
-    let used_of = |path: &str| memorch_linux::swaps::read(&root).unwrap().devices.into_iter().find(|d| d.path == path).map(|d| d.used_bytes);
+    let used_of = |path: &str| {
+        memorch_linux::swaps::read(&root).unwrap().devices.into_iter().find(|d| d.path == path).map(|d| d.used_bytes)
+    };
 
     // 48 MiB of the app into zram, then 32 MiB more into a storage file of its own.
     let in_zram = 48 * MIB;
@@ -425,7 +499,8 @@ fn a_writeback_moves_an_apps_zram_pages_to_a_file_of_its_own_and_leaves_its_stor
     live.compact(pid, "app", CompactScope::Anon, Some(in_zram / 4096)).expect("squeeze into zram");
     let held = zram_orig(&zram) - zram_empty;
     assert!(held as f64 >= 0.8 * in_zram as f64, "zram took {held} of {in_zram}");
-    live.compact_to_storage(Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(32 * MIB / 4096) }).expect("squeeze to storage");
+    live.compact_to_storage(Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(32 * MIB / 4096) })
+        .expect("squeeze to storage");
     let storage_file = live.swap_files()[0].clone();
     let in_storage = used_of(&storage_file).unwrap();
     assert!(in_storage as f64 >= 0.8 * (32 * MIB) as f64, "the file holds {in_storage}");
@@ -440,9 +515,16 @@ fn a_writeback_moves_an_apps_zram_pages_to_a_file_of_its_own_and_leaves_its_stor
     assert!(moved as f64 >= 0.8 * held as f64, "moved {moved}: {what}");
     let in_new = used_of(&files[1]).unwrap();
     assert!(in_new as f64 >= 0.8 * held as f64, "the new file holds {in_new}: {what}");
-    assert!(used_of(&storage_file).unwrap() as f64 >= 0.9 * in_storage as f64, "its pages already in storage stayed there: {what}");
+    assert!(
+        used_of(&storage_file).unwrap() as f64 >= 0.9 * in_storage as f64,
+        "its pages already in storage stayed there: {what}"
+    );
     // Still all in swap: read back and paged out again, nothing left resident.
-    assert!(status_kib(pid, "VmSwap") as f64 >= 0.9 * swap_before as f64, "VmSwap {} against {swap_before}: {what}", status_kib(pid, "VmSwap"));
+    assert!(
+        status_kib(pid, "VmSwap") as f64 >= 0.9 * swap_before as f64,
+        "VmSwap {} against {swap_before}: {what}",
+        status_kib(pid, "VmSwap")
+    );
     assert!(what.contains("wrote back") && what.contains(&files[1]), "{what}");
 
     // Nothing of `other` is in swap: nothing moved, no file left.
@@ -468,7 +550,8 @@ fn split_between_zram_and_storage(live: &mut memorch_daemon::executor::live::Liv
     use memorch_core::engine::CompactScope;
     use memorch_daemon::executor::{Actuators, Squeeze};
     live.compact(pid, "app", CompactScope::Anon, Some(48 * MIB / 4096)).expect("squeeze into zram");
-    live.compact_to_storage(Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(24 * MIB / 4096) }).expect("squeeze to storage");
+    live.compact_to_storage(Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(24 * MIB / 4096) })
+        .expect("squeeze to storage");
     let swapped = status_kib(pid, "VmSwap");
     assert!(swapped >= 64 * MIB, "72 MiB asked into swap, {swapped} there");
     swapped
@@ -501,17 +584,37 @@ fn a_read_back_asks_for_its_pages_on_storage_at_once_and_not_for_those_in_zram()
     let swapped = split_between_zram_and_storage(&mut live, pid);
     let rss = status_kib(pid, "RssAnon");
     let (what, read) = live.prefetch(pid, "app", u64::MAX).expect("read-back");
-    let ahead: u64 = what.split(" of them from storage").next().and_then(|s| s.rsplit('(').next()).and_then(|n| n.parse().ok()).filter(|_| what.contains(" of them from storage")).unwrap_or_else(|| panic!("no bytes asked at once in: {what}"));
+    let ahead: u64 = what
+        .split(" of them from storage")
+        .next()
+        .and_then(|s| s.rsplit('(').next())
+        .and_then(|n| n.parse().ok())
+        .filter(|_| what.contains(" of them from storage"))
+        .unwrap_or_else(|| panic!("no bytes asked at once in: {what}"));
     assert!(what.contains("of them from storage asked at once"), "{what}");
-    assert!((20 * MIB..=28 * MIB).contains(&ahead), "the 24 MiB on storage asked at once, not zram's 48: {ahead} ({what})");
+    assert!(
+        (20 * MIB..=28 * MIB).contains(&ahead),
+        "the 24 MiB on storage asked at once, not zram's 48: {ahead} ({what})"
+    );
     assert!(read >= swapped * 9 / 10, "read {read} of {swapped}: {what}");
     assert!(status_kib(pid, "VmSwap") <= 4 * MIB, "swap left {}: {what}", status_kib(pid, "VmSwap"));
-    assert!(status_kib(pid, "RssAnon") >= rss + 64 * MIB, "mapped in the process: RSS {} from {rss} ({what})", status_kib(pid, "RssAnon"));
+    assert!(
+        status_kib(pid, "RssAnon") >= rss + 64 * MIB,
+        "mapped in the process: RSS {} from {rss} ({what})",
+        status_kib(pid, "RssAnon")
+    );
 
     // Without the parameter, nothing is asked at once, and the pages still come back.
     let mut plain = Live::new(root.clone(), open(), dir.join("swap-plain"));
     plain.compact(plain_pid, "plain", CompactScope::Anon, Some(16 * MIB / 4096)).expect("squeeze into zram");
-    plain.compact_to_storage(Squeeze { pid: plain_pid, app: "plain", scope: CompactScope::Anon, max_pages: Some(16 * MIB / 4096) }).expect("squeeze to storage");
+    plain
+        .compact_to_storage(Squeeze {
+            pid: plain_pid,
+            app: "plain",
+            scope: CompactScope::Anon,
+            max_pages: Some(16 * MIB / 4096),
+        })
+        .expect("squeeze to storage");
     let (what, _) = plain.prefetch(plain_pid, "plain", u64::MAX).expect("read-back");
     assert!(!what.contains("asked at once"), "{what}");
     assert!(status_kib(plain_pid, "VmSwap") <= 4 * MIB, "swap left {}: {what}", status_kib(plain_pid, "VmSwap"));
@@ -568,7 +671,11 @@ fn a_return_asks_for_its_pages_on_storage_at_once_without_touching_them() {
         std::thread::yield_now();
     };
     assert!(read >= asked * 3 / 4, "the swap cache grew by {read} of the {asked} asked for ({what})");
-    assert!(status_kib(pid, "VmSwap") >= swapped - 4 * MIB, "nothing touched: swap {} from {swapped} ({what})", status_kib(pid, "VmSwap"));
+    assert!(
+        status_kib(pid, "VmSwap") >= swapped - 4 * MIB,
+        "nothing touched: swap {} from {swapped} ({what})",
+        status_kib(pid, "VmSwap")
+    );
 
     // A daemon that never saw zram the highest-priority swap does not know its type.
     let mut late = Live::new(root.clone(), open(), dir.join("swap-late"));

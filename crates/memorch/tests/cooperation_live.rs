@@ -19,7 +19,9 @@ fn local_config(extra: &str) -> testkit::TempDir {
 fn group_dir(sb: &Sandbox, pid: u32) -> std::path::PathBuf {
     let root = SysRoot::live();
     let domain = Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
-    appgroup::of_process(&root, pid, &domain).and_then(|g| g.v2_dir()).expect("the app is in an app group with a v2 group")
+    appgroup::of_process(&root, pid, &domain)
+        .and_then(|g| g.v2_dir())
+        .expect("the app is in an app group with a v2 group")
 }
 
 /// A process in the sandbox whose memory grows by 4 MiB every 200 ms up to `cap_mb` (then it
@@ -27,7 +29,9 @@ fn group_dir(sb: &Sandbox, pid: u32) -> std::path::PathBuf {
 /// the kernel's OOM killer could meet.
 fn grower(sb: &mut Sandbox, cap_mb: u64) -> u32 {
     let code = format!("import time\nb = []\nwhile len(b) * 4 < {cap_mb}:\n    b.append(b'x' * (4 << 20))\n    time.sleep(0.2)\ntime.sleep(3600)\n");
-    sb.spawn(std::process::Command::new("python3").args(["-c", &code]).stdin(std::process::Stdio::null())).expect("python3 starts").id()
+    sb.spawn(std::process::Command::new("python3").args(["-c", &code]).stdin(std::process::Stdio::null()))
+        .expect("python3 starts")
+        .id()
 }
 
 fn frozen(dir: &std::path::Path) -> bool {
@@ -43,7 +47,8 @@ fn a_cached_app_is_frozen_after_the_set_time_thawed_before_its_visit_and_never_l
     let cfg = local_config("");
     let cfg_path = cfg.join("memorch.toml");
     let domain = format!("cgroup:{}", sb.path);
-    let args = ["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:freeze_after_ms=1000"];
+    let args =
+        ["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:freeze_after_ms=1000"];
     let mut d = DaemonGuard::start(&args);
     let app = spawn_app(&mut sb, &["--app-group", "--class", "cached"], &["--anon-mb", "16"]).id();
     let fg = spawn_app(&mut sb, &["--app-group", "--class", "foreground"], &["--anon-mb", "16"]).id();
@@ -65,7 +70,14 @@ fn a_cached_app_is_frozen_after_the_set_time_thawed_before_its_visit_and_never_l
     let _ = d.child.kill();
     let _ = d.child.wait();
     assert!(frozen(&app_dir), "a daemon killed outright thaws nothing");
-    let d = DaemonGuard::start(&["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:freeze=off"]);
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg_path.to_str().unwrap(),
+        "--domain",
+        &domain,
+        "--preset",
+        "memorch:freeze=off",
+    ]);
     assert!(!frozen(&app_dir), "the next daemon thawed what the dead one left frozen: {}", d.log());
     assert!(d.log().contains("left frozen"), "and said so: {}", d.log());
     // A kill needs no thaw: SIGKILL reaches a frozen app (cgroup-v2.rst).
@@ -82,7 +94,8 @@ fn swappiness(sb: &Sandbox, pid: u32) -> Option<(String, String)> {
     let root = SysRoot::live();
     let domain = Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
     let g = appgroup::of_process(&root, pid, &domain)?;
-    let read = |d: &std::path::Path| std::fs::read_to_string(d.join("memory.swappiness")).ok().map(|t| t.trim().to_string());
+    let read =
+        |d: &std::path::Path| std::fs::read_to_string(d.join("memory.swappiness")).ok().map(|t| t.trim().to_string());
     Some((read(&g.memory)?, read(g.memory.parent()?)?))
 }
 
@@ -94,7 +107,10 @@ fn the_likely_app_is_shielded_from_reclaim_while_memorch_runs_and_given_its_swap
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-shield"), Some(256 * MIB)).unwrap();
     let fg = spawn_app(&mut sb, &["--app-group", "--class", "foreground"], &["--anon-mb", "16"]).id();
     let groups = swappiness(&sb, fg);
-    if !testkit::facility("per-group swappiness (cgroup v1 memory)", groups.as_ref().map(|_| ()).ok_or_else(|| "the app's memory group has no memory.swappiness".to_string())) {
+    if !testkit::facility(
+        "per-group swappiness (cgroup v1 memory)",
+        groups.as_ref().map(|_| ()).ok_or_else(|| "the app's memory group has no memory.swappiness".to_string()),
+    ) {
         return;
     }
     let (before, domain_value) = groups.unwrap();
@@ -103,14 +119,41 @@ fn the_likely_app_is_shielded_from_reclaim_while_memorch_runs_and_given_its_swap
     let cfg = local_config("");
     let cfg_path = cfg.join("memorch.toml");
     let domain = format!("cgroup:{}", sb.path);
-    let mut d = DaemonGuard::start(&["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:shield=on"]);
+    let mut d = DaemonGuard::start(&[
+        "--config",
+        cfg_path.to_str().unwrap(),
+        "--domain",
+        &domain,
+        "--preset",
+        "memorch:shield=on",
+    ]);
     // 16 MiB of a 256 MiB domain, in front: well within a quarter of the domain.
-    assert!(testkit::wait_for(Duration::from_secs(10), || swappiness(&sb, fg).is_some_and(|(v, _)| v == "0")), "the foreground app was shielded: {}", d.log());
+    assert!(
+        testkit::wait_for(Duration::from_secs(10), || swappiness(&sb, fg).is_some_and(|(v, _)| v == "0")),
+        "the foreground app was shielded: {}",
+        d.log()
+    );
     d.stop();
-    assert_eq!(swappiness(&sb, fg).map(|(v, _)| v), Some(domain_value.clone()), "its domain's swappiness back when memorch stops: {}", d.log());
+    assert_eq!(
+        swappiness(&sb, fg).map(|(v, _)| v),
+        Some(domain_value.clone()),
+        "its domain's swappiness back when memorch stops: {}",
+        d.log()
+    );
     // With the shield off (the shipped preset), nothing is shielded.
-    let d = DaemonGuard::start(&["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:shield=off"]);
-    assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() >= Some(1)), "the daemon looked at the app: {}", d.log());
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg_path.to_str().unwrap(),
+        "--domain",
+        &domain,
+        "--preset",
+        "memorch:shield=off",
+    ]);
+    assert!(
+        testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() >= Some(1)),
+        "the daemon looked at the app: {}",
+        d.log()
+    );
     assert_eq!(swappiness(&sb, fg).map(|(v, _)| v), Some(domain_value), "no shield with it off: {}", d.log());
     drop(d);
     sb.destroy().unwrap();
@@ -125,7 +168,10 @@ struct PrivateBus {
 
 impl PrivateBus {
     fn start() -> Option<PrivateBus> {
-        let tools = ["dbus-daemon", "gdbus"].iter().find(|t| memorch_linux::which::on_path(t).is_none()).map_or(Ok(()), |t| Err(format!("{t} is not installed (scripts/setup installs it)")));
+        let tools = ["dbus-daemon", "gdbus"]
+            .iter()
+            .find(|t| memorch_linux::which::on_path(t).is_none())
+            .map_or(Ok(()), |t| Err(format!("{t} is not installed (scripts/setup installs it)")));
         if !testkit::facility("a private D-Bus (dbus-daemon, gdbus)", tools) {
             return None;
         }
@@ -135,8 +181,17 @@ impl PrivateBus {
         std::fs::write(&conf, format!(r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig><type>system</type><listen>unix:path={}</listen><auth>EXTERNAL</auth>
 <policy context="default"><allow user="*"/><allow own="*"/><allow send_type="signal"/><allow send_destination="*"/><allow receive_sender="*"/></policy></busconfig>"#, socket.display())).unwrap();
-        let child = std::process::Command::new("dbus-daemon").arg(format!("--config-file={}", conf.display())).arg("--nofork").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().expect("dbus-daemon starts");
-        assert!(testkit::wait_for(Duration::from_secs(10), || std::os::unix::net::UnixStream::connect(&socket).is_ok()), "the private bus listens");
+        let child = std::process::Command::new("dbus-daemon")
+            .arg(format!("--config-file={}", conf.display()))
+            .arg("--nofork")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("dbus-daemon starts");
+        assert!(
+            testkit::wait_for(Duration::from_secs(10), || std::os::unix::net::UnixStream::connect(&socket).is_ok()),
+            "the private bus listens"
+        );
         Some(PrivateBus { child, address: format!("unix:path={}", socket.display()), _dir: dir })
     }
 }
@@ -159,7 +214,15 @@ fn a_listening_app_is_told_to_trim_before_anything_is_compressed_or_killed() {
     let Some(bus) = PrivateBus::start() else { return };
     // gdbus follows the name as GLib's GMemoryMonitor does (a proxy for the owner's signals).
     let mut monitor = std::process::Command::new("gdbus")
-        .args(["monitor", "--address", &bus.address, "--dest", "org.freedesktop.LowMemoryMonitor", "--object-path", "/org/freedesktop/LowMemoryMonitor"])
+        .args([
+            "monitor",
+            "--address",
+            &bus.address,
+            "--dest",
+            "org.freedesktop.LowMemoryMonitor",
+            "--object-path",
+            "/org/freedesktop/LowMemoryMonitor",
+        ])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("gdbus monitor starts");
@@ -177,28 +240,55 @@ fn a_listening_app_is_told_to_trim_before_anything_is_compressed_or_killed() {
     let cfg = local_config("[notify]\ndbus = \"on\"\n");
     let cfg_path = cfg.join("memorch.toml");
     let domain = format!("cgroup:{}", sb.path);
-    let d = DaemonGuard::start_with_env(&["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:trim=on"], &[("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)]);
+    let d = DaemonGuard::start_with_env(
+        &["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:trim=on"],
+        &[("DBUS_SYSTEM_BUS_ADDRESS", &bus.address)],
+    );
     let rx = d.events();
     let sock = d.socket.to_str().unwrap().to_string();
-    let listener = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8", "--cache-mb", "64", "--trim-socket", &sock]).id();
+    let listener =
+        spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8", "--cache-mb", "64", "--trim-socket", &sock])
+            .id();
     // The margins the daemon serves are the ones it acts on: 12 % and 5 % of the domain.
     let m = d.request(&Request::Margins {});
     assert_eq!(m["data"]["moderate_kib"].as_u64(), Some(256 * 1024 * 12 / 100), "{m}");
     assert_eq!(m["data"]["critical_kib"].as_u64(), Some((256.0 * 1024.0 * 0.05) as u64), "{m}");
     let text = ok(&["ctl", "--socket", &sock, "margins"]);
-    assert!(text.contains("moderate      30.7 MiB") && text.contains("critical      12.8 MiB"), "memorch ctl margins says them: {text}");
+    assert!(
+        text.contains("moderate      30.7 MiB") && text.contains("critical      12.8 MiB"),
+        "memorch ctl margins says them: {text}"
+    );
     // 72 MiB of the listener and up to 150 of the grower: past the moderate margin (46 MiB
     // available) but short of the kill margin (13 MiB) whatever the listener does.
     grower(&mut sb, 150);
     let evs = collect_events(&rx, Duration::from_secs(30), |e| e.iter().any(|v| v["event"] == "trim"));
     let first = |f: &dyn Fn(&serde_json::Value) -> bool| evs.iter().position(&f);
-    let trim = first(&|v| v["event"] == "trim").unwrap_or_else(|| panic!("a trim notice came as memory grew: {evs:?}\n{}", d.log()));
-    let harm = first(&|v| v["event"] == "action" && v["done"] == true && matches!(v["action"].as_str(), Some("compact" | "kill")));
+    let trim = first(&|v| v["event"] == "trim")
+        .unwrap_or_else(|| panic!("a trim notice came as memory grew: {evs:?}\n{}", d.log()));
+    let harm = first(&|v| {
+        v["event"] == "action" && v["done"] == true && matches!(v["action"].as_str(), Some("compact" | "kill"))
+    });
     assert!(harm.is_none_or(|h| trim < h), "the notice came before any compression or kill: {evs:?}");
     assert!(alive(listener), "the listener was not killed");
     // It dropped its 64 MiB cache; memorch measured it.
-    assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["counters"]["trim_freed_bytes"].as_u64().unwrap_or(0) >= 48 * MIB), "what the app gave back is counted: {}\n{}", d.status(), d.log());
-    assert!(testkit::wait_for(Duration::from_secs(5), || heard.lock().unwrap().contains("org.freedesktop.LowMemoryMonitor.LowMemoryWarning (byte ")), "gdbus heard the freedesktop signal: {:?}\n{}", heard.lock().unwrap(), d.log());
+    assert!(
+        testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["counters"]["trim_freed_bytes"]
+            .as_u64()
+            .unwrap_or(0)
+            >= 48 * MIB),
+        "what the app gave back is counted: {}\n{}",
+        d.status(),
+        d.log()
+    );
+    assert!(
+        testkit::wait_for(Duration::from_secs(5), || heard
+            .lock()
+            .unwrap()
+            .contains("org.freedesktop.LowMemoryMonitor.LowMemoryWarning (byte ")),
+        "gdbus heard the freedesktop signal: {:?}\n{}",
+        heard.lock().unwrap(),
+        d.log()
+    );
     let _ = monitor.kill();
     let _ = monitor.wait();
     drop(d);
@@ -221,31 +311,60 @@ fn a_hanging_pre_kill_hook_delays_a_kill_by_no_more_than_its_bound() {
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-hook"), Some(192 * MIB)).unwrap();
     let out = testkit::TempDir::new("memorch-hook-out");
     let told = out.join("told");
-    let hook = format!("echo \"$MEMORCH_PID $MEMORCH_APP $MEMORCH_CLASS $MEMORCH_REASON\" >> {}; exec sleep 60", told.display());
+    let hook = format!(
+        "echo \"$MEMORCH_PID $MEMORCH_APP $MEMORCH_CLASS $MEMORCH_REASON\" >> {}; exec sleep 60",
+        told.display()
+    );
     let cfg = local_config(&format!("[notify]\ndbus = \"off\"\npre_kill = '{hook}'\npre_kill_wait_ms = 300\n"));
     let cfg_path = cfg.join("memorch.toml");
     let domain = format!("cgroup:{}", sb.path);
-    let d = DaemonGuard::start(&["--config", cfg_path.to_str().unwrap(), "--domain", &domain, "--preset", "memorch:freeze=off"]);
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg_path.to_str().unwrap(),
+        "--domain",
+        &domain,
+        "--preset",
+        "memorch:freeze=off",
+    ]);
     let rx = d.events();
     let victim = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "48"]).id();
     // 48 MiB of the victim and up to 170 of the grower do not fit in 192: memorch kills the
     // cached victim at its critical margin (9.6 MiB available), long before the kernel would.
     grower(&mut sb, 170);
     let evs = collect_events(&rx, Duration::from_secs(40), |e| e.iter().any(|v| v["event"] == "victim_gone"));
-    let pre = evs.iter().find(|v| v["event"] == "pre_kill").unwrap_or_else(|| panic!("a kill was announced: {evs:?}\n{}", d.log()));
+    let pre = evs
+        .iter()
+        .find(|v| v["event"] == "pre_kill")
+        .unwrap_or_else(|| panic!("a kill was announced: {evs:?}\n{}", d.log()));
     assert_eq!(pre["pid"].as_u64(), Some(victim as u64), "the cached app is the one to go: {pre}");
     assert_eq!(pre["wait_ms"].as_u64(), Some(300));
-    let kill = evs.iter().find(|v| v["event"] == "action" && v["action"] == "kill" && v["done"] == true).expect("the kill went ahead");
-    let waited_ms = kill["wake_to_act_us"].as_u64().unwrap() as f64 / 1000.0 - kill["decided_us"].as_u64().unwrap() as f64 / 1000.0;
+    let kill = evs
+        .iter()
+        .find(|v| v["event"] == "action" && v["action"] == "kill" && v["done"] == true)
+        .expect("the kill went ahead");
+    let waited_ms =
+        kill["wake_to_act_us"].as_u64().unwrap() as f64 / 1000.0 - kill["decided_us"].as_u64().unwrap() as f64 / 1000.0;
     assert!(waited_ms >= 300.0, "the kill waited for the hook: {waited_ms} ms");
     // Its bound, with room for a loaded machine to spawn and reap the hook.
     assert!(waited_ms < 300.0 + 250.0, "no longer than its bound: {waited_ms} ms");
     let text = std::fs::read_to_string(&told).unwrap_or_default();
-    assert!(text.starts_with(&format!("{victim} ")) && text.contains("cached"), "the hook was told which app and why: {text:?}");
+    assert!(
+        text.starts_with(&format!("{victim} ")) && text.contains("cached"),
+        "the hook was told which app and why: {text:?}"
+    );
     let gone = evs.iter().find(|v| v["event"] == "victim_gone").expect("the victim's end was told");
-    assert!(!gone["reason"].as_str().unwrap_or("").is_empty() && gone["regained_bytes"].as_u64().is_some(), "with why and what came back: {gone}");
+    assert!(
+        !gone["reason"].as_str().unwrap_or("").is_empty() && gone["regained_bytes"].as_u64().is_some(),
+        "with why and what came back: {gone}"
+    );
     // The hook past its bound was killed, its sleep with it.
-    assert!(testkit::wait_for(Duration::from_secs(5), || !std::fs::read_dir("/proc").unwrap().flatten().any(|e| std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c == "sleep\x0060\x00"))), "no hook left running");
+    assert!(
+        testkit::wait_for(Duration::from_secs(5), || !std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .any(|e| std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c == "sleep\x0060\x00"))),
+        "no hook left running"
+    );
     drop(d);
     sb.destroy().unwrap();
 }

@@ -3,8 +3,8 @@
 
 mod common;
 use common::*;
-use memorch_linux::{sandbox::Sandbox, testkit};
 use memorch_core::Class;
+use memorch_linux::{sandbox::Sandbox, testkit};
 use memorch_protocol::Request;
 use serde_json::Value;
 use std::time::Duration;
@@ -55,7 +55,11 @@ fn loop_config(full_ms: u64, extra: &str) -> TempConfig {
     let p = std::env::temp_dir().join(format!("{}.toml", testkit::unique_name("memorch-cfg")));
     let dir = std::env::temp_dir().join(testkit::unique_name("memorch-swapfiles"));
     let swap_dir = format!("swap_file_dir = \"{}\"\n", dir.display());
-    let extra = if extra.contains("[manage]\n") { extra.replace("[manage]\n", &format!("[manage]\n{swap_dir}")) } else { format!("{extra}[manage]\n{swap_dir}") };
+    let extra = if extra.contains("[manage]\n") {
+        extra.replace("[manage]\n", &format!("[manage]\n{swap_dir}"))
+    } else {
+        format!("{extra}[manage]\n{swap_dir}")
+    };
     std::fs::write(&p, format!("[loop]\ntick_ms = 200\nfull_snapshot_ms = {full_ms}\n{extra}")).unwrap();
     TempConfig { path: p, swap_dir: dir }
 }
@@ -73,22 +77,45 @@ fn memorch_compresses_before_it_kills_and_spares_the_foreground() {
     let cfg = fast_config("");
     // No storage swap files: zram alone must run out (a grown swap file can absorb the whole
     // load, and then no kill is due; seen once in CI).
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch:swap_files=off"]);
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--domain",
+        &format!("cgroup:{}", sb.path),
+        "--preset",
+        "memorch:swap_files=off",
+    ]);
     let rx = d.events();
-    let fg = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "48", "--content", "mixed", "--name", "fg-app"]).id();
+    let fg =
+        spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "48", "--content", "mixed", "--name", "fg-app"])
+            .id();
     let mut cached = Vec::new();
     for i in 0..9 {
         // Incompressible-heavy apps: zram cannot absorb them all, so kills must come.
         let seed = (i + 10).to_string();
-        let c = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "56", "--content", if i % 2 == 0 { "mixed" } else { "random" }, "--seed", &seed]).id();
+        let c = spawn_app(
+            &mut sb,
+            &["--class", "cached"],
+            &["--anon-mb", "56", "--content", if i % 2 == 0 { "mixed" } else { "random" }, "--seed", &seed],
+        )
+        .id();
         cached.push(c);
     }
     let evs = collect_events(&rx, Duration::from_secs(30), |e| done_actions(e).iter().any(|a| kind(a) == "kill"));
     let acts = done_actions(&evs);
     let first_compact = acts.iter().position(|a| kind(a) == "compact");
     let first_kill = acts.iter().position(|a| kind(a) == "kill");
-    assert!(first_kill.is_some(), "the load needs kills; saw {:?}\n{}", acts.iter().map(|a| kind(a)).collect::<Vec<_>>(), d.log());
-    assert!(first_compact.is_some_and(|c| c < first_kill.unwrap()), "compress before kill: {:?}", acts.iter().map(|a| kind(a)).collect::<Vec<_>>());
+    assert!(
+        first_kill.is_some(),
+        "the load needs kills; saw {:?}\n{}",
+        acts.iter().map(|a| kind(a)).collect::<Vec<_>>(),
+        d.log()
+    );
+    assert!(
+        first_compact.is_some_and(|c| c < first_kill.unwrap()),
+        "compress before kill: {:?}",
+        acts.iter().map(|a| kind(a)).collect::<Vec<_>>()
+    );
     for k in acts.iter().filter(|a| kind(a) == "kill") {
         for v in k["victims"].as_array().unwrap() {
             assert_ne!(v["class"], "foreground", "{k}");
@@ -109,10 +136,24 @@ fn a_launch_larger_than_free_memory_is_met_in_one_batch() {
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-launch"), Some(512 * MIB)).unwrap();
     let cfg = fast_config("[manage]\nzram = false\n");
     // No storage swap files: a file sized to the launch would cover it, and no kill is due.
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch:swap_files=off"]);
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--domain",
+        &format!("cgroup:{}", sb.path),
+        "--preset",
+        "memorch:swap_files=off",
+    ]);
     let mut cached = Vec::new();
     for i in 0..6 {
-        cached.push(spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "64", "--content", "random", "--seed", &i.to_string()]).id());
+        cached.push(
+            spawn_app(
+                &mut sb,
+                &["--class", "cached"],
+                &["--anon-mb", "64", "--content", "random", "--seed", &i.to_string()],
+            )
+            .id(),
+        );
     }
     let rx = d.events();
     let ans = d.request(&Request::Launch { app: "big-game".into(), expect_mb: Some(300) });
@@ -125,7 +166,10 @@ fn a_launch_larger_than_free_memory_is_met_in_one_batch() {
     assert!(victims.len() >= 2, "300 MB needs several 64 MB apps at once: {}", kills[0]);
     assert_eq!(kills[0]["reason"]["step"], "before_launch");
     let gone = victims.iter().filter(|v| !alive(v["pid"].as_u64().unwrap() as u32)).count();
-    assert!(testkit::wait_for(Duration::from_secs(5), || victims.iter().all(|v| !alive(v["pid"].as_u64().unwrap() as u32))), "{gone} gone");
+    assert!(
+        testkit::wait_for(Duration::from_secs(5), || victims.iter().all(|v| !alive(v["pid"].as_u64().unwrap() as u32))),
+        "{gone} gone"
+    );
     drop(d);
     drop(cfg);
 }
@@ -142,18 +186,40 @@ fn a_launch_is_answered_at_once_or_after_acting_as_the_preset_says() {
     for (preset, waits) in [("memorch", false), ("memorch:ahead.launch_waits=true", true)] {
         let mut sb = Sandbox::create(&testkit::unique_name("memorch-answer"), Some(512 * MIB)).unwrap();
         let cfg = fast_config("[manage]\nzram = false\n");
-        let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", preset]);
+        let d = DaemonGuard::start(&[
+            "--config",
+            cfg.to_str().unwrap(),
+            "--domain",
+            &format!("cgroup:{}", sb.path),
+            "--preset",
+            preset,
+        ]);
         for i in 0..6 {
-            spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "64", "--content", "random", "--seed", &i.to_string()]);
+            spawn_app(
+                &mut sb,
+                &["--class", "cached"],
+                &["--anon-mb", "64", "--content", "random", "--seed", &i.to_string()],
+            );
         }
         let rx = d.events();
         let ans = d.request(&Request::Launch { app: "big-game".into(), expect_mb: Some(300) });
         assert_eq!(ans["ok"], true, "{preset}: {ans}");
-        assert_eq!(ans["data"]["decided"], waits, "{preset}: decided before the answer only where the launcher waits: {ans}");
+        assert_eq!(
+            ans["data"]["decided"], waits,
+            "{preset}: decided before the answer only where the launcher waits: {ans}"
+        );
         // Secured by compression and kills, or by a storage swap file sized to it.
-        let secures = |a: &Value| a["reason"]["step"] == "before_launch" || (a["reason"]["step"] == "adaptive_swap" && a["reason"]["text"].as_str().is_some_and(|t| t.contains("launching 'big-game'")));
+        let secures = |a: &Value| {
+            a["reason"]["step"] == "before_launch"
+                || (a["reason"]["step"] == "adaptive_swap"
+                    && a["reason"]["text"].as_str().is_some_and(|t| t.contains("launching 'big-game'")))
+        };
         let evs = collect_events(&rx, Duration::from_secs(4), |e| done_actions(e).iter().any(|a| secures(a)));
-        assert!(done_actions(&evs).iter().any(|a| secures(a)), "{preset}: the launch is secured either way: {evs:?}\n{}", d.log());
+        assert!(
+            done_actions(&evs).iter().any(|a| secures(a)),
+            "{preset}: the launch is secured either way: {evs:?}\n{}",
+            d.log()
+        );
         drop(d);
         drop(cfg);
     }
@@ -170,11 +236,24 @@ fn dry_run_changes_nothing() {
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-dry"), Some(256 * MIB)).unwrap();
     let mut pids = Vec::new();
     for i in 0..4 {
-        pids.push(spawn_app(&mut sb, &["--class", "cached", "--ksm"], &["--anon-mb", "56", "--content", "text", "--seed", &i.to_string()]).id());
+        pids.push(
+            spawn_app(
+                &mut sb,
+                &["--class", "cached", "--ksm"],
+                &["--anon-mb", "56", "--content", "text", "--seed", &i.to_string()],
+            )
+            .id(),
+        );
     }
     let swap_before: Vec<u64> = pids.iter().map(|&p| status_kib(p, "VmSwap")).collect();
     let cfg = fast_config("");
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--domain",
+        &format!("cgroup:{}", sb.path),
+        "--dry-run",
+    ]);
     let rx = d.events();
     assert_eq!(d.request(&Request::Screen { on: false })["ok"], true);
     assert_eq!(d.request(&Request::Launch { app: "big".into(), expect_mb: Some(200) })["ok"], true);
@@ -208,7 +287,9 @@ fn memorch_run_becomes_memorchd_and_runs_in_process_without_it() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(testkit::unique_name("memorch-alone"));
     std::fs::create_dir_all(&dir).unwrap();
     let alone = dir.join("memorch");
-    std::fs::hard_link(env!("CARGO_BIN_EXE_memorch"), &alone).or_else(|_| std::fs::copy(env!("CARGO_BIN_EXE_memorch"), &alone).map(drop)).unwrap();
+    std::fs::hard_link(env!("CARGO_BIN_EXE_memorch"), &alone)
+        .or_else(|_| std::fs::copy(env!("CARGO_BIN_EXE_memorch"), &alone).map(drop))
+        .unwrap();
     let d = DaemonGuard::start_binary(&alone, &args, &[]);
     assert_eq!(exe_of(&d), alone);
     assert_eq!(d.status()["ok"], true, "{}", d.log());
@@ -231,17 +312,30 @@ fn sigterm_stops_within_two_seconds_and_restores_zram_ksm_read_ahead_and_folios(
     let (run0, pages0, sleep0) = (ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs"));
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-term"), Some(256 * MIB)).unwrap();
     for i in 0..2 {
-        spawn_app(&mut sb, &["--class", "cached", "--ksm"], &["--anon-mb", "8", "--content", "text", "--seed", &i.to_string()]);
+        spawn_app(
+            &mut sb,
+            &["--class", "cached", "--ksm"],
+            &["--anon-mb", "8", "--content", "text", "--seed", &i.to_string()],
+        );
     }
     let cfg = fast_config("");
     // With large folios where the kernel has them: the daemon sets the machine's policy for
     // 64 kB and puts it back too; and swap read-ahead, to a value the machine does not have.
     let root = memorch_linux::SysRoot::live();
-    let folios_before = memorch_linux::folios::sizes(&root).contains(&64).then(|| memorch_linux::folios::policy(&root, 64).unwrap());
+    let folios_before =
+        memorch_linux::folios::sizes(&root).contains(&64).then(|| memorch_linux::folios::policy(&root, 64).unwrap());
     let page_cluster_before = memorch_linux::readahead::page_cluster(&root).unwrap();
     let page_cluster = if page_cluster_before == 5 { 4 } else { 5 };
-    let preset = format!("memorch:swap.page_cluster={page_cluster}{}", if folios_before.is_some() { ",folios=on" } else { "" });
-    let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", &preset]);
+    let preset =
+        format!("memorch:swap.page_cluster={page_cluster}{}", if folios_before.is_some() { ",folios=on" } else { "" });
+    let mut d = DaemonGuard::start(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--domain",
+        &format!("cgroup:{}", sb.path),
+        "--preset",
+        &preset,
+    ]);
     assert!(!testkit::Leftovers::now().new_swap_since(&swaps).is_empty(), "the daemon set up zram");
     if folios_before.is_some() {
         assert_eq!(memorch_linux::folios::policy(&root, 64).unwrap(), "always", "{}", d.log());
@@ -255,9 +349,18 @@ fn sigterm_stops_within_two_seconds_and_restores_zram_ksm_read_ahead_and_folios(
     let took = d.stop();
     assert!(took <= Duration::from_secs(2), "SIGTERM took {took:?}");
     assert_eq!(testkit::Leftovers::now().new_swap_since(&swaps), Vec::<String>::new(), "zram removed");
-    assert_eq!((ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs")), (run0, pages0, sleep0), "KSM settings restored");
+    assert_eq!(
+        (ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs")),
+        (run0, pages0, sleep0),
+        "KSM settings restored"
+    );
     let log = d.log();
-    assert!(log.contains("everything memorch changed is put back") && log.contains("put KSM back") && log.contains("removed its zram"), "{log}");
+    assert!(
+        log.contains("everything memorch changed is put back")
+            && log.contains("put KSM back")
+            && log.contains("removed its zram"),
+        "{log}"
+    );
     assert_eq!(memorch_linux::readahead::page_cluster(&root).unwrap(), page_cluster_before, "swap read-ahead put back");
     assert!(log.contains(&format!("put swap read-ahead (vm.page-cluster) back to {page_cluster_before}")), "{log}");
     if let Some(before) = folios_before {
@@ -281,7 +384,11 @@ fn after_a_sigkill_the_next_start_puts_the_machine_back_and_says_so() {
     let ksm_before = (ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs"));
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-crash"), Some(256 * MIB)).unwrap();
     for i in 0..2 {
-        spawn_app(&mut sb, &["--class", "cached", "--ksm"], &["--anon-mb", "8", "--content", "text", "--seed", &i.to_string()]);
+        spawn_app(
+            &mut sb,
+            &["--class", "cached", "--ksm"],
+            &["--anon-mb", "8", "--content", "text", "--seed", &i.to_string()],
+        );
     }
     let cfg = fast_config("");
     let domain = format!("cgroup:{}", sb.path);
@@ -300,7 +407,11 @@ fn after_a_sigkill_the_next_start_puts_the_machine_back_and_says_so() {
     let mut next = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain, "--dry-run"]);
     let log = next.log();
     assert!(log.contains("put back zram") && log.contains("put KSM back"), "{log}");
-    assert_eq!(testkit::Leftovers::now().new_swap_since(&swaps), Vec::<String>::new(), "its zram is gone, so the new daemon did not take it for the machine's swap");
+    assert_eq!(
+        testkit::Leftovers::now().new_swap_since(&swaps),
+        Vec::<String>::new(),
+        "its zram is gone, so the new daemon did not take it for the machine's swap"
+    );
     assert_eq!((ksm("run"), ksm("pages_to_scan"), ksm("sleep_millisecs")), ksm_before, "KSM as it was");
     next.stop();
     assert!(next.log().contains("memorch had changed nothing machine-wide"), "{}", next.log());
@@ -331,7 +442,11 @@ fn thousands_of_malformed_lines_leave_the_daemon_answering() {
         line(Request::state(u32::MAX, Class::Foreground)),
         line(Request::Launched { app: String::new(), pid: 1, ms: 1, cold: true }),
         line(Request::Home {}).replace('}', ",\"x\":[1,2,{\"y\":null}]}"),
-        "{".into(), "}".into(), "[]".into(), "null".into(), "\"home\"".into(),
+        "{".into(),
+        "}".into(),
+        "[]".into(),
+        "null".into(),
+        "\"home\"".into(),
     ];
     for round in 0..20 {
         let mut s = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
@@ -341,7 +456,13 @@ fn thousands_of_malformed_lines_leave_the_daemon_answering() {
                 0 => blob.extend((0..next() % 200).map(|_| (next() % 256) as u8)),
                 1 => blob.extend_from_slice(templates[(next() % templates.len() as u64) as usize].as_bytes()),
                 2 if i % 50 == 0 => blob.extend(std::iter::repeat_n(b'{', 40_000)),
-                _ => blob.extend_from_slice(line(Request::State { pid: (next() % 100_000) as u32, class: ["cached", "bogus", ""][(next() % 3) as usize].into() }).as_bytes()),
+                _ => blob.extend_from_slice(
+                    line(Request::State {
+                        pid: (next() % 100_000) as u32,
+                        class: ["cached", "bogus", ""][(next() % 3) as usize].into(),
+                    })
+                    .as_bytes(),
+                ),
             }
             blob.push(b'\n');
         }
@@ -358,7 +479,10 @@ fn thousands_of_malformed_lines_leave_the_daemon_answering() {
     assert_eq!(st["ok"], true, "{st}");
     // Every connection was read until the daemon cut it (16 bad requests in a row): how many
     // more it counted depends on how the bytes arrived, so only the floor is asserted.
-    assert!(st["data"]["counters"]["bad_requests"].as_u64().unwrap() >= 20 * memorch_daemon::server::MAX_BAD_LINES as u64, "{st}");
+    assert!(
+        st["data"]["counters"]["bad_requests"].as_u64().unwrap() >= 20 * memorch_daemon::server::MAX_BAD_LINES as u64,
+        "{st}"
+    );
 }
 
 #[test]
@@ -382,7 +506,13 @@ fn sighup_keeps_the_old_config_when_the_new_one_is_bad() {
     }
     let sb = Sandbox::create(&testkit::unique_name("memorch-hup"), Some(128 * MIB)).unwrap();
     let cfg = fast_config("");
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--domain",
+        &format!("cgroup:{}", sb.path),
+        "--dry-run",
+    ]);
     assert_eq!(d.status()["data"]["preset"], "memorch");
     let hup = || unsafe { libc::kill(d.child.id() as i32, libc::SIGHUP) };
     // A bad file: rejected, the daemon goes on with the old config.
@@ -435,8 +565,18 @@ fn ctl_speaks_to_the_daemon() {
 /// seen its `apps`; with its config, which must outlive it.
 fn daemon_looking_each_minute(sb: &Sandbox, apps: u64) -> (DaemonGuard, TempConfig) {
     let cfg = loop_config(60_000, "");
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--dry-run"]);
-    assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() == Some(apps)), "{}", d.log());
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--domain",
+        &format!("cgroup:{}", sb.path),
+        "--dry-run",
+    ]);
+    assert!(
+        testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() == Some(apps)),
+        "{}",
+        d.log()
+    );
     (d, cfg)
 }
 
@@ -478,7 +618,11 @@ fn reports_with_memory_plentiful_are_decided_on_the_last_full_look() {
     // A launch that finished of an app the last look did not see: a full look, at the next tick.
     let new = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "8"]).id();
     assert_eq!(d.request(&Request::Launched { app: "new-app".into(), pid: new, ms: 100, cold: true })["ok"], true);
-    assert!(testkit::wait_for(Duration::from_secs(5), || counter(&d, "full_snapshots") > full), "a full look for an app not seen: {}", d.log());
+    assert!(
+        testkit::wait_for(Duration::from_secs(5), || counter(&d, "full_snapshots") > full),
+        "a full look for an app not seen: {}",
+        d.log()
+    );
     assert_eq!(d.status()["data"]["apps"].as_u64(), Some(3), "which sees it: {}", d.log());
     let ex = d.request(&Request::Explain { pid: new });
     assert_eq!(ex["data"]["app"], "new-app", "under the launcher's name: {ex}");
@@ -526,8 +670,14 @@ fn a_pid_reused_is_the_new_process_in_the_light_looks_after_the_next_full_look()
     child.wait().unwrap();
     let domain = format!("cgroup:{}", sb.path);
     let exe = env!("CARGO_BIN_EXE_memorch");
-    let reborn = testkit::spawn_at_pid(old, &[exe, "spawn", "--domain", &domain, "--class", "cached", "--", exe, "app", "--anon-mb", "8"]);
-    if !testkit::facility("a process started at a chosen pid (clone3 set_tid)", reborn.as_ref().map(|_| ()).map_err(|e| e.clone())) {
+    let reborn = testkit::spawn_at_pid(
+        old,
+        &[exe, "spawn", "--domain", &domain, "--class", "cached", "--", exe, "app", "--anon-mb", "8"],
+    );
+    if !testkit::facility(
+        "a process started at a chosen pid (clone3 set_tid)",
+        reborn.as_ref().map(|_| ()).map_err(|e| e.clone()),
+    ) {
         return;
     }
     let reborn = reborn.unwrap();
@@ -538,7 +688,11 @@ fn a_pid_reused_is_the_new_process_in_the_light_looks_after_the_next_full_look()
     // A launch intent takes a full look, which finds the pid alive again.
     let full = counter(&d, "full_snapshots");
     assert_eq!(d.request(&Request::Launch { app: "reborn".into(), expect_mb: None })["ok"], true);
-    assert!(testkit::wait_for(Duration::from_secs(5), || counter(&d, "full_snapshots") > full), "a full look for the launch: {}", d.log());
+    assert!(
+        testkit::wait_for(Duration::from_secs(5), || counter(&d, "full_snapshots") > full),
+        "a full look for the launch: {}",
+        d.log()
+    );
     switched_on_a_light_look(&d, front, 2, "the app at the reused pid among them");
 }
 
@@ -566,7 +720,12 @@ fn each_return_a_launcher_reports_counts_toward_the_apps_popularity() {
     };
     front("maps", maps, true);
     // mail launched, then each app returned to in turn, each switch told as a launcher tells it.
-    for (away, back, name, launched) in [(maps, mail, "mail", true), (mail, maps, "maps", false), (maps, mail, "mail", false), (mail, maps, "maps", false)] {
+    for (away, back, name, launched) in [
+        (maps, mail, "mail", true),
+        (mail, maps, "maps", false),
+        (maps, mail, "mail", false),
+        (mail, maps, "maps", false),
+    ] {
         switch(&d, away, "previous");
         front(name, back, launched);
     }
@@ -574,7 +733,8 @@ fn each_return_a_launcher_reports_counts_toward_the_apps_popularity() {
     assert_eq!(d.request(&Request::Home {})["ok"], true);
     d.stop();
     let file = d.state_dir.join("app-stats.json");
-    let stats: Value = serde_json::from_slice(&std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))).unwrap();
+    let stats: Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))).unwrap();
     let fronts = |app: &str| stats["stats"]["apps"][app]["fronts"].as_u64();
     // A launch each, and the returns: two to maps, one to mail.
     assert_eq!((fronts("maps"), fronts("mail")), (Some(3), Some(2)), "{stats:#}\n{}", d.log());
@@ -614,31 +774,73 @@ fn under_pressure_unshared_shared_objects_go_first() {
     // puts available memory under it with the limit still above what is used: file pages
     // count as available, and the kernel must not drop the libraries itself.
     let cfg = fast_config("");
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch:so_first=on,detection.low_available_frac=0.4"]);
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--domain",
+        &format!("cgroup:{}", sb.path),
+        "--preset",
+        "memorch:so_first=on,detection.low_available_frac=0.4",
+    ]);
     let rx = d.events();
     let mut apps = Vec::new();
     let mut libs = Vec::new();
     for i in 0..3 {
         // A library only this app maps: what SWAM's OOM cleaner drops first.
         let lib = dir.join(format!("libapp{i}.so"));
-        let pid = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "70", "--content", "text", "--seed", &i.to_string(), "--file", lib.to_str().unwrap(), "--file-mb", "16"]).id();
+        let pid = spawn_app(
+            &mut sb,
+            &["--class", "cached"],
+            &[
+                "--anon-mb",
+                "70",
+                "--content",
+                "text",
+                "--seed",
+                &i.to_string(),
+                "--file",
+                lib.to_str().unwrap(),
+                "--file-mb",
+                "16",
+            ],
+        )
+        .id();
         apps.push(pid);
         libs.push(lib.to_str().unwrap().to_string());
     }
     // Now the pressure: the limit 24 MiB above what is used.
-    let usage_file = sb.v1_memory.clone().map(|d| d.join("memory.usage_in_bytes")).unwrap_or_else(|| sb.v2.clone().unwrap().join("memory.current"));
+    let usage_file = sb
+        .v1_memory
+        .clone()
+        .map(|d| d.join("memory.usage_in_bytes"))
+        .unwrap_or_else(|| sb.v2.clone().unwrap().join("memory.current"));
     let usage: u64 = std::fs::read_to_string(&usage_file).unwrap().trim().parse().unwrap();
     sb.set_limit(usage + 24 * MIB).unwrap();
-    let evs = collect_events(&rx, Duration::from_secs(20), |e| done_actions(e).iter().any(|a| a["scope"] == "shared_objects"));
+    let evs = collect_events(&rx, Duration::from_secs(20), |e| {
+        done_actions(e).iter().any(|a| a["scope"] == "shared_objects")
+    });
     let so: Vec<&Value> = done_actions(&evs).into_iter().filter(|a| a["scope"] == "shared_objects").collect();
-    assert!(!so.is_empty(), "no shared-object compaction: {:?}\n{}", done_actions(&evs).iter().map(|a| (kind(a), a["scope"].clone(), a["reason"]["fields"].clone())).collect::<Vec<_>>(), d.log());
+    assert!(
+        !so.is_empty(),
+        "no shared-object compaction: {:?}\n{}",
+        done_actions(&evs)
+            .iter()
+            .map(|a| (kind(a), a["scope"].clone(), a["reason"]["fields"].clone()))
+            .collect::<Vec<_>>(),
+        d.log()
+    );
     let pid = so[0]["pid"].as_u64().unwrap() as u32;
     let i = apps.iter().position(|&p| p == pid).expect("one of the apps");
     // Before any anonymous step of this app.
     let first_for_pid = done_actions(&evs).into_iter().find(|a| a["action"] == "compact" && a["pid"] == pid).unwrap();
     assert_eq!(first_for_pid["scope"], "shared_objects", "shared objects first");
     // Measured apart from the daemon: what of the library is resident now.
-    let lib_rss: u64 = memorch_linux::maps::read_smaps(&memorch_linux::SysRoot::live(), pid).unwrap().iter().filter(|s| s.vma.path == libs[i]).map(|s| s.rss_bytes).sum();
+    let lib_rss: u64 = memorch_linux::maps::read_smaps(&memorch_linux::SysRoot::live(), pid)
+        .unwrap()
+        .iter()
+        .filter(|s| s.vma.path == libs[i])
+        .map(|s| s.rss_bytes)
+        .sum();
     assert!(lib_rss <= 4 * MIB, "its library pages were dropped: {} resident of 16 MiB", lib_rss / MIB);
     drop(d);
     drop(sb);
@@ -661,23 +863,58 @@ fn a_switch_seen_only_in_oom_score_adj_runs_the_home_step() {
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-infer"), Some(192 * MIB)).unwrap();
     let cfg = fast_config("");
     // A launch threshold above what stays free here, so the home step has work to do.
-    let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &format!("cgroup:{}", sb.path), "--preset", "memorch:ahead.threshold_frac=0.3"]);
+    let d = DaemonGuard::start(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--domain",
+        &format!("cgroup:{}", sb.path),
+        "--preset",
+        "memorch:ahead.threshold_frac=0.3",
+    ]);
     let rx = d.events();
-    let front = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "40", "--content", "mixed", "--file-mb", "8", "--file", "/tmp/memorch-infer-front.bin"]).id();
+    let front = spawn_app(
+        &mut sb,
+        &["--class", "foreground"],
+        &["--anon-mb", "40", "--content", "mixed", "--file-mb", "8", "--file", "/tmp/memorch-infer-front.bin"],
+    )
+    .id();
     let mut cached = Vec::new();
     for i in 0..4 {
-        cached.push(spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "34", "--content", "mixed", "--seed", &i.to_string()]).id());
+        cached.push(
+            spawn_app(
+                &mut sb,
+                &["--class", "cached"],
+                &["--anon-mb", "34", "--content", "mixed", "--seed", &i.to_string()],
+            )
+            .id(),
+        );
     }
     // The daemon has looked at all of them: it knows who is where.
-    assert!(testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() == Some(5)), "{}", d.log());
+    assert!(
+        testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() == Some(5)),
+        "{}",
+        d.log()
+    );
     // The switch, as an activity manager writes it: a cached app to the front, the front
     // app to previous. Nothing is said on the socket.
     std::fs::write(format!("/proc/{}/oom_score_adj", cached[0]), "0").unwrap();
     std::fs::write(format!("/proc/{front}/oom_score_adj"), "700").unwrap();
-    let evs = collect_events(&rx, Duration::from_secs(10), |e| done_actions(e).iter().any(|a| a["reason"]["step"] == "home"));
+    let evs =
+        collect_events(&rx, Duration::from_secs(10), |e| done_actions(e).iter().any(|a| a["reason"]["step"] == "home"));
     let home: Vec<&Value> = done_actions(&evs).into_iter().filter(|a| a["reason"]["step"] == "home").collect();
-    assert!(!home.is_empty(), "the home step ran on an inferred switch: {:?}\n{}", done_actions(&evs).iter().map(|a| a["reason"]["text"].clone()).collect::<Vec<_>>(), d.log());
-    assert!(home.iter().all(|a| a["pid"].as_u64() != Some(cached[0] as u64)), "never the app now in front ({}): {:?}\n{}", cached[0], home, d.log());
+    assert!(
+        !home.is_empty(),
+        "the home step ran on an inferred switch: {:?}\n{}",
+        done_actions(&evs).iter().map(|a| a["reason"]["text"].clone()).collect::<Vec<_>>(),
+        d.log()
+    );
+    assert!(
+        home.iter().all(|a| a["pid"].as_u64() != Some(cached[0] as u64)),
+        "never the app now in front ({}): {:?}\n{}",
+        cached[0],
+        home,
+        d.log()
+    );
     drop(d);
     drop(cfg);
     let _ = std::fs::remove_file("/tmp/memorch-infer-front.bin");
@@ -716,10 +953,18 @@ impl Talking {
             line.clear();
             assert!(self.out.read_line(&mut line).unwrap() > 0, "the app answers its resume");
         }
-        let faults = line.split_whitespace().find_map(|w| w.strip_prefix("major_faults=")).expect("major_faults in the answer").parse().unwrap();
+        let faults = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("major_faults="))
+            .expect("major_faults in the answer")
+            .parse()
+            .unwrap();
         writeln!(self.stdin, "back").unwrap();
         let mut frames = String::new();
-        assert!(self.out.read_line(&mut frames).unwrap() > 0 && frames.starts_with("frames"), "the app leaves the front: {frames:?}");
+        assert!(
+            self.out.read_line(&mut frames).unwrap() > 0 && frames.starts_with("frames"),
+            "the app leaves the front: {frames:?}"
+        );
         faults
     }
 }
@@ -750,7 +995,8 @@ fn read_back_in_front(preset: &str) {
     if !testkit::no_foreign_swap() {
         return;
     }
-    let _zram = memorch_linux::zram::ZramGuard::setup(&memorch_linux::SysRoot::live(), 256 * MIB, Some("lz4"), 100).expect("zram swap for the test");
+    let _zram = memorch_linux::zram::ZramGuard::setup(&memorch_linux::SysRoot::live(), 256 * MIB, Some("lz4"), 100)
+        .expect("zram swap for the test");
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-prefetch"), Some(512 * MIB)).unwrap();
     let mut app = Talking::start(&mut sb);
     let pid = app.pid;
@@ -766,9 +1012,18 @@ fn read_back_in_front(preset: &str) {
     to_zram("before the daemon");
     let cfg = fast_config("[manage]\nzram = false\nswap_files = false\nksm = false\n");
     let d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain, "--preset", preset]);
-    assert!(testkit::wait_for(Duration::from_secs(15), || status_kib(pid, "VmSwap") < 4 * MIB), "{preset}: the daemon read the app in front back ({} bytes still in swap): {}", status_kib(pid, "VmSwap"), d.log());
+    assert!(
+        testkit::wait_for(Duration::from_secs(15), || status_kib(pid, "VmSwap") < 4 * MIB),
+        "{preset}: the daemon read the app in front back ({} bytes still in swap): {}",
+        status_kib(pid, "VmSwap"),
+        d.log()
+    );
     let aided = app.resume();
-    assert!(aided * 10 <= unaided, "{preset}: after the read-back {aided} major faults, against {unaided} without it: {}", d.log());
+    assert!(
+        aided * 10 <= unaided,
+        "{preset}: after the read-back {aided} major faults, against {unaided} without it: {}",
+        d.log()
+    );
     drop(d);
     drop(cfg);
     sb.destroy().unwrap();
@@ -779,7 +1034,12 @@ fn age_dir(dir: &std::path::Path, secs: i64) {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
     let t = libc::timespec { tv_sec: now - secs, tv_nsec: 0 };
     let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
-    assert_eq!(unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), [t, t].as_ptr(), 0) }, 0, "aging {}", dir.display());
+    assert_eq!(
+        unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), [t, t].as_ptr(), 0) },
+        0,
+        "aging {}",
+        dir.display()
+    );
 }
 
 /// The loop removes the domain's empty app groups once a full snapshot's period; those
@@ -797,7 +1057,8 @@ fn stopping_removes_the_empty_app_groups_and_keeps_the_others() {
     assert!(text.contains("full_snapshot_ms = 1000"), "fast_config's period, to lengthen: {text}");
     std::fs::write(&*cfg, text.replace("full_snapshot_ms = 1000", "full_snapshot_ms = 60000")).unwrap();
     let domain_spec = format!("cgroup:{}", sb.path);
-    let mut d = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain_spec, "--preset", "memorch"]);
+    let mut d =
+        DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain_spec, "--preset", "memorch"]);
     let root = memorch_linux::SysRoot::live();
     let domain = memorch_linux::Domain::open(&root, &memorch_linux::DomainSpec::Cgroup(sb.path.clone())).unwrap();
     // Three apps in groups of their own. The first two exit (reaped: no zombie stays listed
@@ -812,7 +1073,11 @@ fn stopping_removes_the_empty_app_groups_and_keeps_the_others() {
             app.kill().unwrap();
             app.wait().unwrap();
             let procs = g.memory.join("cgroup.procs");
-            assert!(testkit::wait_for(Duration::from_secs(5), || std::fs::read_to_string(&procs).is_ok_and(|t| t.trim().is_empty())), "app {i} left its group");
+            assert!(
+                testkit::wait_for(Duration::from_secs(5), || std::fs::read_to_string(&procs)
+                    .is_ok_and(|t| t.trim().is_empty())),
+                "app {i} left its group"
+            );
         }
         let dirs: Vec<std::path::PathBuf> = std::iter::once(g.memory).chain(g.v2).collect();
         dirs.iter().for_each(|dir| age_dir(dir, age_s));

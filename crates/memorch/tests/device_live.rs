@@ -23,7 +23,10 @@ fn read_u64(p: &std::path::Path) -> u64 {
 /// ready line.
 fn fill(device: &Device, anon_mb: u64, extra: &[&str]) -> std::process::Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_memorch"));
-    cmd.args(["app", "--name", "filler", "--anon-mb", &anon_mb.to_string(), "--content", "mixed"]).args(extra).stdout(Stdio::piped()).stdin(Stdio::piped());
+    cmd.args(["app", "--name", "filler", "--anon-mb", &anon_mb.to_string(), "--content", "mixed"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stdin(Stdio::piped());
     let mut child = device.spawn(cmd, true).expect("app starts");
     let mut line = String::new();
     BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
@@ -42,21 +45,35 @@ fn the_device_keeps_free_memory_above_its_low_watermark_as_kswapd_does() {
     let v1 = device.sandbox.v1_memory.clone().unwrap();
     // More than its RAM: the rest must go to zram.
     let mut app = fill(&device, 160, &[]);
-    let free = || read_u64(&v1.join("memory.limit_in_bytes")).saturating_sub(read_u64(&v1.join("memory.usage_in_bytes")));
+    let free =
+        || read_u64(&v1.join("memory.limit_in_bytes")).saturating_sub(read_u64(&v1.join("memory.usage_in_bytes")));
     // At rest, the keeper brings free memory back over the low watermark (an allocation
     // past the limit only reclaims what it needs: free stays near zero without it).
-    assert!(testkit::wait_for(Duration::from_secs(10), || free() >= keeper.watermarks.low_bytes), "free {} never reached the low watermark {}", free(), keeper.watermarks.low_bytes);
+    assert!(
+        testkit::wait_for(Duration::from_secs(10), || free() >= keeper.watermarks.low_bytes),
+        "free {} never reached the low watermark {}",
+        free(),
+        keeper.watermarks.low_bytes
+    );
     // The keeper counts what it reclaimed after it puts the limit back: wait for its count,
     // not only for the free memory it made.
-    let reclaimed = || keeper.stats.wakeups.load(Relaxed) > 0 && keeper.stats.reclaimed_bytes.load(Relaxed) >= keeper.watermarks.high_bytes - keeper.watermarks.low_bytes;
+    let reclaimed = || {
+        keeper.stats.wakeups.load(Relaxed) > 0
+            && keeper.stats.reclaimed_bytes.load(Relaxed) >= keeper.watermarks.high_bytes - keeper.watermarks.low_bytes
+    };
     assert!(testkit::wait_for(Duration::from_secs(5), reclaimed), "the keeper reclaimed: {:?}", keeper.stats);
     // Its reclaim is stall in the device's PSI, as kswapd's is in a phone's: the device's
     // kswapd is a process of the device's own groups, and its stall is counted apart too.
     assert!(keeper.stats.in_psi.load(Relaxed), "the keeper reclaims through the device's kswapd: {:?}", keeper.stats);
     let kswapd_v2 = device.sandbox.v2.as_ref().unwrap().join("kswapd");
     let stalled = || keeper.stats.stall_us.load(Relaxed) > 0;
-    assert!(testkit::wait_for(Duration::from_secs(5), stalled), "its reclaim shows as memory stall: {:?}", keeper.stats);
-    let helper: Vec<u32> = std::fs::read_to_string(kswapd_v2.join("cgroup.procs")).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert!(
+        testkit::wait_for(Duration::from_secs(5), stalled),
+        "its reclaim shows as memory stall: {:?}",
+        keeper.stats
+    );
+    let helper: Vec<u32> =
+        std::fs::read_to_string(kswapd_v2.join("cgroup.procs")).unwrap().lines().map(|l| l.parse().unwrap()).collect();
     assert_eq!(helper.len(), 1, "one kswapd process in the device's v2 group");
     let comm = std::fs::read_to_string(format!("/proc/{}/comm", helper[0])).unwrap();
     assert_eq!(comm.trim(), memorch_bench::kswapd::NAME, "named, for a manager's protected list");
@@ -65,19 +82,23 @@ fn the_device_keeps_free_memory_above_its_low_watermark_as_kswapd_does() {
     // checked as an inequality of totals: PSI weighs each CPU's stall by the group's
     // non-idle time there, so a device whose other tasks run unstalled on other CPUs may show
     // a smaller total than its kswapd alone (CI: 98 ms against 114 ms).
-    let device_psi = memorch_linux::psi::read_required(&device.sandbox.v2.as_ref().unwrap().join("memory.pressure")).unwrap();
+    let device_psi =
+        memorch_linux::psi::read_required(&device.sandbox.v2.as_ref().unwrap().join("memory.pressure")).unwrap();
     assert!(device_psi.some.total_us > 0, "the device's PSI shows stall: {device_psi:?}");
     let _ = app.kill();
     let _ = app.wait();
     drop(device);
 
     // The same fill in a bare memcg of the same size: nothing keeps a reserve.
-    let mut sb = memorch_linux::sandbox::Sandbox::create(&testkit::unique_name("memorch-nokswapd"), Some(128 * MIB)).unwrap();
-    let zram = memorch_linux::zram::ZramGuard::setup(&memorch_linux::SysRoot::live(), 96 * MIB, Some("lz4"), 100).unwrap();
+    let mut sb =
+        memorch_linux::sandbox::Sandbox::create(&testkit::unique_name("memorch-nokswapd"), Some(128 * MIB)).unwrap();
+    let zram =
+        memorch_linux::zram::ZramGuard::setup(&memorch_linux::SysRoot::live(), 96 * MIB, Some("lz4"), 100).unwrap();
     let app = start_app(&mut sb, &["--name", "filler", "--anon-mb", "160", "--content", "mixed"]);
     let pid = app.id();
     let v1 = sb.v1_memory.clone().unwrap();
-    let bare_free = read_u64(&v1.join("memory.limit_in_bytes")).saturating_sub(read_u64(&v1.join("memory.usage_in_bytes")));
+    let bare_free =
+        read_u64(&v1.join("memory.limit_in_bytes")).saturating_sub(read_u64(&v1.join("memory.usage_in_bytes")));
     assert!(bare_free < 128 * MIB / 100, "a bare memcg past its limit keeps nothing free: {bare_free} (pid {pid})");
     drop(sb);
     drop(zram);
@@ -109,24 +130,46 @@ fn lmkd_polls_after_its_trigger_and_kills_on_a_poll() {
     let preset = "lmkd:detection.psi_partial_stall_us=10000,detection.psi_partial_stall_low_ram_us=10000,detection.wmark_high_frac=0.25";
     let d = DaemonGuard::start(&["--domain", &device.domain(), "--preset", preset, "--config", cfg.to_str().unwrap()]);
     let rx = d.events();
-    let fg = spawn_app(&mut device.sandbox, &["--class", "foreground"], &["--anon-mb", "24", "--content", "mixed", "--name", "fg-app"]).id();
+    let fg = spawn_app(
+        &mut device.sandbox,
+        &["--class", "foreground"],
+        &["--anon-mb", "24", "--content", "mixed", "--name", "fg-app"],
+    )
+    .id();
     // Cached apps launched one after another, each with code of its own that reclaim drops
     // and reads again (the stall that leads the OOM point), far more than RAM and zram hold.
     let mut cached = Vec::new();
     for i in 0..9 {
         let file = tmp.join(format!("app{i}.bin"));
-        let args = ["--anon-mb", "40", "--content", "mixed", "--seed", &(i + 20).to_string(), "--init-ms", "300", "--file", file.to_str().unwrap(), "--file-mb", "12"];
+        let args = [
+            "--anon-mb",
+            "40",
+            "--content",
+            "mixed",
+            "--seed",
+            &(i + 20).to_string(),
+            "--init-ms",
+            "300",
+            "--file",
+            file.to_str().unwrap(),
+            "--file-mb",
+            "12",
+        ];
         cached.push(spawn_app(&mut device.sandbox, &["--class", "cached"], &args).id());
         // At a user's pace: the daemon looks (ticks and polls) twice between launches, so
         // the race is between its polls and the memcg, not with the test's next launch.
         let looked = d.status()["data"]["counters"]["decisions"].as_u64().unwrap();
-        testkit::wait_for(Duration::from_secs(2), || d.status()["data"]["counters"]["decisions"].as_u64().unwrap() >= looked + 2);
+        testkit::wait_for(Duration::from_secs(2), || {
+            d.status()["data"]["counters"]["decisions"].as_u64().unwrap() >= looked + 2
+        });
     }
     // A look after the trigger: a poll, or the light look lmkd takes at once when a victim
     // dies (the daemon counts both as polls). A run may find its first reason on the
     // trigger itself, and the kill after it on the victim's death (CI: a kill on the
     // trigger, then one on the death, then memory settled and no poll found a reason).
-    let on_a_poll = |v: &serde_json::Value| kind(v) == "kill" && v["done"] == true && (v["cause"] == "poll" || v["cause"] == "victim gone");
+    let on_a_poll = |v: &serde_json::Value| {
+        kind(v) == "kill" && v["done"] == true && (v["cause"] == "poll" || v["cause"] == "victim gone")
+    };
     let evs = collect_events(&rx, Duration::from_secs(20), |e| e.iter().any(on_a_poll));
     let on_poll: Vec<&serde_json::Value> = evs.iter().filter(|v| on_a_poll(v)).collect();
     let state = || {
@@ -136,11 +179,24 @@ fn lmkd_polls_after_its_trigger_and_kills_on_a_poll() {
         let live = cached.iter().filter(|p| alive(**p)).count();
         // The stall the trigger watches, to tell a trigger that did not fire from a load
         // that did not stall.
-        let psi = std::fs::read_to_string(device.sandbox.v2.as_ref().unwrap().join("memory.pressure")).unwrap_or_default();
-        format!("{live} of {} cached apps alive; usage {} of {}; {}; memory.pressure: {}; swaps:\n{swaps}", cached.len(), read_u64(&v1.join("memory.usage_in_bytes")), read_u64(&v1.join("memory.limit_in_bytes")), oom.replace('\n', " "), psi.replace('\n', "; "))
+        let psi =
+            std::fs::read_to_string(device.sandbox.v2.as_ref().unwrap().join("memory.pressure")).unwrap_or_default();
+        format!(
+            "{live} of {} cached apps alive; usage {} of {}; {}; memory.pressure: {}; swaps:\n{swaps}",
+            cached.len(),
+            read_u64(&v1.join("memory.usage_in_bytes")),
+            read_u64(&v1.join("memory.limit_in_bytes")),
+            oom.replace('\n', " "),
+            psi.replace('\n', "; ")
+        )
     };
     let c = &d.status()["data"]["counters"];
-    assert!(c["pressure_events"].as_u64().unwrap() > 0 && c["polls"].as_u64().unwrap() > 0, "a trigger, then polls: {c}\n{}\n{}", state(), d.log());
+    assert!(
+        c["pressure_events"].as_u64().unwrap() > 0 && c["polls"].as_u64().unwrap() > 0,
+        "a trigger, then polls: {c}\n{}\n{}",
+        state(),
+        d.log()
+    );
     assert!(!on_poll.is_empty(), "a kill decided on a poll: {c}\n{}\n{}", state(), d.log());
     for k in &on_poll {
         assert_eq!(k["reason"]["step"], "lmkd", "{k}");
@@ -207,8 +263,15 @@ fn a_trigger_the_kernel_misses_is_raised_from_the_daemons_reads() {
     let psi = memorch_linux::psi::read_required(&pressure).unwrap();
     let c = counters();
     assert!(psi.some.total_us > 5_000, "the apps stalled past the threshold: {psi:?}");
-    assert!(c["pressure_from_reads"].as_u64().unwrap() > 0, "a pressure event raised from the daemon's reads: {c}\n{psi:?}\n{}", d.log());
-    assert!(c["pressure_events"].as_u64().unwrap() >= c["pressure_from_reads"].as_u64().unwrap(), "counted among the pressure events: {c}");
+    assert!(
+        c["pressure_from_reads"].as_u64().unwrap() > 0,
+        "a pressure event raised from the daemon's reads: {c}\n{psi:?}\n{}",
+        d.log()
+    );
+    assert!(
+        c["pressure_events"].as_u64().unwrap() >= c["pressure_from_reads"].as_u64().unwrap(),
+        "counted among the pressure events: {c}"
+    );
     for app in apps.iter_mut() {
         let _ = app.kill();
         let _ = app.wait();

@@ -11,7 +11,8 @@ fn machine_wide_dry_runs_change_nothing() {
     }
     let _lock = testkit::machine_test_lock();
     let read = |p: &str| std::fs::read_to_string(p).unwrap();
-    let (swaps, before) = (testkit::Leftovers::now(), (read("/sys/block/zram0/disksize"), read("/sys/kernel/mm/ksm/pages_to_scan")));
+    let (swaps, before) =
+        (testkit::Leftovers::now(), (read("/sys/block/zram0/disksize"), read("/sys/kernel/mm/ksm/pages_to_scan")));
     let out = ok(&["zram", "setup", "--size", "64", "--algorithm", "lz4", "--dry-run"]);
     assert!(out.starts_with("would set up zram") && out.contains("lz4"), "{out}");
     assert!(fails(&["zram", "setup", "--size", "64", "--algorithm", "zpaq", "--dry-run"]).contains("not offered"));

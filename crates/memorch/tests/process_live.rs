@@ -25,9 +25,12 @@ fn spawn_ksm_children_with_identical_content_get_merged() {
     assert_eq!(std::fs::read_to_string(format!("/proc/{a}/oom_score_adj")).unwrap().trim(), "900");
     let stat = std::fs::read_to_string(format!("/proc/{a}/ksm_stat")).unwrap();
     assert!(stat.contains("ksm_merge_any: yes"), "{stat}");
-    let _ksm = KsmGuard::tune(&SysRoot::live(), &KsmSettings { run: Some(1), pages_to_scan: Some(20_000), sleep_ms: Some(5) }).unwrap();
+    let _ksm =
+        KsmGuard::tune(&SysRoot::live(), &KsmSettings { run: Some(1), pages_to_scan: Some(20_000), sleep_ms: Some(5) })
+            .unwrap();
     let pages = 16 * MIB / 4096;
-    let merged = testkit::wait_for(Duration::from_secs(60), || ksm_merging(a) > pages / 2 && ksm_merging(b) > pages / 2);
+    let merged =
+        testkit::wait_for(Duration::from_secs(60), || ksm_merging(a) > pages / 2 && ksm_merging(b) > pages / 2);
     assert!(merged, "ksmd merged only {} and {} of {pages} pages", ksm_merging(a), ksm_merging(b));
     assert_eq!(ksm_merging(plain), 0, "a process not spawned with --ksm is not merged");
     let v = json(&["ksm", "status", "--domain", &format!("cgroup:{}", sb.path), "--json"]);
@@ -63,12 +66,14 @@ fn kill_returns_a_512_mib_process_memory() {
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-kill"), Some(1 << 30)).unwrap();
     let pid = start_app(&mut sb, &["--anon-mb", "512", "--content", "text"]).id();
     let domain = format!("cgroup:{}", sb.path);
-    let before = json(&["status", "--domain", &domain, "--json", "--top", "0"])["memory"]["used_bytes"].as_u64().unwrap();
+    let before =
+        json(&["status", "--domain", &domain, "--json", "--top", "0"])["memory"]["used_bytes"].as_u64().unwrap();
     let r = json(&["kill", &pid.to_string(), "--domain", &domain, "--reason", "test", "--json"]);
     assert_eq!(r["exited"], true, "{r}");
     assert!(!alive(pid));
     assert!(r["regained_bytes"].as_u64().unwrap() >= 480 * MIB, "{r}");
-    let after = json(&["status", "--domain", &domain, "--json", "--top", "0"])["memory"]["used_bytes"].as_u64().unwrap();
+    let after =
+        json(&["status", "--domain", &domain, "--json", "--top", "0"])["memory"]["used_bytes"].as_u64().unwrap();
     assert!(before - after >= 480 * MIB, "domain used {before} → {after}");
 }
 
@@ -98,7 +103,8 @@ fn reclaim_on_a_v1_domain_frees_memory_and_restores_the_limit() {
     let file = dir.join("data.bin");
     start_app(&mut sb, &["--anon-mb", "4", "--file", file.to_str().unwrap(), "--file-mb", "64"]);
     let limit_file = sb.v1_memory.clone().or(sb.v2.clone()).unwrap();
-    let limit_name = if limit_file.join("memory.limit_in_bytes").exists() { "memory.limit_in_bytes" } else { "memory.max" };
+    let limit_name =
+        if limit_file.join("memory.limit_in_bytes").exists() { "memory.limit_in_bytes" } else { "memory.max" };
     let limit = || std::fs::read_to_string(limit_file.join(limit_name)).unwrap();
     let limit_before = limit();
     let r = json(&["reclaim", "--domain", &format!("cgroup:{}", sb.path), "--bytes", "32M", "--json"]);

@@ -32,7 +32,14 @@ fn as_nobody(script: &str, args: &[&str]) -> Command {
 }
 
 fn python_facility() -> bool {
-    testkit::facility("python3", if std::path::Path::new("/usr/bin/python3").exists() { Ok(()) } else { Err("/usr/bin/python3 is missing (scripts/setup installs it)".into()) })
+    testkit::facility(
+        "python3",
+        if std::path::Path::new("/usr/bin/python3").exists() {
+            Ok(())
+        } else {
+            Err("/usr/bin/python3 is missing (scripts/setup installs it)".into())
+        },
+    )
 }
 
 /// A daemon in dry run on a sandbox, its socket reachable by any uid (its directory too).
@@ -138,7 +145,8 @@ fn only_root_and_controllers_teach_launch_costs() {
     let d = dry_daemon(&sb, &[]);
     const TEACH: &str = "import json, os, socket, sys\ns = socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\ns.sendall((json.dumps({'cmd': 'launched', 'app': 'maps', 'pid': os.getpid(), 'ms': 1, 'cold': True}) + '\\n').encode())\nprint(s.makefile().readline().strip(), flush=True)\n";
     let out = as_nobody(TEACH, &[d.socket.to_str().unwrap()]).output().unwrap();
-    let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&out.stdout)));
+    let answer: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&out.stdout)));
     assert_eq!(answer["ok"], false, "{answer}");
     assert!(answer["error"].as_str().unwrap().contains("may not send launch"), "{answer}");
 }
@@ -153,9 +161,12 @@ fn a_namespace_init_is_never_killed() {
     let mut cmd = Command::new("unshare");
     cmd.args(["--pid", "--fork", "sleep", "300"]).stdin(Stdio::null()).stdout(Stdio::null());
     let holder = sb.spawn(&mut cmd).unwrap().id();
-    let found = testkit::wait_for(Duration::from_secs(10), || std::fs::read_to_string(format!("/proc/{holder}/task/{holder}/children")).is_ok_and(|c| !c.trim().is_empty()));
+    let found = testkit::wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("/proc/{holder}/task/{holder}/children")).is_ok_and(|c| !c.trim().is_empty())
+    });
     assert!(found, "unshare forked its namespace's init");
-    let init: u32 = std::fs::read_to_string(format!("/proc/{holder}/task/{holder}/children")).unwrap().trim().parse().unwrap();
+    let init: u32 =
+        std::fs::read_to_string(format!("/proc/{holder}/task/{holder}/children")).unwrap().trim().parse().unwrap();
     let domain = format!("cgroup:{}", sb.path);
     let err = fails(&["kill", &init.to_string(), "--domain", &domain]);
     assert!(err.contains("init of a PID namespace"), "{err}");
@@ -195,7 +206,8 @@ impl SmallFs {
     fn mount() -> SmallFs {
         let dir = std::env::temp_dir().join(testkit::unique_name("memorch-smallfs"));
         std::fs::create_dir_all(&dir).unwrap();
-        let st = Command::new("mount").args(["-t", "tmpfs", "-o", "size=64m", "memorch-test"]).arg(&dir).status().unwrap();
+        let st =
+            Command::new("mount").args(["-t", "tmpfs", "-o", "size=64m", "memorch-test"]).arg(&dir).status().unwrap();
         assert!(st.success(), "mount a tmpfs");
         SmallFs(dir)
     }

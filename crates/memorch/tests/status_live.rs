@@ -26,13 +26,18 @@ fn sandbox_domain_shows_its_process_limit_and_own_pressure() {
     assert_eq!(v["memory"]["total_bytes"], 512 * MIB, "the domain's limit");
     assert_eq!(v["memory"]["limited"], true);
     let psi_source = v["psi"]["source"].as_str().expect("the group has PSI");
-    assert!(psi_source.ends_with(&format!("{}/memory.pressure", sb.path)), "PSI must be the group's own, got {psi_source}");
+    assert!(
+        psi_source.ends_with(&format!("{}/memory.pressure", sb.path)),
+        "PSI must be the group's own, got {psi_source}"
+    );
     assert_ne!(psi_source, "/proc/pressure/memory");
 
     let procs = v["processes"].as_array().unwrap();
     let p = procs.iter().find(|p| p["pid"] == pid).expect("the app is listed");
     assert_eq!(p["name"], "status-app");
-    let rss = p["rss_anon_bytes"].as_u64().unwrap() + p["rss_file_bytes"].as_u64().unwrap() + p["rss_shmem_bytes"].as_u64().unwrap();
+    let rss = p["rss_anon_bytes"].as_u64().unwrap()
+        + p["rss_file_bytes"].as_u64().unwrap()
+        + p["rss_shmem_bytes"].as_u64().unwrap();
     let truth = status_kib(pid, "VmRSS");
     let diff = rss.abs_diff(truth) as f64 / truth as f64;
     assert!(diff < 0.10, "RSS {rss} vs /proc/{pid}/status {truth}");

@@ -129,7 +129,8 @@ impl SmallFs {
         let dir = std::env::temp_dir().join(testkit::unique_name("memorch-smallfs"));
         std::fs::create_dir_all(&dir).unwrap();
         let c = |s: &str| std::ffi::CString::new(s).unwrap();
-        let (src, target, fstype, opts) = (c("memorch-test"), c(dir.to_str().unwrap()), c("tmpfs"), c(&format!("size={mib}m")));
+        let (src, target, fstype, opts) =
+            (c("memorch-test"), c(dir.to_str().unwrap()), c("tmpfs"), c(&format!("size={mib}m")));
         // SAFETY: mounting a tmpfs on a directory we just made.
         let r = unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, opts.as_ptr().cast()) };
         assert_eq!(r, 0, "mount tmpfs: {}", std::io::Error::last_os_error());

@@ -30,7 +30,8 @@ impl Answer {
     }
 
     pub fn line(&self) -> String {
-        let mut s = serde_json::to_string(self).unwrap_or_else(|_| "{\"ok\":false,\"error\":\"unprintable answer\"}".into());
+        let mut s =
+            serde_json::to_string(self).unwrap_or_else(|_| "{\"ok\":false,\"error\":\"unprintable answer\"}".into());
         s.push('\n');
         s
     }
@@ -40,7 +41,8 @@ impl Answer {
         if !self.ok {
             return Err(self.error.unwrap_or_else(|| "refused, no reason given".into()));
         }
-        serde_json::from_value(self.data.unwrap_or(serde_json::Value::Null)).map_err(|e| format!("unexpected answer: {e}"))
+        serde_json::from_value(self.data.unwrap_or(serde_json::Value::Null))
+            .map_err(|e| format!("unexpected answer: {e}"))
     }
 }
 

@@ -41,7 +41,8 @@ impl Client {
     }
 
     fn connect(&self) -> Result<UnixStream, ClientError> {
-        let s = UnixStream::connect(&self.socket).map_err(|source| ClientError::Connect { socket: self.socket.clone(), source })?;
+        let s = UnixStream::connect(&self.socket)
+            .map_err(|source| ClientError::Connect { socket: self.socket.clone(), source })?;
         s.set_read_timeout(Some(self.timeout)).map_err(|source| self.io(source))?;
         Ok(s)
     }
@@ -61,7 +62,11 @@ impl Client {
         s.write_all(line.as_bytes()).and_then(|_| s.write_all(b"\n")).map_err(|e| self.io(e))?;
         let mut answer = String::new();
         BufReader::new(s).read_line(&mut answer).map_err(|e| self.io(e))?;
-        serde_json::from_str(&answer).map_err(|e| ClientError::Answer { socket: self.socket.clone(), line: answer.clone(), detail: e.to_string() })
+        serde_json::from_str(&answer).map_err(|e| ClientError::Answer {
+            socket: self.socket.clone(),
+            line: answer.clone(),
+            detail: e.to_string(),
+        })
     }
 
     /// A request that must succeed, its data as `T`.
@@ -91,7 +96,11 @@ impl Client {
         let mut r = BufReader::new(s);
         let mut first = String::new();
         r.read_line(&mut first).map_err(|e| self.io(e))?;
-        let a: Answer = serde_json::from_str(&first).map_err(|e| ClientError::Answer { socket: self.socket.clone(), line: first.clone(), detail: e.to_string() })?;
+        let a: Answer = serde_json::from_str(&first).map_err(|e| ClientError::Answer {
+            socket: self.socket.clone(),
+            line: first.clone(),
+            detail: e.to_string(),
+        })?;
         if !a.ok {
             return Err(ClientError::Refused(a.error.unwrap_or_default()));
         }

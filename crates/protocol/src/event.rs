@@ -63,7 +63,9 @@ impl ActionEvent {
     /// The pids of a kill carried out.
     pub fn killed(&self) -> Vec<u32> {
         match &self.action.kind {
-            memorch_core::engine::ActionKind::Kill { victims, .. } if self.done => victims.iter().map(|v| v.pid).collect(),
+            memorch_core::engine::ActionKind::Kill { victims, .. } if self.done => {
+                victims.iter().map(|v| v.pid).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -72,7 +74,11 @@ impl ActionEvent {
     pub fn compacted_anon(&self) -> Option<u32> {
         use memorch_core::engine::{ActionKind, CompactScope};
         match &self.action.kind {
-            ActionKind::Compact { pid, scope: CompactScope::Anon | CompactScope::All, .. } if self.done && self.bytes > 0 => Some(*pid),
+            ActionKind::Compact { pid, scope: CompactScope::Anon | CompactScope::All, .. }
+                if self.done && self.bytes > 0 =>
+            {
+                Some(*pid)
+            }
             _ => None,
         }
     }
@@ -105,8 +111,20 @@ mod tests {
             ActionKind::SwapGrow { bytes: 128 << 20 },
             ActionKind::SwapShrink,
             ActionKind::SwapDropCold { path: "/var/lib/memorch/swap/memorch-swap-3.swap".into() },
-            ActionKind::Compact { pid: 5, app: "a".into(), scope: memorch_core::engine::CompactScope::Anon, max_pages: Some(3), to_storage: false },
-            ActionKind::Compact { pid: 5, app: "a".into(), scope: memorch_core::engine::CompactScope::Anon, max_pages: Some(3), to_storage: true },
+            ActionKind::Compact {
+                pid: 5,
+                app: "a".into(),
+                scope: memorch_core::engine::CompactScope::Anon,
+                max_pages: Some(3),
+                to_storage: false,
+            },
+            ActionKind::Compact {
+                pid: 5,
+                app: "a".into(),
+                scope: memorch_core::engine::CompactScope::Anon,
+                max_pages: Some(3),
+                to_storage: true,
+            },
             ActionKind::Prefetch { pid: 5, app: "a".into(), max_pages: 3 },
             ActionKind::ReadAhead { pid: 5, app: "a".into(), max_pages: 3 },
             ActionKind::Writeback { pid: 5, app: "a".into(), max_pages: 3 },
@@ -116,7 +134,16 @@ mod tests {
             ActionKind::Shield { pid: 5 },
             ActionKind::Unshield { pid: 5 },
             ActionKind::Trim { level: TrimLevel::Moderate, pid: Some(5) },
-            ActionKind::Kill { victims: vec![memorch_core::engine::Victim { pid: 5, app: "a".into(), class: Class::Cached, freeable_bytes: 9 }], target_bytes: 8, min_class: Class::Cached },
+            ActionKind::Kill {
+                victims: vec![memorch_core::engine::Victim {
+                    pid: 5,
+                    app: "a".into(),
+                    class: Class::Cached,
+                    freeable_bytes: 9,
+                }],
+                target_bytes: 8,
+                min_class: Class::Cached,
+            },
             ActionKind::Nothing,
         ];
         for kind in kinds {

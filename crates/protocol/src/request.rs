@@ -12,7 +12,10 @@ pub const MAX_LAUNCH_MS: u64 = 600_000;
 #[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Request {
     /// A process changed class (as a launcher or activity manager would say).
-    State { pid: u32, class: String },
+    State {
+        pid: u32,
+        class: String,
+    },
     /// An app is about to launch.
     Launch {
         app: String,
@@ -20,11 +23,20 @@ pub enum Request {
         expect_mb: Option<u64>,
     },
     /// An app finished launching.
-    Launched { app: String, pid: u32, ms: u64, cold: bool },
+    Launched {
+        app: String,
+        pid: u32,
+        ms: u64,
+        cold: bool,
+    },
     Home {},
-    Screen { on: bool },
+    Screen {
+        on: bool,
+    },
     Status {},
-    Explain { pid: u32 },
+    Explain {
+        pid: u32,
+    },
     /// Follow actions as they happen (the connection then only receives).
     Events {},
     /// Prometheus text format.
@@ -65,8 +77,12 @@ pub fn parse(line: &str) -> Result<Request, String> {
         Request::Launch { app, .. } | Request::Launched { app, .. } if app.is_empty() || app.len() > 256 => {
             return Err("app must be 1 to 256 bytes".into());
         }
-        Request::Launch { expect_mb: Some(mb), .. } if *mb == 0 || *mb > 1 << 20 => return Err(format!("expect_mb {mb} is out of range (1..=1048576)")),
-        Request::Launched { ms, .. } if *ms == 0 || *ms > MAX_LAUNCH_MS => return Err(format!("ms {ms} is out of range (1..={MAX_LAUNCH_MS}): a launch takes time, and not hours")),
+        Request::Launch { expect_mb: Some(mb), .. } if *mb == 0 || *mb > 1 << 20 => {
+            return Err(format!("expect_mb {mb} is out of range (1..=1048576)"))
+        }
+        Request::Launched { ms, .. } if *ms == 0 || *ms > MAX_LAUNCH_MS => {
+            return Err(format!("ms {ms} is out of range (1..={MAX_LAUNCH_MS}): a launch takes time, and not hours"))
+        }
         _ => {}
     }
     Ok(req)
@@ -78,10 +94,22 @@ mod tests {
 
     #[test]
     fn parses_every_command() {
-        assert_eq!(parse(r#"{"cmd":"state","pid":5,"class":"cached"}"#), Ok(Request::State { pid: 5, class: "cached".into() }));
-        assert_eq!(parse(r#"{"cmd":"launch","app":"maps","expect_mb":120}"#), Ok(Request::Launch { app: "maps".into(), expect_mb: Some(120) }));
-        assert_eq!(parse(r#"{"cmd":"launch","app":"maps"}"#), Ok(Request::Launch { app: "maps".into(), expect_mb: None }));
-        assert_eq!(parse(r#"{"cmd":"launched","app":"maps","pid":9,"ms":800,"cold":true}"#).unwrap(), Request::Launched { app: "maps".into(), pid: 9, ms: 800, cold: true });
+        assert_eq!(
+            parse(r#"{"cmd":"state","pid":5,"class":"cached"}"#),
+            Ok(Request::State { pid: 5, class: "cached".into() })
+        );
+        assert_eq!(
+            parse(r#"{"cmd":"launch","app":"maps","expect_mb":120}"#),
+            Ok(Request::Launch { app: "maps".into(), expect_mb: Some(120) })
+        );
+        assert_eq!(
+            parse(r#"{"cmd":"launch","app":"maps"}"#),
+            Ok(Request::Launch { app: "maps".into(), expect_mb: None })
+        );
+        assert_eq!(
+            parse(r#"{"cmd":"launched","app":"maps","pid":9,"ms":800,"cold":true}"#).unwrap(),
+            Request::Launched { app: "maps".into(), pid: 9, ms: 800, cold: true }
+        );
         assert_eq!(parse(r#"{"cmd":"home"}"#), Ok(Request::Home {}));
         assert_eq!(parse(r#"{"cmd":"screen","on":false}"#), Ok(Request::Screen { on: false }));
         for c in ["status", "events", "metrics", "trim", "margins"] {

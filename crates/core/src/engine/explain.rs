@@ -27,17 +27,23 @@ impl Engine {
         let app = apps.iter().find(|a| a.pid == pid)?;
         let ratio = zram_ratio(snapshot);
         let stats = &self.state.stats;
-        let mut order: Vec<Candidate> = apps.iter().filter(|a| a.actionable()).map(|a| Candidate::new(a, stats, ratio)).collect();
+        let mut order: Vec<Candidate> =
+            apps.iter().filter(|a| a.actionable()).map(|a| Candidate::new(a, stats, ratio)).collect();
         victims::order(&mut order, self.preset.kill.order);
         let kill_rank = order.iter().position(|c| c.pid == pid).map(|r| r + 1);
         let me = Candidate::new(app, stats, ratio);
         let summary = if app.protected {
-            "protected: memorch, an ancestor of it, the init of a PID namespace, or a name in [apps] protected".to_string()
+            "protected: memorch, an ancestor of it, the init of a PID namespace, or a name in [apps] protected"
+                .to_string()
         } else if app.class.is_protected() {
             "a system process (oom_score_adj < 0): never acted on".to_string()
         } else {
             match kill_rank {
-                Some(r) => format!("{r} of {} in the kill order (least important class first, then {:?})", order.len(), self.preset.kill.order),
+                Some(r) => format!(
+                    "{r} of {} in the kill order (least important class first, then {:?})",
+                    order.len(),
+                    self.preset.kill.order
+                ),
                 None => "not a candidate".into(),
             }
         };

@@ -89,7 +89,11 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
             _ => {}
         }
     }
-    if state.launch_in_flight.as_ref().is_some_and(|(_, since)| input.now_ms.saturating_sub(*since) > super::preset::LAUNCH_IN_FLIGHT_MAX_MS) {
+    if state
+        .launch_in_flight
+        .as_ref()
+        .is_some_and(|(_, since)| input.now_ms.saturating_sub(*since) > super::preset::LAUNCH_IN_FLIGHT_MAX_MS)
+    {
         state.launch_in_flight = None;
     }
     observe_deaths(state, input.events);
@@ -106,7 +110,9 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     state.keep_pids(|pid| alive(&pid));
     state.dry.retain(|_, at| input.now_ms.saturating_sub(*at) < super::learn::DRY_MS);
     // In front or visible now: brought there by this input's events, or so in its classes.
-    state.in_front.retain(|pid| brought.contains(pid) || input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible));
+    state.in_front.retain(|pid| {
+        brought.contains(pid) || input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible)
+    });
     watch_refaults(state, preset, input);
     if let Some(psi) = input.snapshot.psi.get() {
         state.note_stall(input.now_ms, psi.some.total_us);
@@ -165,7 +171,10 @@ fn watch_refaults(state: &mut State, preset: &Preset, input: &Input) {
         let expired = input.now_ms.saturating_sub(c.at_ms) >= REFAULT_WINDOW_MS;
         if soon_back || expired {
             state.stats.entry(&c.app).observe_refault(moved, c.came_back.min(moved));
-            let step = state.step_pages.entry(c.app.clone()).or_insert(preset.compaction.as_ref().map_or(32, |c| c.step_pages));
+            let step = state
+                .step_pages
+                .entry(c.app.clone())
+                .or_insert(preset.compaction.as_ref().map_or(32, |c| c.step_pages));
             if soon_back {
                 *step = (*step / 2).max(min_step);
             } else if moved >= *step * PAGE / 2 {

@@ -34,7 +34,14 @@ pub struct Observed {
 
 /// Events a launcher or session manager sends; any of them turns inference off.
 fn from_launcher(e: &Event) -> bool {
-    matches!(e, Event::AppState { .. } | Event::LaunchIntent { .. } | Event::Launched { .. } | Event::Home | Event::Screen { .. })
+    matches!(
+        e,
+        Event::AppState { .. }
+            | Event::LaunchIntent { .. }
+            | Event::Launched { .. }
+            | Event::Home
+            | Event::Screen { .. }
+    )
 }
 
 impl Observed {
@@ -57,7 +64,11 @@ impl Observed {
         // see the first app in front as a switch and run the home step at start.
         let first_look = !self.learned;
         let mut out = Vec::new();
-        let front = apps.iter().filter(|a| a.class == Class::Foreground && a.actionable()).max_by_key(|a| (self.classes.get(&a.pid) != Some(&Class::Foreground), u64::MAX - a.age_ms)).map(|a| a.pid);
+        let front = apps
+            .iter()
+            .filter(|a| a.class == Class::Foreground && a.actionable())
+            .max_by_key(|a| (self.classes.get(&a.pid) != Some(&Class::Foreground), u64::MAX - a.age_ms))
+            .map(|a| a.pid);
         for a in apps.iter().filter(|a| a.actionable()) {
             let before = self.classes.get(&a.pid).copied();
             if before != Some(a.class) && (before.is_some() || a.class == Class::Foreground) && !first_look {
@@ -113,7 +124,10 @@ mod tests {
     #[test]
     fn a_switch_is_seen_from_classes_and_passes_home() {
         let mut o = Observed::default();
-        assert!(o.infer(0, &[app(1, Class::Foreground), app(2, Class::Cached)], &[]).is_empty(), "the first look only learns");
+        assert!(
+            o.infer(0, &[app(1, Class::Foreground), app(2, Class::Cached)], &[]).is_empty(),
+            "the first look only learns"
+        );
         // The activity manager rewrote the classes: 2 in front, 1 previous.
         let e = o.infer(1000, &[app(1, Class::Previous), app(2, Class::Foreground)], &[]);
         assert_eq!(e[0], Event::Home);
@@ -123,7 +137,10 @@ mod tests {
         let e = o.infer(2000, &[app(1, Class::Cached), app(2, Class::Previous), app(3, Class::Foreground)], &[]);
         assert_eq!(e[0], Event::Home);
         assert!(e.contains(&Event::AppState { pid: 3, class: Class::Foreground }));
-        assert!(o.infer(2500, &[app(1, Class::Cached), app(2, Class::Previous), app(3, Class::Foreground)], &[]).is_empty(), "nothing changed");
+        assert!(
+            o.infer(2500, &[app(1, Class::Cached), app(2, Class::Previous), app(3, Class::Foreground)], &[]).is_empty(),
+            "nothing changed"
+        );
     }
 
     /// A daemon that looks before its apps exist (started first, its first look some
@@ -133,7 +150,11 @@ mod tests {
         let mut o = Observed::default();
         assert!(o.infer(3, &[], &[]).is_empty());
         assert!(o.infer(250, &[app(1, Class::Foreground), app(2, Class::Cached)], &[]).is_empty(), "learned");
-        assert_eq!(o.infer(1000, &[app(1, Class::Previous), app(2, Class::Foreground)], &[])[0], Event::Home, "then a switch is one");
+        assert_eq!(
+            o.infer(1000, &[app(1, Class::Previous), app(2, Class::Foreground)], &[])[0],
+            Event::Home,
+            "then a switch is one"
+        );
     }
 
     #[test]
@@ -154,6 +175,9 @@ mod tests {
         o.infer(0, &[app(1, Class::Foreground)], &[]);
         assert!(o.infer(10, &[app(1, Class::Cached), app(2, Class::Foreground)], &[Event::Home]).is_empty());
         assert!(o.told);
-        assert!(o.infer(IDLE_AFTER_MS * 2, &[app(2, Class::Cached), app(1, Class::Foreground)], &[]).is_empty(), "told once, told for good");
+        assert!(
+            o.infer(IDLE_AFTER_MS * 2, &[app(2, Class::Cached), app(1, Class::Foreground)], &[]).is_empty(),
+            "told once, told for good"
+        );
     }
 }

@@ -72,14 +72,20 @@ impl Engine {
                 // held in shared memory, say), or was refused: asking again each decision
                 // would walk the app's page map (or be refused) for nothing, so not again
                 // until it comes back to the front.
-                ActionKind::Prefetch { pid, max_pages, .. } if o.failed || o.bytes.is_some_and(|read| (read as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) => {
+                ActionKind::Prefetch { pid, max_pages, .. }
+                    if o.failed
+                        || o.bytes.is_some_and(|read| (read as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) =>
+                {
                     let stint = self.state.stint(*pid);
                     self.state.read_back_dry.insert(*pid, stint);
                 }
                 // Likewise a writeback that found little of the app in zram (its swap is in
                 // storage already, or where reading its memory does not reach), or was
                 // refused (zram's swap type not known, no file to be made).
-                ActionKind::Writeback { pid, max_pages, .. } if o.failed || o.bytes.is_some_and(|moved| (moved as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) => {
+                ActionKind::Writeback { pid, max_pages, .. }
+                    if o.failed
+                        || o.bytes.is_some_and(|moved| (moved as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) =>
+                {
                     let stint = self.state.stint(*pid);
                     self.state.writeback_dry.insert(*pid, stint);
                 }
@@ -92,7 +98,14 @@ impl Engine {
                     let before = seen.map_or(0, |a| a.swap_bytes);
                     let refaults_before = seen.and_then(|a| a.anon_refaults);
                     if matches!(scope, CompactScope::Anon | CompactScope::All) {
-                        self.state.compacted.entry(*pid).or_insert(Compacted { app: app.clone(), at_ms: now, swap_before: before, swap_peak: before, came_back: 0, refaults_before });
+                        self.state.compacted.entry(*pid).or_insert(Compacted {
+                            app: app.clone(),
+                            at_ms: now,
+                            swap_before: before,
+                            swap_peak: before,
+                            came_back: 0,
+                            refaults_before,
+                        });
                     }
                     if max_pages.is_none() {
                         self.state.whole.insert(*pid, now);
@@ -118,8 +131,14 @@ impl Engine {
                     self.state.ksm_running = *run;
                     // KSM's trial counts ksmd's passes and what it merged from its first run.
                     let trial = self.preset.ksm.as_ref().is_some_and(KsmPolicy::has_trial);
-                    if let (true, true, None, crate::Facility::Available(k)) = (*run, trial, self.state.ksm_trial, &input.snapshot.ksm) {
-                        self.state.ksm_trial = Some(KsmTrial { scans_from: k.full_scans, saved_from: App::ksm_merged_total(input.apps), off_since_ms: None });
+                    if let (true, true, None, crate::Facility::Available(k)) =
+                        (*run, trial, self.state.ksm_trial, &input.snapshot.ksm)
+                    {
+                        self.state.ksm_trial = Some(KsmTrial {
+                            scans_from: k.full_scans,
+                            saved_from: App::ksm_merged_total(input.apps),
+                            off_since_ms: None,
+                        });
                     }
                 }
                 _ => {}

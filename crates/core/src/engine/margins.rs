@@ -22,12 +22,17 @@ impl Margins {
         let frac = |f: f64| (total_bytes as f64 * f) as u64;
         match &preset.detection {
             Detection::None => Margins { critical_bytes: 0, moderate_bytes: 0 },
-            Detection::Bands(b) => Margins { critical_bytes: frac(b.critical_available_frac), moderate_bytes: frac(b.low_available_frac) },
-            Detection::Psi(l) => Margins { critical_bytes: frac(l.wmark_min_frac), moderate_bytes: frac(l.wmark_high_frac) },
+            Detection::Bands(b) => {
+                Margins { critical_bytes: frac(b.critical_available_frac), moderate_bytes: frac(b.low_available_frac) }
+            }
+            Detection::Psi(l) => {
+                Margins { critical_bytes: frac(l.wmark_min_frac), moderate_bytes: frac(l.wmark_high_frac) }
+            }
             Detection::Minfree(m) => {
                 let levels = m.scaled(total_bytes);
                 let first_kill = levels.iter().map(|(_, b)| *b).max().unwrap_or(0);
-                let slight = preset.compaction.as_ref().map_or(0, |c| m.scale(c.slight_pressure_pages_at_1gib, total_bytes));
+                let slight =
+                    preset.compaction.as_ref().map_or(0, |c| m.scale(c.slight_pressure_pages_at_1gib, total_bytes));
                 Margins { critical_bytes: first_kill, moderate_bytes: slight.max(first_kill) }
             }
         }
@@ -107,6 +112,10 @@ mod tests {
         assert_eq!(m.trim_level(m.critical_bytes + 1), Some(TrimLevel::Critical), "before the kill margin");
         assert_eq!(m.reclaim_target(m.moderate_bytes - 5), 5);
         assert_eq!(m.reclaim_target(m.moderate_bytes + 5), 0);
-        assert_eq!(Margins::of(&Preset::by_name("kernel").unwrap(), total).trim_level(0), None, "no margins, no notices");
+        assert_eq!(
+            Margins::of(&Preset::by_name("kernel").unwrap(), total).trim_level(0),
+            None,
+            "no margins, no notices"
+        );
     }
 }

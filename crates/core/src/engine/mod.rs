@@ -19,8 +19,8 @@ pub mod stats;
 pub mod victims;
 pub mod wake;
 
-pub use model::{Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, Victim};
 pub use learn::Outcome;
+pub use model::{Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, Victim};
 pub use preset::Preset;
 pub use stats::{AppStats, Stats};
 
@@ -42,7 +42,8 @@ pub struct Input<'a> {
 /// deaths of victims since. Its apps are the last full look's, so only kill decisions are
 /// taken on it and nothing is learned from the apps.
 pub fn is_poll(events: &[Event]) -> bool {
-    events.iter().any(|e| matches!(e, Event::Poll)) && events.iter().all(|e| matches!(e, Event::Poll | Event::VictimGone { .. }))
+    events.iter().any(|e| matches!(e, Event::Poll))
+        && events.iter().all(|e| matches!(e, Event::Poll | Event::VictimGone { .. }))
 }
 
 impl Input<'_> {
@@ -340,7 +341,10 @@ impl Engine {
         let mut ctx = ladder::Ctx::new(input, &self.preset, &mut self.state);
         ladder::run(&mut ctx);
         let actions = ctx.finish();
-        debug_assert!(actions.iter().flat_map(Action::pids).all(|p| input.apps.iter().any(|a| a.pid == p && a.actionable())));
+        debug_assert!(actions
+            .iter()
+            .flat_map(Action::pids)
+            .all(|p| input.apps.iter().any(|a| a.pid == p && a.actionable())));
         actions
     }
 }

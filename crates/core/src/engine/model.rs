@@ -107,18 +107,35 @@ pub enum PressureLevel {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A PSI trigger fired.
-    Pressure { level: PressureLevel },
+    Pressure {
+        level: PressureLevel,
+    },
     /// A launcher or session manager says an app changed class.
-    AppState { pid: u32, class: Class },
+    AppState {
+        pid: u32,
+        class: Class,
+    },
     /// An app is about to launch; `expected_bytes` is the caller's estimate of its peak.
-    LaunchIntent { app: String, expected_bytes: Option<u64> },
+    LaunchIntent {
+        app: String,
+        expected_bytes: Option<u64>,
+    },
     /// An app finished launching.
-    Launched { app: String, pid: u32, ms: u64, cold: bool },
+    Launched {
+        app: String,
+        pid: u32,
+        ms: u64,
+        cold: bool,
+    },
     /// A victim of a kill is gone and its memory is back (its pidfd said so).
-    VictimGone { pid: u32 },
+    VictimGone {
+        pid: u32,
+    },
     /// The home screen (launcher) came to the front: between apps.
     Home,
-    Screen { on: bool },
+    Screen {
+        on: bool,
+    },
     /// The periodic tick.
     Timer,
     /// A look between ticks while pressure lasts (lmkd's polling after a PSI trigger): memory
@@ -169,7 +186,11 @@ pub enum ActionKind {
         bytes: u64,
     },
     /// Run or stop ksmd at this pace.
-    Ksm { run: bool, pages_to_scan: u64, sleep_ms: u64 },
+    Ksm {
+        run: bool,
+        pages_to_scan: u64,
+        sleep_ms: u64,
+    },
     /// Add a storage swap file of this size (JSON `file_bytes`, as `Reclaim`'s).
     SwapGrow {
         #[serde(rename = "file_bytes", alias = "bytes")]
@@ -180,28 +201,57 @@ pub enum ActionKind {
     /// Remove this storage file made for an unlikely app's squeeze, which holds little now
     /// (its app came back or went): above zram in priority, its free room would take any
     /// page the kernel swaps out next, ahead of zram. What it still holds is read back in.
-    SwapDropCold { path: String },
-    Freeze { pid: u32 },
-    Thaw { pid: u32 },
+    SwapDropCold {
+        path: String,
+    },
+    Freeze {
+        pid: u32,
+    },
+    Thaw {
+        pid: u32,
+    },
     /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0).
-    Shield { pid: u32 },
+    Shield {
+        pid: u32,
+    },
     /// Give the app's group its domain's swappiness back.
-    Unshield { pid: u32 },
+    Unshield {
+        pid: u32,
+    },
     /// Move up to `max_pages` of the app's pages in zram to a storage swap file made for them
     /// above zram in priority (zram's writeback, from user space): zram's pool shrinks by
     /// what they took.
-    Writeback { pid: u32, app: String, max_pages: u64 },
+    Writeback {
+        pid: u32,
+        app: String,
+        max_pages: u64,
+    },
     /// Read up to `max_pages` of the app's swapped-out pages back ahead of its touching them
     /// (`process_madvise(MADV_WILLNEED)`: into the swap cache, so its touch is a minor fault).
-    Prefetch { pid: u32, app: String, max_pages: u64 },
+    Prefetch {
+        pid: u32,
+        app: String,
+        max_pages: u64,
+    },
     /// Ask for up to `max_pages` of the app's pages on storage swap all at once, without
     /// waiting for them (`process_madvise(MADV_WILLNEED)`): the device reads them together
     /// while the app's return touches them, rather than one touch at a time.
-    ReadAhead { pid: u32, app: String, max_pages: u64 },
+    ReadAhead {
+        pid: u32,
+        app: String,
+        max_pages: u64,
+    },
     /// Tell apps that listen to give memory back (`pid`: only that app; else all of them).
-    Trim { level: super::margins::TrimLevel, pid: Option<u32> },
+    Trim {
+        level: super::margins::TrimLevel,
+        pid: Option<u32>,
+    },
     /// Kill these apps at once; `min_class` is the most important class the step allowed.
-    Kill { victims: Vec<Victim>, target_bytes: u64, min_class: Class },
+    Kill {
+        victims: Vec<Victim>,
+        target_bytes: u64,
+        min_class: Class,
+    },
     /// Nothing to do (the reason says why not).
     Nothing,
 }
@@ -290,7 +340,14 @@ impl Action {
     /// Every pid this action touches.
     pub fn pids(&self) -> Vec<u32> {
         match &self.kind {
-            ActionKind::Compact { pid, .. } | ActionKind::Freeze { pid } | ActionKind::Thaw { pid } | ActionKind::Shield { pid } | ActionKind::Unshield { pid } | ActionKind::Prefetch { pid, .. } | ActionKind::ReadAhead { pid, .. } | ActionKind::Writeback { pid, .. } => vec![*pid],
+            ActionKind::Compact { pid, .. }
+            | ActionKind::Freeze { pid }
+            | ActionKind::Thaw { pid }
+            | ActionKind::Shield { pid }
+            | ActionKind::Unshield { pid }
+            | ActionKind::Prefetch { pid, .. }
+            | ActionKind::ReadAhead { pid, .. }
+            | ActionKind::Writeback { pid, .. } => vec![*pid],
             ActionKind::Kill { victims, .. } => victims.iter().map(|v| v.pid).collect(),
             _ => Vec::new(),
         }

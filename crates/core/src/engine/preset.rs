@@ -614,7 +614,8 @@ pub const NAMES: [&str; 8] = ["kernel", "lmk-classic", "compcache", "thesis", "l
 
 /// The papers' baselines, each a manager of its own, so that each paper's comparison is
 /// re-run against what it compared with (docs/presets.md, docs/results.md).
-pub const BASELINES: [&str; 7] = ["android-4.4", "swam-zram", "swam-nand", "swam-zram-nand", "meego-mmc", "meego-zram", "meego-zram-mmc"];
+pub const BASELINES: [&str; 7] =
+    ["android-4.4", "swam-zram", "swam-nand", "swam-zram-nand", "meego-mmc", "meego-zram", "meego-zram-mmc"];
 
 fn no_swap() -> SwapPolicy {
     SwapPolicy {
@@ -671,7 +672,18 @@ impl KillPolicy {
     /// How and whom to kill, with none of memorch's optional behaviours (each a switch,
     /// docs/presets.md): what every paper's preset and Android's daemons do.
     fn plain(mode: KillMode, order: VictimOrder) -> KillPolicy {
-        KillPolicy { mode, order, forget_after_switches: None, forget_below_session_share: None, when_swap_full: false, when_read_back_churns: false, churn_kills_largest: false, return_by_sessions: false, next_session_learned: false, return_by_popularity: false }
+        KillPolicy {
+            mode,
+            order,
+            forget_after_switches: None,
+            forget_below_session_share: None,
+            when_swap_full: false,
+            when_read_back_churns: false,
+            churn_kills_largest: false,
+            return_by_sessions: false,
+            next_session_learned: false,
+            return_by_popularity: false,
+        }
     }
 }
 
@@ -835,7 +847,8 @@ fn kernel() -> Preset {
 fn lmk_classic() -> Preset {
     Preset {
         name: "lmk-classic".into(),
-        summary: "Android's in-kernel LMK: minfree table per class, one victim per trigger, no swap (thesis §2.6)".into(),
+        summary: "Android's in-kernel LMK: minfree table per class, one victim per trigger, no swap (thesis §2.6)"
+            .into(),
         detection: Detection::Minfree(Minfree::thesis()),
         compaction: None,
         ksm: None,
@@ -858,7 +871,8 @@ fn lmk_classic() -> Preset {
 fn compcache() -> Preset {
     Preset {
         name: "compcache".into(),
-        summary: "lmk-classic over zram of 25 % of RAM, the kernel LRU choosing pages (thesis §2.4, MeeGo compcache)".into(),
+        summary: "lmk-classic over zram of 25 % of RAM, the kernel LRU choosing pages (thesis §2.4, MeeGo compcache)"
+            .into(),
         detection: Detection::Minfree(Minfree::thesis()),
         compaction: None,
         ksm: None,

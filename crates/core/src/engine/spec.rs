@@ -198,16 +198,23 @@ impl Preset {
             Some((n, o)) => (n, Some(o)),
             None => (spec, None),
         };
-        let mut p = Preset::by_name(name).ok_or_else(|| format!("no preset '{name}': choose one of {} (or a paper's baseline: {})", NAMES.join(", "), BASELINES.join(", ")))?;
+        let mut p = Preset::by_name(name).ok_or_else(|| {
+            format!(
+                "no preset '{name}': choose one of {} (or a paper's baseline: {})",
+                NAMES.join(", "),
+                BASELINES.join(", ")
+            )
+        })?;
         let Some(overrides) = overrides else { return Ok(p) };
         if overrides.trim().is_empty() {
-            return Err(format!("'{spec}': nothing after ':' (give key=value,…; 'memorch presets show {name}' lists the keys)"));
+            return Err(format!(
+                "'{spec}': nothing after ':' (give key=value,…; 'memorch presets show {name}' lists the keys)"
+            ));
         }
         for item in overrides.split(',') {
-            let (key, value) = item
-                .split_once('=')
-                .map(|(k, v)| (k.trim(), v.trim()))
-                .ok_or_else(|| format!("'{item}' in '{spec}': write key=value ('memorch presets show {name}' lists the keys)"))?;
+            let (key, value) = item.split_once('=').map(|(k, v)| (k.trim(), v.trim())).ok_or_else(|| {
+                format!("'{item}' in '{spec}': write key=value ('memorch presets show {name}' lists the keys)")
+            })?;
             match SWITCHES.iter().find(|s| s.key == key) {
                 Some(s) => apply_switch(&mut p, s, value)?,
                 None => apply_parameter(&mut p, key, value)?,
@@ -258,7 +265,8 @@ fn apply_parameter(p: &mut Preset, key: &str, value: &str) -> Result<(), String>
         ));
     }
     let mut v = serde_json::to_value(&*p).map_err(|e| e.to_string())?;
-    let slot = key.split('.').try_fold(&mut v, |node, part| node.get_mut(part)).ok_or_else(|| format!("'{key}' not found"))?;
+    let slot =
+        key.split('.').try_fold(&mut v, |node, part| node.get_mut(part)).ok_or_else(|| format!("'{key}' not found"))?;
     // A yes/no parameter takes the words a step takes (`prefetch_whole=off`, as `whole=off`);
     // else JSON where it parses (numbers, true, null, "…"), else the text as a string (a
     // class name).
@@ -347,7 +355,10 @@ mod tests {
         assert!(Preset::from_spec("lmkd:home=on").unwrap_err().contains("no such step"));
         // Forgetting acts where memory is freed in proportion: not in lmkd, which compresses nothing.
         assert!(Preset::from_spec("lmkd:forget=on").unwrap_err().contains("no such step"));
-        assert_eq!(Preset::from_spec("memorch:forget=on").unwrap().kill.forget_after_switches, Some(super::super::victims::FORGET_AFTER_SWITCHES));
+        assert_eq!(
+            Preset::from_spec("memorch:forget=on").unwrap().kill.forget_after_switches,
+            Some(super::super::victims::FORGET_AFTER_SWITCHES)
+        );
         // Killing at the low band on full swap belongs to the bands' batch killer: memorch's.
         assert!(Preset::from_spec("memorch:swap_full=on").unwrap().kill.when_swap_full);
         assert!(Preset::from_spec("lmkd:swap_full=on").unwrap_err().contains("no such step"));
@@ -372,7 +383,9 @@ mod tests {
         // A yes/no parameter takes on/off as a step does; a number does not.
         assert!(!Preset::from_spec("memorch:prefetch_whole=off").unwrap().prefetch_whole);
         assert!(Preset::from_spec("memorch:prefetch_whole=false,prefetch_whole=on").unwrap().prefetch_whole);
-        assert!(Preset::from_spec("memorch:compaction.step_pages=off").unwrap_err().contains("compaction.step_pages=off"));
+        assert!(Preset::from_spec("memorch:compaction.step_pages=off")
+            .unwrap_err()
+            .contains("compaction.step_pages=off"));
     }
 
     #[test]
@@ -383,7 +396,10 @@ mod tests {
             let e = Preset::from_spec(&format!("memorch:compaction.max_share={bad}")).unwrap_err();
             assert!(e.contains(&format!("compaction.max_share={bad}")) && e.contains("at most 1"), "{e}");
         }
-        assert_eq!(Preset::by_name("memorch").unwrap().compaction.unwrap().max_share, super::super::ladder::shrink::MAX_SHARE);
+        assert_eq!(
+            Preset::by_name("memorch").unwrap().compaction.unwrap().max_share,
+            super::super::ladder::shrink::MAX_SHARE
+        );
     }
 
     #[test]
@@ -398,7 +414,11 @@ mod tests {
     #[test]
     fn swap_read_ahead_is_what_the_kernel_takes() {
         for preset in NAMES {
-            assert_eq!(Preset::by_name(preset).unwrap().swap.page_cluster, None, "{preset} leaves the machine's read-ahead");
+            assert_eq!(
+                Preset::by_name(preset).unwrap().swap.page_cluster,
+                None,
+                "{preset} leaves the machine's read-ahead"
+            );
         }
         assert_eq!(Preset::from_spec("lmkd:swap.page_cluster=0").unwrap().swap.page_cluster, Some(0));
         assert_eq!(Preset::from_spec("memorch:swap.page_cluster=31").unwrap().swap.page_cluster, Some(31));

@@ -195,7 +195,8 @@ impl Stats {
     /// The median learned peak of the apps that have been in front: the size to expect of an
     /// app not seen yet. None before any has a peak.
     pub fn median_front_peak(&self) -> Option<u64> {
-        let mut peaks: Vec<u64> = self.apps.values().filter(|s| s.fronts > 0 && s.peak_bytes > 0).map(|s| s.peak_bytes).collect();
+        let mut peaks: Vec<u64> =
+            self.apps.values().filter(|s| s.fronts > 0 && s.peak_bytes > 0).map(|s| s.peak_bytes).collect();
         peaks.sort_unstable();
         peaks.get(peaks.len() / 2).copied()
     }
@@ -291,7 +292,10 @@ mod tests {
         // The screen off after session 5, which had both.
         assert!((s.next_session_chance("mail") - 1.0).abs() < 1e-9, "in every session after one it was in");
         let maps = s.next_session_chance("maps");
-        assert!((maps - 0.3).abs() < 1e-9, "never in the session after one it was in: (0 + 2 x 0.6) / (2 + 2), got {maps}");
+        assert!(
+            (maps - 0.3).abs() < 1e-9,
+            "never in the session after one it was in: (0 + 2 x 0.6) / (2 + 2), got {maps}"
+        );
         assert!(maps < s.session_share("maps"), "less likely than its share says");
         assert_eq!(s.next_session_chance("chat"), 0.0, "never in front");
         s.session_begins();

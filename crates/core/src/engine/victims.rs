@@ -77,7 +77,16 @@ impl<'a> Candidate<'a> {
             || super::stats::AppStats::default().relaunch_ms(app.rss_bytes()),
             |s| s.relaunch_ms(app.rss_bytes()),
         );
-        Candidate { pid: app.pid, app: &app.name, class: app.class, freeable_bytes: freeable, relaunch_ms, p_return: 1.0, idle_ms: app.age_ms, oom_badness: 0.0 }
+        Candidate {
+            pid: app.pid,
+            app: &app.name,
+            class: app.class,
+            freeable_bytes: freeable,
+            relaunch_ms,
+            p_return: 1.0,
+            idle_ms: app.age_ms,
+            oom_badness: 0.0,
+        }
     }
 
     /// What killing it is expected to cost the user: a relaunch, if they come back soon, and
@@ -234,7 +243,16 @@ mod tests {
     use super::*;
 
     pub fn cand(pid: u32, class: Class, mb: u64, relaunch_ms: f64) -> Candidate<'static> {
-        Candidate { pid, app: "app", class, freeable_bytes: mb * MIB, relaunch_ms, p_return: 1.0, idle_ms: 0, oom_badness: 0.0 }
+        Candidate {
+            pid,
+            app: "app",
+            class,
+            freeable_bytes: mb * MIB,
+            relaunch_ms,
+            p_return: 1.0,
+            idle_ms: 0,
+            oom_badness: 0.0,
+        }
     }
 
     #[test]
@@ -252,14 +270,22 @@ mod tests {
     fn least_cost_meets_a_small_shortfall_with_a_small_app() {
         // Issue "act in proportion": 24 MiB must not cost a 3-second relaunch when a small
         // app frees it; cost per MB alone would take the big one (9 ms/MB against 13).
-        let c = vec![cand(1, Class::Cached, 335, 3000.0), cand(2, Class::Cached, 30, 400.0), cand(3, Class::Cached, 10, 100.0)];
+        let c = vec![
+            cand(1, Class::Cached, 335, 3000.0),
+            cand(2, Class::Cached, 30, 400.0),
+            cand(3, Class::Cached, 10, 100.0),
+        ];
         let picked: Vec<u32> = select_least_cost(&c, 24 * MIB).iter().map(|c| c.pid).collect();
         assert_eq!(picked, vec![2]);
         let mut by_mb = c.clone();
         order(&mut by_mb, VictimOrder::ClassThenCostPerMb);
         assert_eq!(select_batch(&by_mb, 24 * MIB)[0].pid, 1, "what cost per MB would have done");
         // Two small ones when together they are cheaper than one that alone suffices.
-        let c = vec![cand(1, Class::Cached, 60, 2000.0), cand(2, Class::Cached, 30, 300.0), cand(3, Class::Cached, 30, 300.0)];
+        let c = vec![
+            cand(1, Class::Cached, 60, 2000.0),
+            cand(2, Class::Cached, 30, 300.0),
+            cand(3, Class::Cached, 30, 300.0),
+        ];
         let mut picked: Vec<u32> = select_least_cost(&c, 55 * MIB).iter().map(|c| c.pid).collect();
         picked.sort();
         assert_eq!(picked, vec![2, 3]);
@@ -281,7 +307,11 @@ mod tests {
         soon.p_return = 0.9;
         let mut rare = cand(2, Class::Cached, 100, 1000.0);
         rare.p_return = 0.1;
-        assert_eq!(select_least_cost(&[soon.clone(), rare.clone()], 50 * MIB)[0].pid, 2, "the one less likely to be wanted soon");
+        assert_eq!(
+            select_least_cost(&[soon.clone(), rare.clone()], 50 * MIB)[0].pid,
+            2,
+            "the one less likely to be wanted soon"
+        );
         // A cheap previous app is spared while cached apps can meet the target.
         let prev = Candidate { p_return: 0.01, ..cand(3, Class::Previous, 100, 10.0) };
         assert_eq!(select_least_cost(&[prev.clone(), soon.clone()], 50 * MIB)[0].pid, 1);
@@ -344,8 +374,23 @@ mod tests {
     #[test]
     fn freeable_counts_the_zram_pool() {
         let app = App {
-            pid: 1, name: "a".into(), class: Class::Cached, ppid: 1, anon_bytes: 10 * MIB, file_bytes: 0, shmem_bytes: 0,
-            swap_bytes: 30 * MIB, pss_bytes: Some(8 * MIB), so_unshared_bytes: None, ksm_mergeable: false, ksm_merged_bytes: None, frozen: None, shielded: None, anon_refaults: None, age_ms: 0, protected: false,
+            pid: 1,
+            name: "a".into(),
+            class: Class::Cached,
+            ppid: 1,
+            anon_bytes: 10 * MIB,
+            file_bytes: 0,
+            shmem_bytes: 0,
+            swap_bytes: 30 * MIB,
+            pss_bytes: Some(8 * MIB),
+            so_unshared_bytes: None,
+            ksm_mergeable: false,
+            ksm_merged_bytes: None,
+            frozen: None,
+            shielded: None,
+            anon_refaults: None,
+            age_ms: 0,
+            protected: false,
         };
         assert_eq!(freeable_bytes(&app, 3.0), 18 * MIB);
     }

@@ -19,12 +19,17 @@ pub const SWAP_LOW_PCT: f64 = 10.0;
 /// Whether swap is nearly full: less than `low_pct` of it free, as lmkd's `swap_is_low` (and
 /// polling should be fast).
 pub fn swap_low(swap: &SwapState, low_pct: f64) -> bool {
-    swap.total_bytes > 0 && swap.total_bytes.saturating_sub(swap.used_bytes) as f64 * 100.0 / (swap.total_bytes as f64) < low_pct
+    swap.total_bytes > 0
+        && swap.total_bytes.saturating_sub(swap.used_bytes) as f64 * 100.0 / (swap.total_bytes as f64) < low_pct
 }
 
 /// How often to poll within a window: fast while a victim dies or swap is low.
 pub fn poll_interval_ms(killing: bool, swap_low: bool) -> u64 {
-    if killing || swap_low { POLL_FAST_MS } else { POLL_SLOW_MS }
+    if killing || swap_low {
+        POLL_FAST_MS
+    } else {
+        POLL_SLOW_MS
+    }
 }
 
 /// Available memory below this share of the domain is worth a decision now.
@@ -35,5 +40,6 @@ pub const PSI_SOME_PCT: f64 = 1.0;
 /// Whether a look at memory and PSI alone (no swap, zram, KSM or process reads: the daemon's
 /// every tick) calls for a decision before the next periodic one.
 pub fn memory_short(m: &MemoryState, psi: &Facility<Psi>) -> bool {
-    (m.available_bytes as f64) < m.total_bytes as f64 * LOW_AVAILABLE_FRAC || psi.get().is_some_and(|p| p.some.avg10 > PSI_SOME_PCT)
+    (m.available_bytes as f64) < m.total_bytes as f64 * LOW_AVAILABLE_FRAC
+        || psi.get().is_some_and(|p| p.some.avg10 > PSI_SOME_PCT)
 }

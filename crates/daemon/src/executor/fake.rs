@@ -11,22 +11,57 @@ use std::time::Instant;
 /// One call the executor made.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
-    Compact { pid: u32, scope: CompactScope, max_pages: Option<u64> },
+    Compact {
+        pid: u32,
+        scope: CompactScope,
+        max_pages: Option<u64>,
+    },
     /// A squeeze to a storage file of its own.
-    CompactToStorage { pid: u32, max_pages: Option<u64> },
+    CompactToStorage {
+        pid: u32,
+        max_pages: Option<u64>,
+    },
     /// Squeezes asked for together (each is then recorded as a `Compact`).
-    Together { pids: Vec<u32>, at_once: usize },
-    Kill { pid: u32 },
-    Reclaim { bytes: u64 },
-    Ksm { run: bool },
-    SwapGrow { bytes: u64 },
+    Together {
+        pids: Vec<u32>,
+        at_once: usize,
+    },
+    Kill {
+        pid: u32,
+    },
+    Reclaim {
+        bytes: u64,
+    },
+    Ksm {
+        run: bool,
+    },
+    SwapGrow {
+        bytes: u64,
+    },
     SwapShrink,
-    SwapDropCold { path: String },
-    Freeze { pid: u32, frozen: bool },
-    Shield { pid: u32, shielded: bool },
-    Prefetch { pid: u32, max_pages: u64 },
-    ReadAhead { pid: u32, max_pages: u64 },
-    Writeback { pid: u32, max_pages: u64 },
+    SwapDropCold {
+        path: String,
+    },
+    Freeze {
+        pid: u32,
+        frozen: bool,
+    },
+    Shield {
+        pid: u32,
+        shielded: bool,
+    },
+    Prefetch {
+        pid: u32,
+        max_pages: u64,
+    },
+    ReadAhead {
+        pid: u32,
+        max_pages: u64,
+    },
+    Writeback {
+        pid: u32,
+        max_pages: u64,
+    },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -66,7 +101,13 @@ impl Recording {
 }
 
 impl Actuators for Recording {
-    fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String> {
+    fn compact(
+        &mut self,
+        pid: u32,
+        app: &str,
+        scope: CompactScope,
+        max_pages: Option<u64>,
+    ) -> Result<(String, u64), String> {
         self.record(Call::Compact { pid, scope, max_pages });
         self.check(pid)?;
         let bytes = max_pages.unwrap_or(256) * 4096;
@@ -81,7 +122,15 @@ impl Actuators for Recording {
     fn kill(&mut self, pid: u32, _why: &str, _seen_adj: Option<i32>) -> Result<Killed, String> {
         self.record(Call::Kill { pid });
         self.check(pid)?;
-        Ok(Killed { pid, name: format!("pid{pid}"), pidfd: None, rss_bytes: 0, swap_bytes: 0, at: Instant::now(), why: _why.to_string() })
+        Ok(Killed {
+            pid,
+            name: format!("pid{pid}"),
+            pidfd: None,
+            rss_bytes: 0,
+            swap_bytes: 0,
+            at: Instant::now(),
+            why: _why.to_string(),
+        })
     }
 
     fn reap(&mut self, _victim: &Killed) {}
@@ -109,7 +158,10 @@ impl Actuators for Recording {
     fn compact_to_storage(&mut self, sq: Squeeze) -> Result<(String, u64), String> {
         self.record(Call::CompactToStorage { pid: sq.pid, max_pages: sq.max_pages });
         self.check(sq.pid)?;
-        Ok((format!("squeezed '{}' ({}) to a storage file of its own", sq.app, sq.pid), sq.max_pages.unwrap_or(256) * 4096))
+        Ok((
+            format!("squeezed '{}' ({}) to a storage file of its own", sq.app, sq.pid),
+            sq.max_pages.unwrap_or(256) * 4096,
+        ))
     }
 
     fn swap_drop_cold(&mut self, path: &str) -> Result<String, String> {

@@ -45,7 +45,18 @@ pub struct Live {
 
 impl Live {
     pub fn new(root: SysRoot, domain: Domain, swap_file_dir: PathBuf) -> Live {
-        Live { root, domain, swap_file_dir, swap_files: Vec::new(), cold_files: Vec::new(), ksm_guard: None, zram_type: None, writeback_wanted: false, read_back_ahead: false, ahead_at_return: false }
+        Live {
+            root,
+            domain,
+            swap_file_dir,
+            swap_files: Vec::new(),
+            cold_files: Vec::new(),
+            ksm_guard: None,
+            zram_type: None,
+            writeback_wanted: false,
+            read_back_ahead: false,
+            ahead_at_return: false,
+        }
     }
 
     /// Which pages a read-back asks for at once (`swap.read_back_ahead`): with none on the
@@ -94,16 +105,28 @@ impl Live {
     /// A storage file of its own for `pages`, enabled one above zram (what the engine tells
     /// these files by, `SwapState::above_zram_priority`): the kernel fills it before zram.
     /// Its size in bytes and priority with it.
-    fn add_file_of_its_own(&self, swaps: &memorch_core::SwapState, pages: u64) -> Result<(SwapFileGuard, u64, i32), String> {
+    fn add_file_of_its_own(
+        &self,
+        swaps: &memorch_core::SwapState,
+        pages: u64,
+    ) -> Result<(SwapFileGuard, u64, i32), String> {
         let mib = 1u64 << 20;
         let bytes = (pages * self.root.page_size).div_ceil(mib) * mib + self.root.page_size;
         let priority = swaps.above_zram_priority().ok_or("no zram (or other swap device) to send the pages past")?;
-        SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, priority).map(|g| (g, bytes, priority)).map_err(|e| e.to_string())
+        SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, priority)
+            .map(|g| (g, bytes, priority))
+            .map_err(|e| e.to_string())
     }
 }
 
 impl Actuators for Live {
-    fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String> {
+    fn compact(
+        &mut self,
+        pid: u32,
+        app: &str,
+        scope: CompactScope,
+        max_pages: Option<u64>,
+    ) -> Result<(String, u64), String> {
         compact_one(&self.root, &self.domain, Squeeze { pid, app, scope, max_pages })
     }
 
@@ -128,7 +151,10 @@ impl Actuators for Live {
             }
             work();
         });
-        results.into_iter().map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_else(|| Err("not carried out".into()))).collect()
+        results
+            .into_iter()
+            .map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_else(|| Err("not carried out".into())))
+            .collect()
     }
 
     fn kill(&mut self, pid: u32, why: &str, seen_adj: Option<i32>) -> Result<Killed, String> {
@@ -139,7 +165,15 @@ impl Actuators for Live {
         let s = memorch_linux::kill::signal(&self.root, &t).map_err(|e| e.to_string())?;
         let (rss, swap) = (s.resident.rss_bytes(), s.resident.swap_bytes);
         tracing::info!(pid, uid = s.uid, app = %t.name, class = %t.class, rss_kb = rss / 1024, swap_kb = swap / 1024, reason = %why, "{}", memorch_linux::kill::line(&t, s.uid, rss, swap, why));
-        Ok(Killed { pid, name: t.name, pidfd: Some(t.pidfd), rss_bytes: s.resident.rss_bytes(), swap_bytes: s.resident.swap_bytes, at: s.at, why: why.to_string() })
+        Ok(Killed {
+            pid,
+            name: t.name,
+            pidfd: Some(t.pidfd),
+            rss_bytes: s.resident.rss_bytes(),
+            swap_bytes: s.resident.swap_bytes,
+            at: s.at,
+            why: why.to_string(),
+        })
     }
 
     fn reap(&mut self, victim: &Killed) {
@@ -150,7 +184,12 @@ impl Actuators for Live {
 
     fn reclaim(&mut self, bytes: u64) -> Result<(String, u64), String> {
         reclaim::reclaim(&self.root, &self.domain, bytes, false)
-            .map(|r| (format!("reclaimed {} of {} bytes in {} µs", r.reclaimed_bytes, r.requested_bytes, r.elapsed_us), r.reclaimed_bytes))
+            .map(|r| {
+                (
+                    format!("reclaimed {} of {} bytes in {} µs", r.reclaimed_bytes, r.requested_bytes, r.elapsed_us),
+                    r.reclaimed_bytes,
+                )
+            })
             .map_err(|e| e.to_string())
     }
 
@@ -160,15 +199,21 @@ impl Actuators for Live {
             // should this daemon die first).
             let now = ksm::read(&self.root);
             let k = now.get().ok_or("KSM is not available")?;
-            let same = KsmSettings { run: Some(k.run), pages_to_scan: Some(k.pages_to_scan), sleep_ms: Some(k.sleep_ms) };
+            let same =
+                KsmSettings { run: Some(k.run), pages_to_scan: Some(k.pages_to_scan), sleep_ms: Some(k.sleep_ms) };
             self.ksm_guard = Some(KsmGuard::tune(&self.root, &same).map_err(|e| e.to_string())?);
         }
-        ksm::tune(&self.root, &KsmSettings { run: Some(run as u8), pages_to_scan: Some(pages_to_scan), sleep_ms: Some(sleep_ms) }).map_err(|e| e.to_string())?;
+        ksm::tune(
+            &self.root,
+            &KsmSettings { run: Some(run as u8), pages_to_scan: Some(pages_to_scan), sleep_ms: Some(sleep_ms) },
+        )
+        .map_err(|e| e.to_string())?;
         Ok(format!("ksm {}", if run { "running" } else { "stopped" }))
     }
 
     fn swap_grow(&mut self, bytes: u64) -> Result<String, String> {
-        let g = SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, memorch_linux::swapfile::DEFAULT_PRIORITY).map_err(|e| e.to_string())?;
+        let g = SwapFileGuard::add(&self.root, &self.swap_file_dir, bytes, memorch_linux::swapfile::DEFAULT_PRIORITY)
+            .map_err(|e| e.to_string())?;
         let what = format!("added swap file {}", g.path.display());
         self.swap_files.push(g);
         Ok(what)
@@ -176,7 +221,9 @@ impl Actuators for Live {
 
     fn swap_shrink(&mut self) -> Result<String, String> {
         let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
-        let idle = |g: &SwapFileGuard| swaps.devices.iter().any(|d| std::path::Path::new(&d.path) == g.path && d.used_bytes == 0);
+        let idle = |g: &SwapFileGuard| {
+            swaps.devices.iter().any(|d| std::path::Path::new(&d.path) == g.path && d.used_bytes == 0)
+        };
         let before = self.swap_files.len();
         self.swap_files.retain(|g| !idle(g));
         let n = before - self.swap_files.len();
@@ -202,7 +249,10 @@ impl Actuators for Live {
         // Without a file of its own the squeeze is still worth doing: where the kernel puts it.
         let (mut g, bytes, priority) = match file {
             Ok(f) => f,
-            Err(e) => return compact_one(&self.root, &self.domain, sq).map(|(w, b)| (format!("{w} (not to storage of its own: {e})"), b)),
+            Err(e) => {
+                return compact_one(&self.root, &self.domain, sq)
+                    .map(|(w, b)| (format!("{w} (not to storage of its own: {e})"), b))
+            }
         };
         match compact_one(&self.root, &self.domain, sq) {
             Ok((what, moved)) => {
@@ -227,7 +277,10 @@ impl Actuators for Live {
         // daemon's, and says what an earlier removal costs (docs/results.md).
         let started = std::time::Instant::now();
         match g.remove_now() {
-            Ok(()) => Ok(format!("removed storage file {path} in {} ms (what it held read back in)", started.elapsed().as_millis())),
+            Ok(()) => Ok(format!(
+                "removed storage file {path} in {} ms (what it held read back in)",
+                started.elapsed().as_millis()
+            )),
             // Still ours: tried again at the next decision that asks, or at exit.
             Err(e) => {
                 self.cold_files.push(g);
@@ -265,8 +318,22 @@ impl Actuators for Live {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
         let ahead = if self.read_back_ahead { self.ahead_from_storage() } else { Ahead::Nothing };
         let r = memorch_linux::readback::read_back(&self.root, &t, max_pages, ahead).map_err(|e| e.to_string())?;
-        let asked = if r.ahead_bytes > 0 { format!(" ({} of them from storage asked at once)", r.ahead_bytes) } else { String::new() };
-        Ok((format!("read back '{app}' ({pid}): {} bytes of swap back of {} asked in {} ranges{asked} in {} µs{}", r.back_bytes, r.asked_bytes, r.ranges, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.read_bytes))
+        let asked = if r.ahead_bytes > 0 {
+            format!(" ({} of them from storage asked at once)", r.ahead_bytes)
+        } else {
+            String::new()
+        };
+        Ok((
+            format!(
+                "read back '{app}' ({pid}): {} bytes of swap back of {} asked in {} ranges{asked} in {} µs{}",
+                r.back_bytes,
+                r.asked_bytes,
+                r.ranges,
+                r.elapsed_us,
+                if r.exited { ", exited mid-way" } else { "" }
+            ),
+            r.read_bytes,
+        ))
     }
 
     fn set_writeback_wanted(&mut self, wanted: bool) {
@@ -286,7 +353,16 @@ impl Actuators for Live {
         let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
         let zram_type = self.zram_type(&swaps).ok_or("zram's swap type is not known (it is probed while zram is the highest-priority swap with room): nothing asked for, the app's touches read its pages")?;
         let r = memorch_linux::readback::ask_ahead(&self.root, &t, max_pages, zram_type).map_err(|e| e.to_string())?;
-        Ok((format!("asked for {} bytes of '{app}' ({pid}) on storage swap at once, in {} ranges, in {} µs{}", r.asked_bytes, r.ranges, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.asked_bytes))
+        Ok((
+            format!(
+                "asked for {} bytes of '{app}' ({pid}) on storage swap at once, in {} ranges, in {} µs{}",
+                r.asked_bytes,
+                r.ranges,
+                r.elapsed_us,
+                if r.exited { ", exited mid-way" } else { "" }
+            ),
+            r.asked_bytes,
+        ))
     }
 
     /// Only pages the pagemap shows in zram are moved, a piece at a time
@@ -300,7 +376,11 @@ impl Actuators for Live {
         let zram_before = zram_used(&swaps);
         // The files above zram take the pages wherever they have room (the kernel fills areas
         // of one priority in turn): a new one only where they have too little.
-        let mut file = if swaps.room_above_zram() >= max_pages * self.root.page_size { None } else { Some(self.add_file_of_its_own(&swaps, max_pages)?) };
+        let mut file = if swaps.room_above_zram() >= max_pages * self.root.page_size {
+            None
+        } else {
+            Some(self.add_file_of_its_own(&swaps, max_pages)?)
+        };
         let cached = reclaim::swap_cached_bytes(&self.domain);
         let piece = memorch_core::engine::ladder::WRITEBACK_PIECE_BYTES / self.root.page_size;
         let r = match memorch_linux::writeback::write_back(&self.root, &t, zram_type, max_pages, piece) {
@@ -316,21 +396,38 @@ impl Actuators for Live {
         let swaps_after = memorch_linux::swaps::read(&self.root).ok();
         let zram_freed = swaps_after.as_ref().map_or(0, |s| zram_before.saturating_sub(zram_used(s)));
         let exited = if r.exited { ", exited mid-way" } else { "" };
-        let nothing = || Ok((format!("wrote back nothing of '{app}' ({pid}): {} bytes of it found in zram, {} read back{exited}", r.asked_bytes, r.read_bytes), 0));
+        let nothing = || {
+            Ok((
+                format!(
+                    "wrote back nothing of '{app}' ({pid}): {} bytes of it found in zram, {} read back{exited}",
+                    r.asked_bytes, r.read_bytes
+                ),
+                0,
+            ))
+        };
         let freed = match freed {
-            Ok(Some(f)) => format!("; then {} MiB it left in the swap cache freed in {} µs", f.reclaimed_bytes >> 20, f.elapsed_us),
+            Ok(Some(f)) => {
+                format!("; then {} MiB it left in the swap cache freed in {} µs", f.reclaimed_bytes >> 20, f.elapsed_us)
+            }
             Ok(None) => String::new(),
             Err(e) => format!("; what it left in the swap cache stays until the kernel reclaims it: {e}"),
         };
         let whither = match file {
             Some((mut g, bytes, priority)) => {
-                let in_file = swaps_after.as_ref().and_then(|s| s.devices.iter().find(|d| std::path::Path::new(&d.path) == g.path)).map_or(0, |d| d.used_bytes);
+                let in_file = swaps_after
+                    .as_ref()
+                    .and_then(|s| s.devices.iter().find(|d| std::path::Path::new(&d.path) == g.path))
+                    .map_or(0, |d| d.used_bytes);
                 if in_file == 0 {
                     // Nothing half-applied: a file that took nothing goes at once.
                     let _ = g.remove_now();
                     return nothing();
                 }
-                let to = format!("to {} ({} MiB, priority {priority}), which holds {in_file}", g.path.display(), bytes >> 20);
+                let to = format!(
+                    "to {} ({} MiB, priority {priority}), which holds {in_file}",
+                    g.path.display(),
+                    bytes >> 20
+                );
                 self.cold_files.push(g);
                 to
             }
@@ -360,7 +457,12 @@ impl Actuators for Live {
         }
         if let Some(mut g) = self.ksm_guard.take() {
             match g.restore_now() {
-                Ok(()) => done.push(format!("put KSM back (run {:?}, pages_to_scan {:?}, sleep {:?} ms)", g.previous().run, g.previous().pages_to_scan, g.previous().sleep_ms)),
+                Ok(()) => done.push(format!(
+                    "put KSM back (run {:?}, pages_to_scan {:?}, sleep {:?} ms)",
+                    g.previous().run,
+                    g.previous().pages_to_scan,
+                    g.previous().sleep_ms
+                )),
                 Err(e) => failed.push(format!("KSM settings: {e}")),
             }
         }
@@ -390,7 +492,14 @@ fn compact_one(root: &SysRoot, domain: &Domain, sq: Squeeze) -> Result<(String, 
             let bytes = max_pages.map_or(u64::MAX, |p| p * root.page_size);
             let t0 = std::time::Instant::now();
             let moved = appgroup::shrink(&g, bytes).map_err(|e| e.to_string())?;
-            return Ok((format!("squeezed '{app}' ({pid}) in {}: {moved} bytes of its coldest pages out in {} µs", g.path, t0.elapsed().as_micros()), moved));
+            return Ok((
+                format!(
+                    "squeezed '{app}' ({pid}) in {}: {moved} bytes of its coldest pages out in {} µs",
+                    g.path,
+                    t0.elapsed().as_micros()
+                ),
+                moved,
+            ));
         }
     }
     // A page process_madvise sends to a storage swap file leaves the process but stays in the
@@ -403,10 +512,24 @@ fn compact_one(root: &SysRoot, domain: &Domain, sq: Squeeze) -> Result<(String, 
     let r = compact::compact(root, &t, scope, Advice::Pageout, max_pages, false).map_err(|e| e.to_string())?;
     let freed = match reclaim::free_swap_cache_left(root, domain, cached, r.moved_bytes) {
         Ok(None) => String::new(),
-        Ok(Some(f)) => format!("; then {} MiB of what it left in the swap cache (written to storage) freed in {} µs", f.reclaimed_bytes >> 20, f.elapsed_us),
-        Err(e) => format!("; what it left in the swap cache (written to storage) stays until the kernel reclaims it: {e}"),
+        Ok(Some(f)) => format!(
+            "; then {} MiB of what it left in the swap cache (written to storage) freed in {} µs",
+            f.reclaimed_bytes >> 20,
+            f.elapsed_us
+        ),
+        Err(e) => {
+            format!("; what it left in the swap cache (written to storage) stays until the kernel reclaims it: {e}")
+        }
     };
-    Ok((format!("compacted '{app}' ({pid}): {} bytes out in {} µs{}{freed}", r.moved_bytes, r.elapsed_us, if r.exited { ", exited mid-way" } else { "" }), r.moved_bytes))
+    Ok((
+        format!(
+            "compacted '{app}' ({pid}): {} bytes out in {} µs{}{freed}",
+            r.moved_bytes,
+            r.elapsed_us,
+            if r.exited { ", exited mid-way" } else { "" }
+        ),
+        r.moved_bytes,
+    ))
 }
 
 /// What the swap devices that are not files (zram) hold, in bytes.

@@ -41,7 +41,13 @@ pub struct Squeeze<'a> {
 /// or why not, in words.
 pub trait Actuators {
     /// Page out a process's pages; the bytes moved.
-    fn compact(&mut self, pid: u32, app: &str, scope: CompactScope, max_pages: Option<u64>) -> Result<(String, u64), String>;
+    fn compact(
+        &mut self,
+        pid: u32,
+        app: &str,
+        scope: CompactScope,
+        max_pages: Option<u64>,
+    ) -> Result<(String, u64), String>;
     /// Page out several processes' pages, up to `at_once` of them at a time (each squeeze
     /// compresses on the CPU that runs it, so on a device of several CPUs a launcher that
     /// waits for them all waits for the longest, not for their sum). Results in the order
@@ -127,7 +133,12 @@ impl Outcome {
     /// measured where it was done.
     pub fn learned(&self) -> memorch_core::engine::Outcome<'_> {
         let failed = !self.done && !self.dry_run && !matches!(self.action.kind, ActionKind::Nothing);
-        memorch_core::engine::Outcome { action: &self.action, done: self.done, failed, bytes: self.done.then_some(self.bytes) }
+        memorch_core::engine::Outcome {
+            action: &self.action,
+            done: self.done,
+            failed,
+            bytes: self.done.then_some(self.bytes),
+        }
     }
 }
 
@@ -154,7 +165,17 @@ pub struct Executor {
 
 impl Executor {
     pub fn new(actuators: Box<dyn Actuators>, dry_run: bool, manage: Manage) -> Executor {
-        Executor { dry_run, manage, actuators, reaping: Vec::new(), frozen: BTreeSet::new(), shielded: BTreeSet::new(), squeezes_at_once: 1, work_nice: None, launcher_waits: true }
+        Executor {
+            dry_run,
+            manage,
+            actuators,
+            reaping: Vec::new(),
+            frozen: BTreeSet::new(),
+            shielded: BTreeSet::new(),
+            squeezes_at_once: 1,
+            work_nice: None,
+            launcher_waits: true,
+        }
     }
 
     /// What the executor takes from the preset: how many waited squeezes run at once on this
@@ -175,7 +196,13 @@ impl Executor {
     /// CPU from the app in front and from a launch.
     fn work_priority(&self, a: &Action) -> Option<memorch_linux::priority::NiceGuard> {
         let nice = self.work_nice?;
-        let memory_work = matches!(a.kind, ActionKind::Compact { .. } | ActionKind::Reclaim { .. } | ActionKind::Prefetch { .. } | ActionKind::Writeback { .. });
+        let memory_work = matches!(
+            a.kind,
+            ActionKind::Compact { .. }
+                | ActionKind::Reclaim { .. }
+                | ActionKind::Prefetch { .. }
+                | ActionKind::Writeback { .. }
+        );
         let launch_squeeze = a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. });
         if !memory_work || (self.launcher_waits && launch_squeeze) {
             return None;
@@ -215,7 +242,12 @@ impl Executor {
     }
 
     /// Undo what this daemon did to each app, saying what was undone and what could not be.
-    fn undo_each(&mut self, pids: BTreeSet<u32>, doing: &str, undo: fn(&mut dyn Actuators, u32) -> Result<String, String>) -> (Vec<String>, Vec<String>) {
+    fn undo_each(
+        &mut self,
+        pids: BTreeSet<u32>,
+        doing: &str,
+        undo: fn(&mut dyn Actuators, u32) -> Result<String, String>,
+    ) -> (Vec<String>, Vec<String>) {
         let (mut done, mut failed) = (Vec::new(), Vec::new());
         for pid in pids {
             match undo(self.actuators.as_mut(), pid) {
@@ -238,10 +270,19 @@ impl Executor {
     /// a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot. The before-launch
     /// step's squeezes run together, [`Self::squeezes_at_once`] at a time, where the first of
     /// them stands in the engine's order (after a swap file added for them, say).
-    pub fn execute(&mut self, actions: &[Action], used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Vec<Outcome> {
+    pub fn execute(
+        &mut self,
+        actions: &[Action],
+        used_before: u64,
+        seen_adj: &dyn Fn(u32) -> Option<i32>,
+    ) -> Vec<Outcome> {
         let is_kill = |a: &Action| matches!(a.kind, ActionKind::Kill { .. });
         let batching = self.squeezes_at_once > 1 && !self.dry_run;
-        let together: Vec<usize> = if batching { actions.iter().enumerate().filter(|(_, a)| before_launch_squeeze(a).is_some()).map(|(i, _)| i).collect() } else { Vec::new() };
+        let together: Vec<usize> = if batching {
+            actions.iter().enumerate().filter(|(_, a)| before_launch_squeeze(a).is_some()).map(|(i, _)| i).collect()
+        } else {
+            Vec::new()
+        };
         let together = if together.len() > 1 { together } else { Vec::new() };
         let mut out: Vec<Option<Outcome>> = vec![None; actions.len()];
         for pass in [true, false] {
@@ -269,13 +310,25 @@ impl Executor {
         let priority = indices.first().and_then(|&i| self.work_priority(&actions[i]));
         let t0 = Instant::now();
         let results = self.actuators.compact_together(&squeezes, self.squeezes_at_once);
-        tracing::debug!(squeezes = squeezes.len(), at_once = self.squeezes_at_once, ms = t0.elapsed().as_millis() as u64, "squeezed together before a launch");
+        tracing::debug!(
+            squeezes = squeezes.len(),
+            at_once = self.squeezes_at_once,
+            ms = t0.elapsed().as_millis() as u64,
+            "squeezed together before a launch"
+        );
         drop(priority);
         indices.iter().zip(results).map(|(&i, r)| self.outcome(&actions[i], r)).collect()
     }
 
     fn one(&mut self, a: &Action, used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Outcome {
-        let mut out = Outcome { action: a.clone(), done: false, dry_run: self.dry_run, result: String::new(), bytes: 0, at: None };
+        let mut out = Outcome {
+            action: a.clone(),
+            done: false,
+            dry_run: self.dry_run,
+            result: String::new(),
+            bytes: 0,
+            at: None,
+        };
         if matches!(a.kind, ActionKind::Nothing) {
             out.result = "nothing".into();
             return out;
@@ -287,17 +340,32 @@ impl Executor {
         }
         let priority = self.work_priority(a);
         let r = match &a.kind {
-            ActionKind::Compact { pid, app, scope, max_pages, to_storage: false } => self.actuators.compact(*pid, app, *scope, *max_pages),
-            // Without files of its own to make, the squeeze goes where the kernel puts it.
-            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true } if !self.manage.swap_files => {
-                self.actuators.compact(*pid, app, *scope, *max_pages).map(|(w, b)| (format!("{w} (not to storage: [manage] swap_files = false)"), b))
+            ActionKind::Compact { pid, app, scope, max_pages, to_storage: false } => {
+                self.actuators.compact(*pid, app, *scope, *max_pages)
             }
-            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true } => self.actuators.compact_to_storage(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages }),
-            ActionKind::Kill { victims, .. } => self.kill(victims.iter().map(|v| (v.pid, v.app.as_str())), &a.reason.text, seen_adj, used_before, &mut out.at),
+            // Without files of its own to make, the squeeze goes where the kernel puts it.
+            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true } if !self.manage.swap_files => self
+                .actuators
+                .compact(*pid, app, *scope, *max_pages)
+                .map(|(w, b)| (format!("{w} (not to storage: [manage] swap_files = false)"), b)),
+            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true } => {
+                self.actuators.compact_to_storage(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages })
+            }
+            ActionKind::Kill { victims, .. } => self.kill(
+                victims.iter().map(|v| (v.pid, v.app.as_str())),
+                &a.reason.text,
+                seen_adj,
+                used_before,
+                &mut out.at,
+            ),
             ActionKind::Reclaim { bytes } => self.actuators.reclaim(*bytes),
             ActionKind::Ksm { .. } if !self.manage.ksm => Err("[manage] ksm = false: KSM left alone".into()),
-            ActionKind::Ksm { run, pages_to_scan, sleep_ms } => self.actuators.ksm(*run, *pages_to_scan, *sleep_ms).map(|w| (w, 0)),
-            ActionKind::SwapGrow { .. } if !self.manage.swap_files => Err("[manage] swap_files = false: no swap file added".into()),
+            ActionKind::Ksm { run, pages_to_scan, sleep_ms } => {
+                self.actuators.ksm(*run, *pages_to_scan, *sleep_ms).map(|w| (w, 0))
+            }
+            ActionKind::SwapGrow { .. } if !self.manage.swap_files => {
+                Err("[manage] swap_files = false: no swap file added".into())
+            }
             ActionKind::SwapGrow { bytes } => self.actuators.swap_grow(*bytes).map(|w| (w, *bytes)),
             ActionKind::SwapShrink => self.actuators.swap_shrink().map(|w| (w, 0)),
             ActionKind::SwapDropCold { path } => self.actuators.swap_drop_cold(path).map(|w| (w, 0)),
@@ -332,7 +400,10 @@ impl Executor {
             ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages),
             // Its bytes are what it asked for, read while the app runs: nothing freed.
             ActionKind::ReadAhead { pid, app, max_pages } => self.actuators.read_ahead(*pid, app, *max_pages),
-            ActionKind::Writeback { .. } if !self.manage.swap_files => Err("[manage] swap_files = false: zram left as it is (a writeback needs a storage file of its own)".into()),
+            ActionKind::Writeback { .. } if !self.manage.swap_files => {
+                Err("[manage] swap_files = false: zram left as it is (a writeback needs a storage file of its own)"
+                    .into())
+            }
             ActionKind::Writeback { pid, app, max_pages } => self.actuators.writeback(*pid, app, *max_pages),
             ActionKind::Nothing => unreachable!(),
         };
@@ -346,7 +417,14 @@ impl Executor {
 
     /// What came of an action carried out: logged, and as the daemon publishes it.
     fn outcome(&self, a: &Action, r: Result<(String, u64), String>) -> Outcome {
-        let mut out = Outcome { action: a.clone(), done: false, dry_run: self.dry_run, result: String::new(), bytes: 0, at: Some(Instant::now()) };
+        let mut out = Outcome {
+            action: a.clone(),
+            done: false,
+            dry_run: self.dry_run,
+            result: String::new(),
+            bytes: 0,
+            at: Some(Instant::now()),
+        };
         match r {
             Ok((what, bytes)) => {
                 out.done = true;
@@ -364,7 +442,14 @@ impl Executor {
 
     /// Signal every victim first, then reap their memory: the last victim's signal must not
     /// wait for the first one's address space to be torn down.
-    fn kill<'a>(&mut self, victims: impl Iterator<Item = (u32, &'a str)>, why: &str, seen_adj: &dyn Fn(u32) -> Option<i32>, used_before: u64, at: &mut Option<Instant>) -> Result<(String, u64), String> {
+    fn kill<'a>(
+        &mut self,
+        victims: impl Iterator<Item = (u32, &'a str)>,
+        why: &str,
+        seen_adj: &dyn Fn(u32) -> Option<i32>,
+        used_before: u64,
+        at: &mut Option<Instant>,
+    ) -> Result<(String, u64), String> {
         let first = self.reaping.len();
         let mut total = 0;
         let mut done = Vec::new();
@@ -382,7 +467,11 @@ impl Executor {
         for (k, _) in &self.reaping[first..] {
             self.actuators.reap(k);
         }
-        if done.is_empty() { Err("no victim could be killed".into()) } else { Ok((format!("killed {}", done.join(", ")), total)) }
+        if done.is_empty() {
+            Err("no victim could be killed".into())
+        } else {
+            Ok((format!("killed {}", done.join(", ")), total))
+        }
     }
 
     /// A victim's pidfd turned readable: it is gone. What came back, and how long it took.
@@ -402,7 +491,11 @@ fn before_launch_squeeze(a: &Action) -> Option<Squeeze<'_>> {
     match &a.kind {
         // One to a storage file of its own runs alone: beside it, another squeeze's pages
         // would go to that file too, ahead of zram.
-        ActionKind::Compact { pid, app, scope, max_pages, to_storage: false } if a.reason.step == Step::BeforeLaunch => Some(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages }),
+        ActionKind::Compact { pid, app, scope, max_pages, to_storage: false }
+            if a.reason.step == Step::BeforeLaunch =>
+        {
+            Some(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages })
+        }
         _ => None,
     }
 }
@@ -417,7 +510,9 @@ const MAX_SQUEEZES_AT_ONCE: usize = 4;
 /// launch answered at once needs that room all the same, as it allocates.
 pub fn squeezes_at_once(preset: &memorch_core::engine::Preset) -> usize {
     match &preset.ahead {
-        Some(a) if a.parallel_squeezes => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_SQUEEZES_AT_ONCE)),
+        Some(a) if a.parallel_squeezes => {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_SQUEEZES_AT_ONCE))
+        }
         _ => 1,
     }
 }

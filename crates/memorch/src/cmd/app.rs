@@ -91,7 +91,11 @@ pub fn run(args: Args) -> Result<()> {
         file: args.file.clone().zip(args.file_mb.map(|mb| mb << 20)),
         so: args.so.clone().zip(args.so_mb.map(|mb| mb << 20)),
     };
-    anyhow::ensure!((0.0..=1.0).contains(&args.working_set), "--working-set {}: give a share between 0 and 1", args.working_set);
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.working_set),
+        "--working-set {}: give a share between 0 and 1",
+        args.working_set
+    );
     let t0 = std::time::Instant::now();
     app::init_work(args.init_ms);
     let image = app::build(&spec).with_context(|| format!("building an app of {} MiB", args.anon_mb))?;
@@ -171,14 +175,26 @@ fn build_cache(spec: &AppSpec, mb: u64) -> Result<Option<app::AppImage>> {
     if mb == 0 {
         return Ok(None);
     }
-    let c = app::build(&AppSpec { anon_bytes: mb << 20, file: None, so: None, seed: spec.seed.wrapping_add(1), ..spec.clone() }).with_context(|| format!("building a cache of {mb} MiB"))?;
+    let c = app::build(&AppSpec {
+        anon_bytes: mb << 20,
+        file: None,
+        so: None,
+        seed: spec.seed.wrapping_add(1),
+        ..spec.clone()
+    })
+    .with_context(|| format!("building a cache of {mb} MiB"))?;
     Ok(Some(c))
 }
 
 /// Subscribe to memorch's trim notices; on each, drop the cache (a thread of its own, so the
 /// app's frames and commands go on).
-fn listen_for_trims(socket: &std::path::Path, cache: std::sync::Arc<std::sync::Mutex<Option<app::AppImage>>>) -> Result<()> {
-    let notices = memorch_protocol::Client::new(socket).trim_notices().with_context(|| format!("listening for trim notices on {}", socket.display()))?;
+fn listen_for_trims(
+    socket: &std::path::Path,
+    cache: std::sync::Arc<std::sync::Mutex<Option<app::AppImage>>>,
+) -> Result<()> {
+    let notices = memorch_protocol::Client::new(socket)
+        .trim_notices()
+        .with_context(|| format!("listening for trim notices on {}", socket.display()))?;
     std::thread::spawn(move || {
         for e in notices {
             // Hidden is about what only its UI needs: the cache stays until memory is short.

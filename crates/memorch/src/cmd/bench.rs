@@ -54,7 +54,11 @@ pub struct Args {
     #[arg(long, default_value = "quick")]
     scenario: String,
     /// Comma-separated managers.
-    #[arg(long, value_delimiter = ',', default_value = "kernel,lmk-classic,compcache,thesis,lmkd,mos,swam,earlyoom,nohang,memorch")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "kernel,lmk-classic,compcache,thesis,lmkd,mos,swam,earlyoom,nohang,memorch"
+    )]
     managers: Vec<String>,
     /// The device's RAM in MiB (app sizes scale with it); the scenario's by default.
     #[arg(long, value_parser = clap::value_parser!(u64).range(64..=1 << 20))]
@@ -120,7 +124,15 @@ pub fn run(a: Args) -> Result<()> {
         std::path::absolute(&out).unwrap_or(out.clone()).display()
     );
     let progress = Shown::new(a.repeat as usize * managers.len() * order.len());
-    let c = Campaign { scenario, managers, repeat: a.repeat, seed, out, exe: std::env::current_exe()?, daemon_loop: a.daemon_loop };
+    let c = Campaign {
+        scenario,
+        managers,
+        repeat: a.repeat,
+        seed,
+        out,
+        exe: std::env::current_exe()?,
+        daemon_loop: a.daemon_loop,
+    };
     let outcome = c.run(&STOP, &progress).map_err(|e| anyhow::anyhow!(e))?;
     progress.done();
     print!("{}", report::table(&outcome.summaries));
@@ -167,7 +179,11 @@ impl Shown {
     fn new(total_steps: usize) -> Shown {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::new(total_steps as u64);
-            b.set_style(ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} steps, ETA {eta} | {msg}").expect("a valid template").progress_chars("=> "));
+            b.set_style(
+                ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} steps, ETA {eta} | {msg}")
+                    .expect("a valid template")
+                    .progress_chars("=> "),
+            );
             b
         });
         Shown { bar, run: Mutex::new(String::new()) }
@@ -216,7 +232,12 @@ impl Progress for Shown {
     fn run_finished(&self, r: &RunResult) {
         let run = self.run.lock().expect("progress").clone();
         let failed = if r.failed() > 0 { format!(", {} FAILED", r.failed()) } else { String::new() };
-        self.say(&format!("{run}: {} visits served{failed} in {:.0} s, {} kills", r.served(), r.duration_s, r.kills.len()));
+        self.say(&format!(
+            "{run}: {} visits served{failed} in {:.0} s, {} kills",
+            r.served(),
+            r.duration_s,
+            r.kills.len()
+        ));
     }
 
     fn note(&self, msg: &str) {
@@ -231,8 +252,15 @@ mod tests {
     #[test]
     fn variants_split_by_clap_are_rejoined() {
         let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(rejoin_variants(&v(&["kernel", "memorch:home=off", "idle=off", "lmkd"])), v(&["kernel", "memorch:home=off,idle=off", "lmkd"]));
+        assert_eq!(
+            rejoin_variants(&v(&["kernel", "memorch:home=off", "idle=off", "lmkd"])),
+            v(&["kernel", "memorch:home=off,idle=off", "lmkd"])
+        );
         assert_eq!(rejoin_variants(&v(&["memorch", "earlyoom"])), v(&["memorch", "earlyoom"]));
-        assert_eq!(rejoin_variants(&v(&["home=off"])), v(&["home=off"]), "nothing to join to: left for the check to refuse");
+        assert_eq!(
+            rejoin_variants(&v(&["home=off"])),
+            v(&["home=off"]),
+            "nothing to join to: left for the check to refuse"
+        );
     }
 }

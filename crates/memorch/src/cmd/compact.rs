@@ -58,16 +58,32 @@ pub fn run(a: Args) -> Result<()> {
             eprintln!("warning: no swap is active, so anonymous pages cannot be paged out (run 'memorch zram setup')");
         }
     }
-    let r = compact::compact(&root, &t, scope, advice, a.max_pages, a.t.dry_run).with_context(|| format!("compacting pid {}", a.pid))?;
+    let r = compact::compact(&root, &t, scope, advice, a.max_pages, a.t.dry_run)
+        .with_context(|| format!("compacting pid {}", a.pid))?;
     if a.t.json {
         return print_json(&r);
     }
     let what = format!("{} {} ({}, {})", if r.dry_run { "would compact" } else { "compacted" }, r.pid, r.name, t.class);
     if r.dry_run {
-        println!("{what}: {:?} {:?} over {} VMAs, {} ranges, {} of address space", r.scope, r.advice, r.vmas, r.ranges, bytes(r.advised_bytes));
+        println!(
+            "{what}: {:?} {:?} over {} VMAs, {} ranges, {} of address space",
+            r.scope,
+            r.advice,
+            r.vmas,
+            r.ranges,
+            bytes(r.advised_bytes)
+        );
         return Ok(());
     }
-    println!("{what}: {:?} {:?} over {} VMAs ({} ranges, {} calls), {} advised", r.scope, r.advice, r.vmas, r.ranges, r.calls, bytes(r.advised_bytes));
+    println!(
+        "{what}: {:?} {:?} over {} VMAs ({} ranges, {} calls), {} advised",
+        r.scope,
+        r.advice,
+        r.vmas,
+        r.ranges,
+        r.calls,
+        bytes(r.advised_bytes)
+    );
     match &r.after {
         Some(after) => println!(
             "  RSS {} → {} (moved {}, {} pages), swap {} → {}; {} ({})",

@@ -55,7 +55,9 @@ enum Cmd {
     },
     Status,
     /// Where a process stands in the ladder, and why.
-    Explain { pid: u32 },
+    Explain {
+        pid: u32,
+    },
     /// Follow actions as they happen (Ctrl-C ends).
     Events,
     /// Prometheus text format.
@@ -68,7 +70,9 @@ enum Cmd {
 }
 
 fn parse_class(s: &str) -> Result<Class, String> {
-    Class::from_name(s).filter(|c| !c.is_protected()).ok_or_else(|| format!("unknown class '{s}': use foreground, visible, perceptible, service, home, previous, cached or empty"))
+    Class::from_name(s).filter(|c| !c.is_protected()).ok_or_else(|| {
+        format!("unknown class '{s}': use foreground, visible, perceptible, service, home, previous, cached or empty")
+    })
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -76,7 +80,9 @@ pub fn run(a: Args) -> Result<()> {
     let req = match &a.cmd {
         Cmd::State { pid, class } => Request::state(*pid, *class),
         Cmd::Launch { app, expect_mb } => Request::Launch { app: app.clone(), expect_mb: *expect_mb },
-        Cmd::Launched { app, pid, ms, cold, .. } => Request::Launched { app: app.clone(), pid: *pid, ms: *ms, cold: *cold },
+        Cmd::Launched { app, pid, ms, cold, .. } => {
+            Request::Launched { app: app.clone(), pid: *pid, ms: *ms, cold: *cold }
+        }
         Cmd::Home => Request::Home {},
         Cmd::Screen { state } => Request::Screen { on: state == "on" },
         Cmd::Status => Request::Status {},

@@ -23,7 +23,10 @@ pub struct Args {
 pub fn run(a: Args) -> Result<()> {
     let (root, domain, t) = open_target(&a.t, a.pid)?;
     if a.t.dry_run {
-        println!("would kill '{}' (pid {}, {}, oom_score_adj {}): {}", t.name, t.pid, t.class, t.oom_score_adj, a.reason);
+        println!(
+            "would kill '{}' (pid {}, {}, oom_score_adj {}): {}",
+            t.name, t.pid, t.class, t.oom_score_adj, a.reason
+        );
         return Ok(());
     }
     let r = kill::kill(&root, &domain, &t, &a.reason)?;
@@ -32,7 +35,12 @@ pub fn run(a: Args) -> Result<()> {
     }
     println!("{}", kill::line(&t, r.uid, r.rss_bytes, r.swap_bytes, &r.reason));
     if r.exited {
-        println!("  exited after {}; domain regained {}{}", micros(r.elapsed_us), bytes(r.regained_bytes), if r.mreleased { " (reaped with process_mrelease)" } else { "" });
+        println!(
+            "  exited after {}; domain regained {}{}",
+            micros(r.elapsed_us),
+            bytes(r.regained_bytes),
+            if r.mreleased { " (reaped with process_mrelease)" } else { "" }
+        );
     } else {
         anyhow::bail!("pid {} did not exit within {:?} of SIGKILL (stuck in the kernel?)", r.pid, kill::EXIT_TIMEOUT);
     }

@@ -57,7 +57,14 @@ pub fn run(c: Command) -> Result<()> {
                 println!("no process of {} is mergeable (start them with 'memorch spawn --ksm')", domain.spec);
             }
             for p in procs {
-                println!("  pid {:>7}: merging {} pages, rmap items {}, profit {} B{}", p.pid, p.merging_pages, p.rmap_items, p.profit_bytes, if p.merge_any { ", whole process mergeable" } else { "" });
+                println!(
+                    "  pid {:>7}: merging {} pages, rmap items {}, profit {} B{}",
+                    p.pid,
+                    p.merging_pages,
+                    p.rmap_items,
+                    p.profit_bytes,
+                    if p.merge_any { ", whole process mergeable" } else { "" }
+                );
             }
         }
         Command::Tune { run, pages_to_scan, sleep_ms, dry_run } => {
@@ -66,7 +73,11 @@ pub fn run(c: Command) -> Result<()> {
             if dry_run {
                 let old = ksm::plan(&root, &s)?;
                 let show = |o: Option<u64>, n: Option<u64>| o.zip(n).map(|(o, n)| format!("{o} → {n}"));
-                for (k, v) in [("run", show(old.run.map(u64::from), run.map(u64::from))), ("pages_to_scan", show(old.pages_to_scan, pages_to_scan)), ("sleep_millisecs", show(old.sleep_ms, sleep_ms))] {
+                for (k, v) in [
+                    ("run", show(old.run.map(u64::from), run.map(u64::from))),
+                    ("pages_to_scan", show(old.pages_to_scan, pages_to_scan)),
+                    ("sleep_millisecs", show(old.sleep_ms, sleep_ms)),
+                ] {
                     if let Some(v) = v {
                         println!("would set {k}: {v}");
                     }
@@ -75,9 +86,15 @@ pub fn run(c: Command) -> Result<()> {
             }
             let old = ksm::tune(&root, &s)?;
             let mut restore = String::from("memorch ksm tune");
-            if let Some(v) = old.run { restore += &format!(" --run {v}"); }
-            if let Some(v) = old.pages_to_scan { restore += &format!(" --pages-to-scan {v}"); }
-            if let Some(v) = old.sleep_ms { restore += &format!(" --sleep-ms {v}"); }
+            if let Some(v) = old.run {
+                restore += &format!(" --run {v}");
+            }
+            if let Some(v) = old.pages_to_scan {
+                restore += &format!(" --pages-to-scan {v}");
+            }
+            if let Some(v) = old.sleep_ms {
+                restore += &format!(" --sleep-ms {v}");
+            }
             println!("ksm tuned; to restore: {restore}");
         }
     }

@@ -41,18 +41,30 @@ pub fn run(a: Args) -> Result<()> {
         let swap = memorch_linux::compact::Resident::read(&root, a.pid)?.swap_bytes;
         let would = a.max_pages.map_or(swap, |p| (p * root.page_size).min(swap));
         if a.t.json {
-            return print_json(&serde_json::json!({ "pid": t.pid, "name": t.name, "dry_run": true, "swap_bytes": swap, "would_read_bytes": would }));
+            return print_json(
+                &serde_json::json!({ "pid": t.pid, "name": t.name, "dry_run": true, "swap_bytes": swap, "would_read_bytes": would }),
+            );
         }
         println!("would read back {} of {} ({}, {}) from swap", bytes(would), t.pid, t.name, t.class);
         return Ok(());
     }
     let ahead = if a.ahead { readback::Ahead::All } else { readback::Ahead::Nothing };
-    let r = readback::read_back(&root, &t, a.max_pages.unwrap_or(u64::MAX), ahead).with_context(|| format!("reading pid {} back", a.pid))?;
+    let r = readback::read_back(&root, &t, a.max_pages.unwrap_or(u64::MAX), ahead)
+        .with_context(|| format!("reading pid {} back", a.pid))?;
     if a.t.json {
         return print_json(&r);
     }
-    let at_once = if a.ahead { format!(" ({} of them asked for at once first)", bytes(r.ahead_bytes)) } else { String::new() };
-    println!("read back {} ({}, {}): {} in {} runs of swapped pages asked{at_once}, {} read", r.pid, r.name, t.class, bytes(r.asked_bytes), r.ranges, bytes(r.read_bytes));
+    let at_once =
+        if a.ahead { format!(" ({} of them asked for at once first)", bytes(r.ahead_bytes)) } else { String::new() };
+    println!(
+        "read back {} ({}, {}): {} in {} runs of swapped pages asked{at_once}, {} read",
+        r.pid,
+        r.name,
+        t.class,
+        bytes(r.asked_bytes),
+        r.ranges,
+        bytes(r.read_bytes)
+    );
     match &r.after {
         Some(after) => println!(
             "  swap {} → {} ({} back), RSS {} → {}; {} ({})",

@@ -34,7 +34,13 @@ pub fn run(a: Args) -> Result<()> {
         return print_json(&r);
     }
     if r.dry_run {
-        println!("would reclaim {} from {} with {:?} (used now {})", bytes(r.requested_bytes), r.domain, r.method, bytes(r.used_before_bytes));
+        println!(
+            "would reclaim {} from {} with {:?} (used now {})",
+            bytes(r.requested_bytes),
+            r.domain,
+            r.method,
+            bytes(r.used_before_bytes)
+        );
         return Ok(());
     }
     println!(

@@ -24,12 +24,15 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let text = std::fs::read_to_string(&a.results).with_context(|| format!("reading {}", a.results.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", a.results.display()))?;
-    let runs: Vec<RunResult> = serde_json::from_value(v["runs"].clone()).with_context(|| format!("{}: its runs are not a memorch bench's", a.results.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", a.results.display()))?;
+    let runs: Vec<RunResult> = serde_json::from_value(v["runs"].clone())
+        .with_context(|| format!("{}: its runs are not a memorch bench's", a.results.display()))?;
     anyhow::ensure!(!runs.is_empty(), "{}: no runs in it", a.results.display());
     let sums = report::summarize(&runs);
     let name = v["scenario"].as_str().unwrap_or("?");
-    let html = memorch_bench::html::report(name, v["description"].as_str().unwrap_or(""), &sums, &runs, v["stopped"].as_str());
+    let html =
+        memorch_bench::html::report(name, v["description"].as_str().unwrap_or(""), &sums, &runs, v["stopped"].as_str());
     let out = a.html.unwrap_or_else(|| a.results.with_file_name("report.html"));
     std::fs::write(&out, html).with_context(|| format!("writing {}", out.display()))?;
     print!("{}", report::table(&sums));

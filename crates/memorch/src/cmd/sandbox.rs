@@ -4,8 +4,8 @@ use crate::human::bytes;
 use anyhow::{Context, Result};
 use memorch_bench::device::{Device, DeviceRecord};
 use memorch_linux::events::SignalFd;
-use memorch_linux::{cgroup, snapshot, Domain, DomainSpec, SysRoot};
 use memorch_linux::lxcfs::Lxcfs;
+use memorch_linux::{cgroup, snapshot, Domain, DomainSpec, SysRoot};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -65,7 +65,9 @@ pub enum Cmd {
 
 fn valid_name(name: &str) -> Result<()> {
     anyhow::ensure!(
-        !name.is_empty() && name.len() <= 40 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+        !name.is_empty()
+            && name.len() <= 40
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
         "sandbox name '{name}': use 1 to 40 letters, digits, '-' or '_'"
     );
     Ok(())
@@ -76,7 +78,9 @@ pub fn run(c: Cmd) -> Result<()> {
         Cmd::Create { name, ram, zram, algorithm } => create(&name, ram, zram, &algorithm),
         Cmd::Keep { name, ram, zram, algorithm } => keep(&name, ram, zram, &algorithm),
         Cmd::Exec { name, command } => exec(&name, &command),
-        Cmd::NsInit { lxcfs_proc, pressure } => match memorch_linux::namespace::init_main(&memorch_linux::namespace::View { lxcfs_proc, pressure })? {},
+        Cmd::NsInit { lxcfs_proc, pressure } => {
+            match memorch_linux::namespace::init_main(&memorch_linux::namespace::View { lxcfs_proc, pressure })? {}
+        }
         Cmd::List { path: Some(name) } => {
             println!("{}", DeviceRecord::load(&name).map_err(|e| anyhow::anyhow!(e))?.path);
             Ok(())
@@ -106,14 +110,23 @@ fn create(name: &str, ram: u64, zram: u64, algorithm: &str) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Ok(rec) = DeviceRecord::load(name) {
-            println!("sandbox {name}: {} RAM{}, cgroup {} (use --domain cgroup:{})", bytes(rec.ram_bytes), rec.zram_device.as_ref().map_or(String::new(), |d| format!(", zram {d}")), rec.path, rec.path);
+            println!(
+                "sandbox {name}: {} RAM{}, cgroup {} (use --domain cgroup:{})",
+                bytes(rec.ram_bytes),
+                rec.zram_device.as_ref().map_or(String::new(), |d| format!(", zram {d}")),
+                rec.path,
+                rec.path
+            );
             if !rec.meminfo_virtual {
                 println!("  note: /proc/meminfo inside shows the machine's memory (lxcfs is not installed: apt-get install lxcfs)");
             }
             return Ok(());
         }
         if let Some(st) = keeper.try_wait()? {
-            anyhow::bail!("sandbox '{name}' could not be made ({st}): {}", std::fs::read_to_string(&log).unwrap_or_default().trim());
+            anyhow::bail!(
+                "sandbox '{name}' could not be made ({st}): {}",
+                std::fs::read_to_string(&log).unwrap_or_default().trim()
+            );
         }
         anyhow::ensure!(Instant::now() < deadline, "sandbox '{name}': the keeper did not report within 30 s");
         std::thread::sleep(Duration::from_millis(20));
@@ -171,7 +184,11 @@ fn exec(name: &str, command: &[String]) -> Result<()> {
     let dirs = cgroup::locate(&root, &rec.path)?;
     cgroup::join_self(&dirs).with_context(|| format!("joining sandbox {name}"))?;
     let (program, args) = command.split_first().expect("clap requires a command");
-    let program = if program.contains('/') { std::path::absolute(program)?.to_string_lossy().into_owned() } else { program.clone() };
+    let program = if program.contains('/') {
+        std::path::absolute(program)?.to_string_lossy().into_owned()
+    } else {
+        program.clone()
+    };
     let mut cmd = Command::new(&program);
     cmd.args(args);
     let Some(init) = rec.ns_init_pid else {
@@ -193,10 +210,22 @@ fn list() -> Result<()> {
     for r in all {
         let domain = Domain::open(&root, &DomainSpec::Cgroup(r.path.clone()));
         let (used, procs) = match &domain {
-            Ok(d) => (snapshot::cheap(&root, d).map(|s| s.memory.used_bytes).unwrap_or(0), d.pids(&root).map(|p| p.len()).unwrap_or(0)),
+            Ok(d) => (
+                snapshot::cheap(&root, d).map(|s| s.memory.used_bytes).unwrap_or(0),
+                d.pids(&root).map(|p| p.len()).unwrap_or(0),
+            ),
             Err(_) => (0, 0),
         };
-        println!("{:<16} RAM {:>10}  used {:>10}  {:>3} processes  zram {:<6}  keeper {}  {}", r.name, bytes(r.ram_bytes), bytes(used), procs, r.zram_device.as_deref().unwrap_or("-"), r.keeper_pid, r.path);
+        println!(
+            "{:<16} RAM {:>10}  used {:>10}  {:>3} processes  zram {:<6}  keeper {}  {}",
+            r.name,
+            bytes(r.ram_bytes),
+            bytes(used),
+            procs,
+            r.zram_device.as_deref().unwrap_or("-"),
+            r.keeper_pid,
+            r.path
+        );
     }
     Ok(())
 }
@@ -205,10 +234,18 @@ fn destroy(name: &str) -> Result<()> {
     let rec = DeviceRecord::load(name).map_err(|e| anyhow::anyhow!(e))?;
     // Only the keeper this record names, and only while it is that keeper.
     let cmdline = std::fs::read(format!("/proc/{}/cmdline", rec.keeper_pid)).unwrap_or_default();
-    let is_keeper = String::from_utf8_lossy(&cmdline).split('\0').collect::<Vec<_>>().windows(3).any(|w| w == ["sandbox", "keep", name]);
+    let is_keeper = String::from_utf8_lossy(&cmdline)
+        .split('\0')
+        .collect::<Vec<_>>()
+        .windows(3)
+        .any(|w| w == ["sandbox", "keep", name]);
     if !is_keeper {
         let _ = std::fs::remove_file(DeviceRecord::file(name));
-        anyhow::bail!("sandbox '{name}': its keeper (pid {}) is gone; record removed. Left-overs, if any: cgroup {}", rec.keeper_pid, rec.path);
+        anyhow::bail!(
+            "sandbox '{name}': its keeper (pid {}) is gone; record removed. Left-overs, if any: cgroup {}",
+            rec.keeper_pid,
+            rec.path
+        );
     }
     let pidfd = memorch_linux::pidfd::Pidfd::open(rec.keeper_pid)?;
     pidfd.send_signal(libc::SIGTERM)?;

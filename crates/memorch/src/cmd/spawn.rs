@@ -53,7 +53,8 @@ pub fn run(a: Args) -> Result<()> {
     if let Some(dirs) = &domain.cgroup {
         cgroup::join_self(dirs).with_context(|| format!("joining {}", domain.spec))?;
         if a.app_group {
-            memorch_linux::appgroup::create_for_self(dirs, a.swappiness).with_context(|| format!("making an app group in {}", domain.spec))?;
+            memorch_linux::appgroup::create_for_self(dirs, a.swappiness)
+                .with_context(|| format!("making an app group in {}", domain.spec))?;
         }
     } else if a.app_group {
         anyhow::bail!("--app-group needs a cgroup domain (--domain cgroup:PATH)");

@@ -58,7 +58,8 @@ pub fn run(args: Args) -> Result<()> {
                 ps.truncate(n);
             }
             let json = StatusJson { schema: SCHEMA, snapshot: &snap };
-            let mut s = if args.watch.is_some() { serde_json::to_string(&json)? } else { serde_json::to_string_pretty(&json)? };
+            let mut s =
+                if args.watch.is_some() { serde_json::to_string(&json)? } else { serde_json::to_string_pretty(&json)? };
             s.push('\n');
             s
         } else {
@@ -107,9 +108,18 @@ pub fn render(s: &Snapshot, top: Option<usize>) -> String {
     if s.swap.devices.is_empty() {
         let _ = writeln!(o, "swap     none active");
     } else {
-        let _ = writeln!(o, "swap     {} of {} used (machine-wide)", bytes(s.swap.used_bytes), bytes(s.swap.total_bytes));
+        let _ =
+            writeln!(o, "swap     {} of {} used (machine-wide)", bytes(s.swap.used_bytes), bytes(s.swap.total_bytes));
         for d in &s.swap.devices {
-            let _ = writeln!(o, "         {} {} {} used {} priority {}", d.path, d.kind, bytes(d.size_bytes), bytes(d.used_bytes), d.priority);
+            let _ = writeln!(
+                o,
+                "         {} {} {} used {} priority {}",
+                d.path,
+                d.kind,
+                bytes(d.size_bytes),
+                bytes(d.used_bytes),
+                d.priority
+            );
         }
     }
     let zram = facility(&s.zram, |z| {
@@ -148,8 +158,15 @@ fn render_pressure(o: &mut String, s: &Snapshot) {
     let psi = facility(&s.psi, |p| {
         format!(
             "some {:.2}/{:.2}/{:.2} full {:.2}/{:.2}/{:.2} (% avg10/60/300), stalled {:.1}s / {:.1}s  [{}]",
-            p.some.avg10, p.some.avg60, p.some.avg300, p.full.avg10, p.full.avg60, p.full.avg300,
-            p.some.total_us as f64 / 1e6, p.full.total_us as f64 / 1e6, p.source
+            p.some.avg10,
+            p.some.avg60,
+            p.some.avg300,
+            p.full.avg10,
+            p.full.avg60,
+            p.full.avg300,
+            p.some.total_us as f64 / 1e6,
+            p.full.total_us as f64 / 1e6,
+            p.source
         )
     });
     let _ = writeln!(o, "psi      {psi}");

@@ -98,7 +98,11 @@ pub fn run(c: Command) -> Result<()> {
             }
             for p in paths {
                 if dry_run {
-                    anyhow::ensure!(swapfile::is_ours(&p), "{} was not made by memorch (its files are named memorch-swap-N.swap)", p.display());
+                    anyhow::ensure!(
+                        swapfile::is_ours(&p),
+                        "{} was not made by memorch (its files are named memorch-swap-N.swap)",
+                        p.display()
+                    );
                     println!("would remove {}", p.display());
                     continue;
                 }

@@ -48,7 +48,9 @@ fn parse_size(s: &str) -> Result<ZramSize, String> {
 pub fn run(c: Command) -> Result<()> {
     let root = SysRoot::live();
     match c {
-        Command::Setup { size, algorithm, priority, dry_run } => setup(&root, size, algorithm.as_deref(), priority, dry_run),
+        Command::Setup { size, algorithm, priority, dry_run } => {
+            setup(&root, size, algorithm.as_deref(), priority, dry_run)
+        }
         Command::Status { json } => status(&root, json),
         Command::Teardown { device, dry_run } => teardown(&root, device.as_deref(), dry_run),
     }
@@ -87,7 +89,13 @@ fn status(root: &SysRoot, json: bool) -> Result<()> {
         return print_json(&serde_json::json!({ "zram": state, "set_up_by_memorch": records }));
     }
     let Some(z) = state.get() else {
-        println!("zram: {}", match &state { memorch_core::Facility::Unavailable { reason } => reason.as_str(), _ => "" });
+        println!(
+            "zram: {}",
+            match &state {
+                memorch_core::Facility::Unavailable { reason } => reason.as_str(),
+                _ => "",
+            }
+        );
         return Ok(());
     };
     for d in &z.devices {
@@ -117,17 +125,30 @@ fn teardown(root: &SysRoot, device: Option<&str>, dry_run: bool) -> Result<()> {
         .filter(|r| r.owner().is_none_or(|o| !o.alive(root)))
         .collect();
     if records.is_empty() {
-        println!("zram: nothing to tear down: memorch set up no {} (it only undoes its own set-ups)", device.unwrap_or("device"));
+        println!(
+            "zram: nothing to tear down: memorch set up no {} (it only undoes its own set-ups)",
+            device.unwrap_or("device")
+        );
         return Ok(());
     }
     for rec in records {
         if dry_run {
-            println!("would tear down {} (algorithm back to {}{})", rec.device, rec.previous_algorithm, if rec.hot_added { ", hot-remove" } else { "" });
+            println!(
+                "would tear down {} (algorithm back to {}{})",
+                rec.device,
+                rec.previous_algorithm,
+                if rec.hot_added { ", hot-remove" } else { "" }
+            );
             continue;
         }
         zram::teardown(root, &rec).with_context(|| format!("tearing down {}", rec.device))?;
         zram::forget_record(&rec)?;
-        println!("zram: {} torn down (algorithm back to {}{})", rec.device, rec.previous_algorithm, if rec.hot_added { ", hot-removed" } else { "" });
+        println!(
+            "zram: {} torn down (algorithm back to {}{})",
+            rec.device,
+            rec.previous_algorithm,
+            if rec.hot_added { ", hot-removed" } else { "" }
+        );
     }
     Ok(())
 }

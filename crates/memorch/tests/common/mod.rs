@@ -38,7 +38,12 @@ pub fn status_kib(pid: u32, key: &str) -> u64 {
 /// Run memorch, require success, return stdout.
 pub fn ok(args: &[&str]) -> String {
     let out = run(args);
-    assert!(out.status.success(), "memorch {args:?} failed: {}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "memorch {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -65,7 +70,12 @@ pub fn spawn_app<'a>(sb: &'a mut Sandbox, spawn_flags: &[&str], app_args: &[&str
 pub fn spawn_app_in<'a>(sb: &'a mut Sandbox, path: &str, spawn_flags: &[&str], app_args: &[&str]) -> &'a mut Child {
     let mut cmd = memorch();
     let domain = format!("cgroup:{path}");
-    cmd.args(["spawn", "--domain", &domain]).args(spawn_flags).arg("--").arg(env!("CARGO_BIN_EXE_memorch")).arg("app").args(app_args);
+    cmd.args(["spawn", "--domain", &domain])
+        .args(spawn_flags)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_memorch"))
+        .arg("app")
+        .args(app_args);
     cmd.stdout(Stdio::piped()).stdin(Stdio::null());
     let child = sb.spawn(&mut cmd).expect("spawn starts");
     let mut line = String::new();
@@ -171,7 +181,9 @@ impl Drop for DaemonGuard {
     fn drop(&mut self) {
         if self.child.try_wait().ok().flatten().is_none() {
             unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-            let done = memorch_linux::testkit::wait_for(std::time::Duration::from_secs(10), || self.child.try_wait().ok().flatten().is_some());
+            let done = memorch_linux::testkit::wait_for(std::time::Duration::from_secs(10), || {
+                self.child.try_wait().ok().flatten().is_some()
+            });
             if !done {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
@@ -184,7 +196,11 @@ impl Drop for DaemonGuard {
 }
 
 /// Actions from an events stream, gathered until `until` holds or the timeout passes.
-pub fn collect_events(rx: &std::sync::mpsc::Receiver<serde_json::Value>, timeout: std::time::Duration, mut until: impl FnMut(&[serde_json::Value]) -> bool) -> Vec<serde_json::Value> {
+pub fn collect_events(
+    rx: &std::sync::mpsc::Receiver<serde_json::Value>,
+    timeout: std::time::Duration,
+    mut until: impl FnMut(&[serde_json::Value]) -> bool,
+) -> Vec<serde_json::Value> {
     let deadline = std::time::Instant::now() + timeout;
     let mut out = Vec::new();
     while std::time::Instant::now() < deadline && !until(&out) {

@@ -23,14 +23,23 @@ fn zram_used(ctx: &Ctx) -> f64 {
 /// What zram's swap devices hold (their pages' own size) and their disksize, in bytes; 0 and
 /// 0 without zram statistics.
 fn zram_stats_bytes(ctx: &Ctx) -> (u64, u64) {
-    ctx.input.snapshot.zram.get().map_or((0, 0), |z| z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, s), d| (o + d.orig_data_bytes, s + d.disksize_bytes)))
+    ctx.input.snapshot.zram.get().map_or((0, 0), |z| {
+        z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, s), d| (o + d.orig_data_bytes, s + d.disksize_bytes))
+    })
 }
 
 /// What zram holds and its size, in bytes: its statistics, or where there are none the swap
 /// devices that are not files (`/proc/swaps`' use of zram is the pages it holds).
 pub(super) fn zram_bytes(ctx: &Ctx) -> (u64, u64) {
     match zram_stats_bytes(ctx) {
-        (_, 0) => ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind != "file").fold((0, 0), |(o, s), d| (o + d.used_bytes, s + d.size_bytes)),
+        (_, 0) => ctx
+            .input
+            .snapshot
+            .swap
+            .devices
+            .iter()
+            .filter(|d| d.kind != "file")
+            .fold((0, 0), |(o, s), d| (o + d.used_bytes, s + d.size_bytes)),
         z => z,
     }
 }
@@ -53,7 +62,10 @@ pub fn run(ctx: &mut Ctx) {
     match pressure(ctx).or_else(|| ctx.pressure_event().map(|l| format!("PSI {l:?} stall trigger"))).or(on_demand) {
         Some(why) => grow(ctx, &why, 0),
         None if idle_file_removable(ctx) => {
-            let r = ctx.reason(Step::AdaptiveSwap, "a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)");
+            let r = ctx.reason(
+                Step::AdaptiveSwap,
+                "a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)",
+            );
             ctx.push(ActionKind::SwapShrink, r, 0);
         }
         None => {}
@@ -90,7 +102,10 @@ pub const MAX_COLD_FILES: usize = 12;
 pub fn cold_to_storage(ctx: &Ctx, app: &App, anon_moved: u64) -> Option<f64> {
     let below = ctx.preset.swap.cold_to_storage_below?;
     let launching = ctx.preset.swap.launch_to_storage && ctx.state.launch_in_flight.is_some();
-    if anon_moved < COLD_MIN_BYTES || (!launching && zram_used(ctx) < ctx.preset.swap.cold_at_zram_used) || !can_make_file_of_its_own(ctx, anon_moved) {
+    if anon_moved < COLD_MIN_BYTES
+        || (!launching && zram_used(ctx) < ctx.preset.swap.cold_at_zram_used)
+        || !can_make_file_of_its_own(ctx, anon_moved)
+    {
         return None;
     }
     let p = ctx.p_return(app);
@@ -102,7 +117,10 @@ pub fn cold_to_storage(ctx: &Ctx, app: &App, anon_moved: u64) -> Option<f64> {
 /// may add has the room (less what this decision's files take) and the kernel a swap area
 /// ([`MAX_COLD_FILES`]).
 pub(super) fn can_make_file_of_its_own(ctx: &Ctx, bytes: u64) -> bool {
-    ctx.preset.swap.swap_files && cold_priority(ctx).is_some() && storage_room(ctx).saturating_sub(ctx.cold_bytes) >= bytes && cold_files(ctx) + ctx.files_of_their_own() < MAX_COLD_FILES
+    ctx.preset.swap.swap_files
+        && cold_priority(ctx).is_some()
+        && storage_room(ctx).saturating_sub(ctx.cold_bytes) >= bytes
+        && cold_files(ctx) + ctx.files_of_their_own() < MAX_COLD_FILES
 }
 
 /// Whether a swap device is one of the preset's own storage files, below zram (not one made
@@ -113,7 +131,9 @@ fn plain_file(ctx: &Ctx, d: &crate::SwapDevice) -> bool {
 
 /// How many swap files above zram there are now.
 fn cold_files(ctx: &Ctx) -> usize {
-    cold_priority(ctx).map_or(0, |cold| ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind == "file" && d.priority >= cold).count())
+    cold_priority(ctx).map_or(0, |cold| {
+        ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind == "file" && d.priority >= cold).count()
+    })
 }
 
 /// A swap file above zram in priority that holds under `swap.cold_drop_below` of its size
@@ -195,7 +215,13 @@ pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < p.grow_interval_ms);
     let grown = ctx.has_pushed(|k| matches!(k, ActionKind::SwapGrow { .. }));
     let room = storage_room(ctx);
-    if !p.swap_files || !(zram_used >= p.grow_at_zram_used_frac || bad_ratio || to_need) || room == 0 || recent || (idle_file && !to_need) || grown {
+    if !p.swap_files
+        || !(zram_used >= p.grow_at_zram_used_frac || bad_ratio || to_need)
+        || room == 0
+        || recent
+        || (idle_file && !to_need)
+        || grown
+    {
         return;
     }
     let unit = ctx.frac(p.file_frac);
@@ -208,7 +234,10 @@ pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
         format!("zram's room ({:.0} % full) and compression leave {} short", zram_used * 100.0, mib(short))
     };
     let r = ctx
-        .reason(Step::AdaptiveSwap, format!("{why} and {what}: add a {} storage swap file (SWAM slow path)", mib(bytes)))
+        .reason(
+            Step::AdaptiveSwap,
+            format!("{why} and {what}: add a {} storage swap file (SWAM slow path)", mib(bytes)),
+        )
         .with("zram_used_frac", zram_used);
     ctx.push(ActionKind::SwapGrow { bytes }, r, 0);
 }

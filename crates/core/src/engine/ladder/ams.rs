@@ -20,6 +20,14 @@ pub fn run(ctx: &mut Ctx) {
     cached.sort_by(|a, b| b.idle_ms.cmp(&a.idle_ms).then(a.pid.cmp(&b.pid)));
     let n = cached.len() - max as usize;
     let victims: Vec<_> = cached.into_iter().take(n).collect();
-    let r = ctx.reason(Step::Ams, format!("{} cached apps, more than the {max} the activity manager keeps: kill the {n} least recently used", n + max as usize)).with("max_cached_apps", max as f64);
+    let r = ctx
+        .reason(
+            Step::Ams,
+            format!(
+                "{} cached apps, more than the {max} the activity manager keeps: kill the {n} least recently used",
+                n + max as usize
+            ),
+        )
+        .with("max_cached_apps", max as f64);
     ctx.kill(victims, 0, Class::Cached, r);
 }

@@ -26,7 +26,9 @@ pub fn run(ctx: &mut Ctx) {
     for (app, given) in intents {
         let learned = ctx.state.stats.get(&app).map(|s| s.peak_bytes).filter(|&b| b > 0);
         let Some(expected) = given.or(learned) else {
-            ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}': size unknown until its first launch")));
+            ctx.quiet(
+                ctx.reason(Step::BeforeLaunch, format!("launch of '{app}': size unknown until its first launch")),
+            );
             continue;
         };
         let threshold = ctx.frac(ahead.threshold_frac);
@@ -41,7 +43,10 @@ pub fn run(ctx: &mut Ctx) {
 /// MOS doMosPhase2: if the app's max PSS exceeds tLmk, kill cached apps for maxAppMem − free.
 fn mos_phase2(ctx: &mut Ctx, app: &str, expected: u64, threshold: u64) {
     if expected <= threshold {
-        ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}' ({}) fits under the LMK threshold {}", mib(expected), mib(threshold))));
+        ctx.quiet(ctx.reason(
+            Step::BeforeLaunch,
+            format!("launch of '{app}' ({}) fits under the LMK threshold {}", mib(expected), mib(threshold)),
+        ));
         return;
     }
     let need = expected.saturating_sub(ctx.free());
@@ -51,7 +56,14 @@ fn mos_phase2(ctx: &mut Ctx, app: &str, expected: u64, threshold: u64) {
     let cands: Vec<_> = ctx.candidates(Class::Cached).into_iter().filter(|c| c.app != app).collect();
     let victims = greedy_prefix(&cands, need);
     let r = ctx
-        .reason(Step::BeforeLaunch, format!("MOS phase 2: '{app}' needs up to {} with {} free: kill cached apps at once", mib(expected), mib(ctx.free())))
+        .reason(
+            Step::BeforeLaunch,
+            format!(
+                "MOS phase 2: '{app}' needs up to {} with {} free: kill cached apps at once",
+                mib(expected),
+                mib(ctx.free())
+            ),
+        )
         .with("expected_bytes", expected as f64);
     ctx.kill(victims, need, Class::Cached, r);
 }
@@ -72,15 +84,28 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
     let need = (expected + margin).saturating_sub(ctx.available());
     let compress_need = if from_free { (expected + margin).saturating_sub(ctx.free()).max(need) } else { need };
     if compress_need == 0 {
-        ctx.quiet(ctx.reason(Step::BeforeLaunch, format!("launch of '{app}' ({}) fits in {} available", mib(expected), mib(ctx.available()))));
+        ctx.quiet(ctx.reason(
+            Step::BeforeLaunch,
+            format!("launch of '{app}' ({}) fits in {} available", mib(expected), mib(ctx.available())),
+        ));
         return;
     }
-    if let Some(kill) = ahead.kill_when_faster.then(|| faster_than_compressing(ctx, app, need, ahead.compress_bytes_per_ms)).flatten() {
+    if let Some(kill) =
+        ahead.kill_when_faster.then(|| faster_than_compressing(ctx, app, need, ahead.compress_bytes_per_ms)).flatten()
+    {
         let freed: u64 = kill.victims.iter().map(|c| c.freeable_bytes).sum();
         ctx.reserve(kill.victims.iter().map(|c| c.pid));
         let left = compress_need.saturating_sub(freed);
         if left > 0 {
-            shrink::free_below(ctx, Step::BeforeLaunch, Class::Cached, left, Some(budget_bytes), &format!("before launching '{app}' ({}), beyond what the kill frees", mib(expected)), None);
+            shrink::free_below(
+                ctx,
+                Step::BeforeLaunch,
+                Class::Cached,
+                left,
+                Some(budget_bytes),
+                &format!("before launching '{app}' ({}), beyond what the kill frees", mib(expected)),
+                None,
+            );
         }
         let r = ctx
             .reason(Step::BeforeLaunch, format!("before launching '{app}' ({}): {} short; compressing it would take ~{:.0} ms of a CPU the launch needs, killing the least costly ~{:.0} ms expected: kill at once", mib(expected), mib(need), kill.wait_ms, kill.cost_ms))
@@ -94,7 +119,11 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
     // What zram cannot take goes to storage swap: grow it now, not after the launch stalls.
     if need > compressible {
         let short = ctx.beyond_swap_rooms(need.saturating_sub(compressible.max(ctx.swap_headroom(true))));
-        super::adaptive_swap::grow(ctx, &format!("launching '{app}' needs {} more than compression can free now", mib(need - compressible)), short);
+        super::adaptive_swap::grow(
+            ctx,
+            &format!("launching '{app}' needs {} more than compression can free now", mib(need - compressible)),
+            short,
+        );
     }
     let coverable = compressible.max(ctx.swap_headroom(true));
     let rest = need.saturating_sub(coverable);
@@ -109,7 +138,15 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
         // is not short yet, and the point is to spare the likely apps what the kernel's
         // reclaim would take from them, so only the unlikely ones give.
         let (why, spare_likely) = match need {
-            0 => (format!("before launching '{app}' ({}): fits in {} available but not in {} free", mib(expected), mib(ctx.available()), mib(ctx.free())), Some(shrink::LIKELY_RETURN)),
+            0 => (
+                format!(
+                    "before launching '{app}' ({}): fits in {} available but not in {} free",
+                    mib(expected),
+                    mib(ctx.available()),
+                    mib(ctx.free())
+                ),
+                Some(shrink::LIKELY_RETURN),
+            ),
             _ => (format!("before launching '{app}' ({})", mib(expected)), None),
         };
         shrink::free_below(ctx, Step::BeforeLaunch, Class::Cached, left, Some(budget_bytes), &why, spare_likely);

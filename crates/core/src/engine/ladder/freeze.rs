@@ -21,10 +21,15 @@ pub fn run(ctx: &mut Ctx) {
     for a in apps.iter().filter(|a| a.is_cached()) {
         ctx.state.cached_since.entry(a.pid).or_insert(now);
     }
-    let launching: Vec<&str> = ctx.input.events.iter().filter_map(|e| match e {
-        Event::LaunchIntent { app, .. } => Some(app.as_str()),
-        _ => None,
-    }).collect();
+    let launching: Vec<&str> = ctx
+        .input
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::LaunchIntent { app, .. } => Some(app.as_str()),
+            _ => None,
+        })
+        .collect();
     // Thaw even with the freezer off (a reload turned it off): nothing stays frozen.
     let frozen: Vec<_> = apps.iter().filter(|a| a.frozen == Some(true) && !ctx.is_touched(a.pid)).collect();
     for a in frozen {

@@ -27,7 +27,10 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
     // 20 in 5 s). MOS has no compaction steps and reclaims whatever is short, as its paper does.
     let min_step = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_step_pages) * PAGE;
     if need > 0 && need < min_step {
-        ctx.quiet(ctx.reason(step, format!("free {} is within a step of the launch threshold {}", mib(ctx.free()), mib(threshold))));
+        ctx.quiet(ctx.reason(
+            step,
+            format!("free {} is within a step of the launch threshold {}", mib(ctx.free()), mib(threshold)),
+        ));
         return;
     }
     if need == 0 {
@@ -45,7 +48,16 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
                 let mut pages = ctx.state.mos_reclaim_pages.unwrap_or(start);
                 while left > 0 {
                     let bytes = left.min(pages * PAGE);
-                    let r = ctx.reason(step, format!("MOS phase 1: reclaim {} of page cache ({} pages a step, doubling)", mib(bytes), pages)).with("threshold_bytes", threshold as f64);
+                    let r = ctx
+                        .reason(
+                            step,
+                            format!(
+                                "MOS phase 1: reclaim {} of page cache ({} pages a step, doubling)",
+                                mib(bytes),
+                                pages
+                            ),
+                        )
+                        .with("threshold_bytes", threshold as f64);
                     ctx.push(ActionKind::Reclaim { bytes }, r, bytes);
                     left -= bytes;
                     pages *= 2;
@@ -54,7 +66,14 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
             }
             None => {
                 let r = ctx
-                    .reason(step, format!("bring free memory to the launch threshold {}: reclaim {} of page cache first", mib(threshold), mib(from_cache)))
+                    .reason(
+                        step,
+                        format!(
+                            "bring free memory to the launch threshold {}: reclaim {} of page cache first",
+                            mib(threshold),
+                            mib(from_cache)
+                        ),
+                    )
                     .with("threshold_bytes", threshold as f64);
                 ctx.push(ActionKind::Reclaim { bytes: from_cache }, r, from_cache);
             }
@@ -67,7 +86,10 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
     if ahead.home_kills {
         let cands = ctx.candidates(Class::Cached);
         let victims = greedy_prefix(&cands, rest);
-        let r = ctx.reason(step, format!("MOS phase 1: {} more than page cache gives: kill cached apps with the highest oom_adj", mib(rest)));
+        let r = ctx.reason(
+            step,
+            format!("MOS phase 1: {} more than page cache gives: kill cached apps with the highest oom_adj", mib(rest)),
+        );
         ctx.kill(victims, rest, Class::Cached, r);
     } else {
         super::shrink::free(ctx, step, Class::Cached, rest, None, "reach the launch threshold");

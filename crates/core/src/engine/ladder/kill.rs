@@ -43,7 +43,13 @@ const CHURN_RELIEF_FRAC: f64 = 0.15;
 /// what `detection.whole_stops_when_churning` weighs, ladder/prefetch.rs).
 pub fn read_back_churns(ctx: &Ctx) -> Option<u64> {
     let now = ctx.input.now_ms;
-    let read: u64 = ctx.state.read_back_front.iter().filter(|(at, _)| now.saturating_sub(*at) < CHURN_WINDOW_MS).map(|(_, b)| b).sum();
+    let read: u64 = ctx
+        .state
+        .read_back_front
+        .iter()
+        .filter(|(at, _)| now.saturating_sub(*at) < CHURN_WINDOW_MS)
+        .map(|(_, b)| b)
+        .sum();
     (read > ctx.frac(CHURN_READ_BACK_FRAC)).then_some(read)
 }
 
@@ -117,15 +123,32 @@ pub fn run(ctx: &mut Ctx) {
     let avail = ctx.available() + headroom;
     let critical = ctx.frac(b.critical_available_frac);
     let low = ctx.frac(b.low_available_frac);
-    let swap_full = ctx.preset.kill.when_swap_full && ctx.swap_room() < ctx.frac(SWAP_FULL_ROOM_FRAC) && !super::adaptive_swap::can_grow(ctx);
+    let swap_full = ctx.preset.kill.when_swap_full
+        && ctx.swap_room() < ctx.frac(SWAP_FULL_ROOM_FRAC)
+        && !super::adaptive_swap::can_grow(ctx);
     let mut target = ctx.frac(b.kill_target_frac).saturating_sub(avail).max(ctx.frac(0.01));
     let why = if avail < critical {
-        format!("available {} (with {} zram could still take) below the critical band {}", mib(avail), mib(headroom), mib(critical))
+        format!(
+            "available {} (with {} zram could still take) below the critical band {}",
+            mib(avail),
+            mib(headroom),
+            mib(critical)
+        )
     } else if swap_full && avail < low {
         target = low.saturating_sub(avail) + ctx.frac(SWAP_FULL_RELIEF_FRAC);
-        format!("available {} below the low band {} and swap full ({} left, no file can be added)", mib(avail), mib(low), mib(ctx.swap_room()))
+        format!(
+            "available {} below the low band {} and swap full ({} left, no file can be added)",
+            mib(avail),
+            mib(low),
+            mib(ctx.swap_room())
+        )
     } else if ctx.psi_full_avg10() > b.psi_full_kill_pct && ctx.available() < low {
-        format!("PSI full {:.1} % over {:.0} % with available {} below the low band", ctx.psi_full_avg10(), b.psi_full_kill_pct, mib(ctx.available()))
+        format!(
+            "PSI full {:.1} % over {:.0} % with available {} below the low band",
+            ctx.psi_full_avg10(),
+            b.psi_full_kill_pct,
+            mib(ctx.available())
+        )
     } else if ctx.pressure_event() == Some(PressureLevel::Complete) && ctx.available() < low {
         format!("complete stall with available {} below the low band", mib(ctx.available()))
     } else {
@@ -135,7 +158,11 @@ pub fn run(ctx: &mut Ctx) {
         ctx.quiet(ctx.reason(Step::Kill, format!("{why}; the last victims are still dying")));
         return;
     }
-    let ladder: &[Class] = if extreme { &[Class::Service, Class::Perceptible, Class::Visible, Class::Foreground] } else { &[Class::Service] };
+    let ladder: &[Class] = if extreme {
+        &[Class::Service, Class::Perceptible, Class::Visible, Class::Foreground]
+    } else {
+        &[Class::Service]
+    };
     for (i, &min_class) in ladder.iter().enumerate() {
         let cands = ctx.candidates(min_class);
         let total: u64 = cands.iter().map(|c| c.freeable_bytes).sum();
@@ -146,7 +173,10 @@ pub fn run(ctx: &mut Ctx) {
             let held: u64 = spare.iter().map(|c| c.freeable_bytes).sum();
             let victims = ctx.select(&spare, target);
             let r = ctx
-                .reason(Step::Kill, format!("{why}: kill the least costly apps at once, everything but the foreground that it takes"))
+                .reason(
+                    Step::Kill,
+                    format!("{why}: kill the least costly apps at once, everything but the foreground that it takes"),
+                )
                 .with("candidate_bytes", held as f64);
             return ctx.kill(victims, target, Class::Visible, r);
         }

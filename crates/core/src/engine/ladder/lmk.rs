@@ -20,11 +20,28 @@ pub fn run(ctx: &mut Ctx) {
         return;
     }
     let Some(victim) = ctx.candidates(min_class).into_iter().next() else {
-        ctx.quiet(ctx.reason(Step::Lmk, format!("free {} below minfree {} but no {} app or less important to kill", mib(ctx.free()), mib(level), min_class)));
+        ctx.quiet(ctx.reason(
+            Step::Lmk,
+            format!(
+                "free {} below minfree {} but no {} app or less important to kill",
+                mib(ctx.free()),
+                mib(level),
+                min_class
+            ),
+        ));
         return;
     };
     let r = ctx
-        .reason(Step::Lmk, format!("free {} and file {} below minfree {}: kill one app of class {} or less important", mib(ctx.free()), mib(ctx.file_bytes()), mib(level), min_class))
+        .reason(
+            Step::Lmk,
+            format!(
+                "free {} and file {} below minfree {}: kill one app of class {} or less important",
+                mib(ctx.free()),
+                mib(ctx.file_bytes()),
+                mib(level),
+                min_class
+            ),
+        )
         .with("minfree_bytes", level as f64);
     ctx.kill(vec![victim], level.saturating_sub(ctx.free()), min_class, r);
 }

@@ -31,7 +31,11 @@ impl Lmkd {
     }
 
     pub fn thrashing_base_pct(&self, total_bytes: u64) -> f64 {
-        if self.low_ram(total_bytes) { self.thrashing_limit_low_ram_pct } else { self.thrashing_limit_pct }
+        if self.low_ram(total_bytes) {
+            self.thrashing_limit_low_ram_pct
+        } else {
+            self.thrashing_limit_pct
+        }
     }
 
     pub fn thrashing_decay(&self, total_bytes: u64) -> f64 {
@@ -105,7 +109,8 @@ pub fn run(ctx: &mut Ctx) {
     } else if since > l.thrashing_window_ms {
         let growth = refaults.saturating_sub(s.window_start_refaults) as f64 * 100.0 / (s.base_file_lru + 1) as f64;
         let windows = (since / l.thrashing_window_ms.max(1)).max(1);
-        s.prev_thrash_growth = if windows > 1 || growth < limit { growth / f64::powi(2.0, windows.min(60) as i32) } else { growth };
+        s.prev_thrash_growth =
+            if windows > 1 || growth < limit { growth / f64::powi(2.0, windows.min(60) as i32) } else { growth };
         s.base_file_lru = file_lru;
         s.window_start_refaults = refaults;
         s.window_start_ms = now;
@@ -139,13 +144,27 @@ pub fn run(ctx: &mut Ctx) {
         let c = above_perceptible(wmark == Wmark::Min || thrashing >= critical_thrashing);
         (c, format!("free {} below the high watermark and swap low", mib(free)), false)
     } else if wmark < Wmark::High && thrashing > limit {
-        (above_perceptible(thrashing >= critical_thrashing), format!("free {} below the high watermark and thrashing {thrashing:.0} % > {limit:.0} %", mib(free)), true)
+        (
+            above_perceptible(thrashing >= critical_thrashing),
+            format!("free {} below the high watermark and thrashing {thrashing:.0} % > {limit:.0} %", mib(free)),
+            true,
+        )
     } else if direct_reclaim && thrashing > limit {
-        (above_perceptible(thrashing >= critical_thrashing), format!("in direct reclaim and thrashing {thrashing:.0} % > {limit:.0} %"), true)
+        (
+            above_perceptible(thrashing >= critical_thrashing),
+            format!("in direct reclaim and thrashing {thrashing:.0} % > {limit:.0} %"),
+            true,
+        )
     } else if let Some(c) = l.min_class_low_memory.filter(|_| wmark < Wmark::Low) {
         (c, format!("free {} below the low watermark", mib(free)), false)
     } else {
-        ctx.quiet(ctx.reason(Step::Lmkd, format!("free {} is above the watermarks or nothing thrashes ({thrashing:.0} % of {limit:.0} %)", mib(free))));
+        ctx.quiet(ctx.reason(
+            Step::Lmkd,
+            format!(
+                "free {} is above the watermarks or nothing thrashes ({thrashing:.0} % of {limit:.0} %)",
+                mib(free)
+            ),
+        ));
         return;
     };
     let Some(victim) = ctx.candidates(min_class).into_iter().next() else {

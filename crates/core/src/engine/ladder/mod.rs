@@ -47,8 +47,14 @@ pub const FAVOURITE_POPULARITY: f64 = 0.5;
 /// has data: what the engine assumes a compressed page saves.
 pub fn zram_ratio(snapshot: &crate::Snapshot) -> f64 {
     let z = snapshot.zram.get();
-    let (orig, compr) = z.map_or((0, 0), |z| z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, c), d| (o + d.orig_data_bytes, c + d.compr_data_bytes)));
-    if orig > 16 * PAGE && compr > 0 { orig as f64 / compr as f64 } else { DEFAULT_ZRAM_RATIO }
+    let (orig, compr) = z.map_or((0, 0), |z| {
+        z.devices.iter().filter(|d| d.is_swap).fold((0, 0), |(o, c), d| (o + d.orig_data_bytes, c + d.compr_data_bytes))
+    });
+    if orig > 16 * PAGE && compr > 0 {
+        orig as f64 / compr as f64
+    } else {
+        DEFAULT_ZRAM_RATIO
+    }
 }
 
 pub struct Ctx<'a> {
@@ -83,11 +89,45 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a mut State) -> Ctx<'a> {
-        let paid_by_rare = matches!(&preset.detection, crate::engine::preset::Detection::Bands(b) if b.whole_paid_by_rare);
-        let most_fronts = if preset.kill.return_by_popularity || paid_by_rare { input.apps.iter().filter(|x| x.actionable()).filter_map(|x| state.stats.get(&x.name)).map(|s| s.fronts).max().unwrap_or(0) } else { 0 };
+        let paid_by_rare =
+            matches!(&preset.detection, crate::engine::preset::Detection::Bands(b) if b.whole_paid_by_rare);
+        let most_fronts = if preset.kill.return_by_popularity || paid_by_rare {
+            input
+                .apps
+                .iter()
+                .filter(|x| x.actionable())
+                .filter_map(|x| state.stats.get(&x.name))
+                .map(|s| s.fronts)
+                .max()
+                .unwrap_or(0)
+        } else {
+            0
+        };
         let weighs_returns = preset.compaction.as_ref().is_some_and(|c| c.slow_returns_give_first);
-        let quickest_return_ms = if weighs_returns { input.apps.iter().filter(|x| x.actionable()).filter_map(|x| state.stats.get(&x.name)?.quickest_return_ms).reduce(f64::min) } else { None };
-        Ctx { input, preset, state, actions: Vec::new(), touched: BTreeSet::new(), killed: BTreeSet::new(), projected_bytes: 0, moved_bytes: 0, cold_bytes: 0, quiet: None, most_fronts, quickest_return_ms }
+        let quickest_return_ms = if weighs_returns {
+            input
+                .apps
+                .iter()
+                .filter(|x| x.actionable())
+                .filter_map(|x| state.stats.get(&x.name)?.quickest_return_ms)
+                .reduce(f64::min)
+        } else {
+            None
+        };
+        Ctx {
+            input,
+            preset,
+            state,
+            actions: Vec::new(),
+            touched: BTreeSet::new(),
+            killed: BTreeSet::new(),
+            projected_bytes: 0,
+            moved_bytes: 0,
+            cold_bytes: 0,
+            quiet: None,
+            most_fronts,
+            quickest_return_ms,
+        }
     }
 
     pub fn total(&self) -> u64 {
@@ -118,10 +158,14 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn pressure_event(&self) -> Option<PressureLevel> {
-        self.input.events.iter().filter_map(|e| match e {
-            Event::Pressure { level } => Some(*level),
-            _ => None,
-        }).max()
+        self.input
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Pressure { level } => Some(*level),
+                _ => None,
+            })
+            .max()
     }
 
     pub fn psi_some_avg10(&self) -> f64 {
@@ -157,7 +201,16 @@ impl<'a> Ctx<'a> {
     /// Swap room left in zram and in storage swap (with `growing`, the files this decision
     /// adds), in bytes of pages it can take.
     fn swap_rooms(&self, growing: bool) -> (u64, u64) {
-        let room = |file: bool| self.input.snapshot.swap.devices.iter().filter(|d| (d.kind == "file") == file).map(|d| d.size_bytes.saturating_sub(d.used_bytes)).sum::<u64>();
+        let room = |file: bool| {
+            self.input
+                .snapshot
+                .swap
+                .devices
+                .iter()
+                .filter(|d| (d.kind == "file") == file)
+                .map(|d| d.size_bytes.saturating_sub(d.used_bytes))
+                .sum::<u64>()
+        };
         (room(false), room(true) + if growing { self.swap_growing() } else { 0 })
     }
 
@@ -212,7 +265,12 @@ impl<'a> Ctx<'a> {
     /// Anonymous memory of the background apps memorch may act on, this decision's victims
     /// left out: what swap could still take.
     fn background_anon(&self) -> u64 {
-        self.input.apps.iter().filter(|a| a.actionable() && a.is_background() && !self.killed.contains(&a.pid)).map(|a| a.anon_bytes).sum()
+        self.input
+            .apps
+            .iter()
+            .filter(|a| a.actionable() && a.is_background() && !self.killed.contains(&a.pid))
+            .map(|a| a.anon_bytes)
+            .sum()
     }
 
     /// Of `rest` (what a decision needs beyond its headroom), the part more storage swap
@@ -233,11 +291,21 @@ impl<'a> Ctx<'a> {
     /// candidates: a kill outranks a compaction.
     pub fn candidates(&self, min_class: Class) -> Vec<Candidate<'a>> {
         let ratio = self.zram_ratio();
-        let apps: Vec<&App> = self.input.apps.iter().filter(|a| a.actionable() && a.class >= min_class && !self.killed.contains(&a.pid)).collect();
+        let apps: Vec<&App> = self
+            .input
+            .apps
+            .iter()
+            .filter(|a| a.actionable() && a.class >= min_class && !self.killed.contains(&a.pid))
+            .collect();
         let total = self.total();
         let mut c: Vec<Candidate> = apps
             .iter()
-            .map(|a| Candidate { p_return: self.p_return(a), idle_ms: self.away_ms(a), oom_badness: victims::oom_badness(a, total), ..Candidate::new(a, &self.state.stats, ratio) })
+            .map(|a| Candidate {
+                p_return: self.p_return(a),
+                idle_ms: self.away_ms(a),
+                oom_badness: victims::oom_badness(a, total),
+                ..Candidate::new(a, &self.state.stats, ratio)
+            })
             .collect();
         victims::order(&mut c, self.preset.kill.order);
         c
@@ -339,13 +407,23 @@ impl<'a> Ctx<'a> {
     /// A kill is on its way (decided in this decision, or carried out and its victims'
     /// memory not back yet, for at most `timeout_ms`): wait for it (one kill, then wait).
     pub fn kill_pending(&self, timeout_ms: u64) -> bool {
-        !self.killed.is_empty() || self.state.pending_kill.as_ref().is_some_and(|(_, at)| self.input.now_ms.saturating_sub(*at) < timeout_ms)
+        !self.killed.is_empty()
+            || self
+                .state
+                .pending_kill
+                .as_ref()
+                .is_some_and(|(_, at)| self.input.now_ms.saturating_sub(*at) < timeout_ms)
     }
 
     /// How many storage files of their own this decision's actions make: squeezes to
     /// storage, and writebacks of zram.
     fn files_of_their_own(&self) -> usize {
-        self.actions.iter().filter(|(a, _)| matches!(a.kind, ActionKind::Compact { to_storage: true, .. } | ActionKind::Writeback { .. })).count()
+        self.actions
+            .iter()
+            .filter(|(a, _)| {
+                matches!(a.kind, ActionKind::Compact { to_storage: true, .. } | ActionKind::Writeback { .. })
+            })
+            .count()
     }
 
     /// Whether an action of this decision is of this kind already.
@@ -370,14 +448,18 @@ impl<'a> Ctx<'a> {
     pub fn compact(&mut self, app: &App, scope: CompactScope, max_pages: Option<u64>, mut reason: Reason) -> u64 {
         let anon_moved = anon_moved(app, scope, max_pages);
         let file_freed = match scope {
-            CompactScope::File | CompactScope::All => max_pages.map_or(app.file_bytes, |p| (p * PAGE).min(app.file_bytes)),
+            CompactScope::File | CompactScope::All => {
+                max_pages.map_or(app.file_bytes, |p| (p * PAGE).min(app.file_bytes))
+            }
             CompactScope::SharedObjects => app.so_unshared_bytes.unwrap_or(0),
             CompactScope::Anon => 0,
         };
         let cold = adaptive_swap::cold_to_storage(self, app, anon_moved);
         let expected = match cold {
             Some(p) => {
-                reason.text.push_str(&format!(", to a storage file of its own (a return is unlikely: {p:.2}), zram kept for the likely apps"));
+                reason.text.push_str(&format!(
+                    ", to a storage file of its own (a return is unlikely: {p:.2}), zram kept for the likely apps"
+                ));
                 reason = reason.with("p_return", p);
                 self.cold_bytes += anon_moved;
                 anon_moved + file_freed
@@ -390,7 +472,11 @@ impl<'a> Ctx<'a> {
         };
         // A file of its own is made to the squeeze's size: it is given in pages.
         let max_pages = if cold.is_some() { max_pages.or(Some(anon_moved.div_ceil(PAGE))) } else { max_pages };
-        self.push(ActionKind::Compact { pid: app.pid, app: app.name.clone(), scope, max_pages, to_storage: cold.is_some() }, reason, expected);
+        self.push(
+            ActionKind::Compact { pid: app.pid, app: app.name.clone(), scope, max_pages, to_storage: cold.is_some() },
+            reason,
+            expected,
+        );
         expected
     }
 
@@ -448,7 +534,12 @@ impl<'a> Ctx<'a> {
         if !self.actions.is_empty() {
             return self.actions.into_iter().map(|(a, _)| a).collect();
         }
-        let default = format!("{}: nothing to do ({} free, {} available)", self.preset.name, mib(self.free()), mib(self.available()));
+        let default = format!(
+            "{}: nothing to do ({} free, {} available)",
+            self.preset.name,
+            mib(self.free()),
+            mib(self.available())
+        );
         let reason = self.quiet.unwrap_or_else(|| Reason::new(Step::Idle, default));
         vec![Action { kind: ActionKind::Nothing, reason }]
     }

@@ -97,7 +97,11 @@ pub fn run(ctx: &mut Ctx) {
 /// `whole_stops_at_low_band`. The pressure step's `low_band_spares_likely` spares the likely
 /// apps above it.
 pub fn whole_floor(ctx: &Ctx, b: &Bands) -> u64 {
-    if b.whole_stops_at_low_band { low_floor(ctx) } else { critical_floor(ctx) }
+    if b.whole_stops_at_low_band {
+        low_floor(ctx)
+    } else {
+        critical_floor(ctx)
+    }
 }
 
 /// The app in front read back once a stint, as much as memory above the low band (`low_frac`
@@ -115,13 +119,32 @@ fn once_a_stint(ctx: &mut Ctx, low_frac: f64) {
         let room = ctx.available().saturating_sub(low + taken);
         let bytes = a.swap_bytes.min(room);
         if bytes < MIN_BYTES {
-            let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: not read back, available {} is at the low band {}", a.name, mib(a.swap_bytes), mib(ctx.available()), mib(low)));
+            let r = ctx.reason(
+                Step::Prefetch,
+                format!(
+                    "'{}' in front with {} in swap: not read back, available {} is at the low band {}",
+                    a.name,
+                    mib(a.swap_bytes),
+                    mib(ctx.available()),
+                    mib(low)
+                ),
+            );
             ctx.quiet(r);
             continue;
         }
         ctx.state.prefetched.insert(a.pid, stint);
-        let text = format!("'{}' in front: read back {} of its {} in swap while available {} is above the low band {}", a.name, mib(bytes), mib(a.swap_bytes), mib(ctx.available()), mib(low));
-        let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", a.swap_bytes as f64).with("prefetch_bytes", bytes as f64);
+        let text = format!(
+            "'{}' in front: read back {} of its {} in swap while available {} is above the low band {}",
+            a.name,
+            mib(bytes),
+            mib(a.swap_bytes),
+            mib(ctx.available()),
+            mib(low)
+        );
+        let reason = ctx
+            .reason(Step::Prefetch, text)
+            .with("swap_bytes", a.swap_bytes as f64)
+            .with("prefetch_bytes", bytes as f64);
         ctx.push(ActionKind::Prefetch { pid: a.pid, app: a.name.clone(), max_pages: bytes / PAGE }, reason, 0);
         taken += bytes;
     }
@@ -153,7 +176,8 @@ fn ahead_at_return(ctx: &mut Ctx, floor: u64) {
         }
         ctx.state.asked_ahead.insert(a.pid, stint);
         let text = format!("'{}' back in front with {} in swap: its pages on storage asked for at once, at most {} (available {}, down to {})", a.name, mib(a.swap_bytes), mib(bytes), mib(ctx.available()), mib(floor));
-        let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", a.swap_bytes as f64).with("ahead_bytes", bytes as f64);
+        let reason =
+            ctx.reason(Step::Prefetch, text).with("swap_bytes", a.swap_bytes as f64).with("ahead_bytes", bytes as f64);
         ctx.push(ActionKind::ReadAhead { pid: a.pid, app: a.name.clone(), max_pages: bytes / PAGE }, reason, 0);
         taken += bytes;
     }
@@ -184,23 +208,48 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
         }
         let in_front_ms = in_front_ms(ctx, a.pid);
         if in_front_ms < SERVED_MS {
-            let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: its return is being served ({in_front_ms} ms in front)", a.name, mib(a.swap_bytes)));
+            let r = ctx.reason(
+                Step::Prefetch,
+                format!(
+                    "'{}' in front with {} in swap: its return is being served ({in_front_ms} ms in front)",
+                    a.name,
+                    mib(a.swap_bytes)
+                ),
+            );
             ctx.quiet(r);
             continue;
         }
         let done = read_back_whole_this_stint(ctx, a.pid);
         let left = ctx.frac(WHOLE_STINT_FRAC).saturating_sub(done);
         let floor = floor.max(favourites_floor(ctx, a)).max(rare_pay_floor(ctx)).max(churn_floor(ctx));
-        let bytes = a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor + taken));
+        let bytes =
+            a.swap_bytes.min(ctx.frac(WHOLE_PIECE_FRAC)).min(left).min(ctx.available().saturating_sub(floor + taken));
         if bytes < MIN_BYTES {
-            let why = if left < MIN_BYTES { format!("read back {} this stint already", mib(done)) } else { format!("available {} is at the band and margin {} it reads down to", mib(ctx.available()), mib(floor)) };
-            let r = ctx.reason(Step::Prefetch, format!("'{}' in front with {} in swap: not read back, {why}", a.name, mib(a.swap_bytes)));
+            let why = if left < MIN_BYTES {
+                format!("read back {} this stint already", mib(done))
+            } else {
+                format!("available {} is at the band and margin {} it reads down to", mib(ctx.available()), mib(floor))
+            };
+            let r = ctx.reason(
+                Step::Prefetch,
+                format!("'{}' in front with {} in swap: not read back, {why}", a.name, mib(a.swap_bytes)),
+            );
             ctx.quiet(r);
             continue;
         }
         ctx.state.read_back_whole.insert(a.pid, (stint, done + bytes));
-        let text = format!("'{}' in front, its return served: read back {} of its {} in swap (available {}, down to {})", a.name, mib(bytes), mib(a.swap_bytes), mib(ctx.available()), mib(floor));
-        let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", a.swap_bytes as f64).with("prefetch_bytes", bytes as f64);
+        let text = format!(
+            "'{}' in front, its return served: read back {} of its {} in swap (available {}, down to {})",
+            a.name,
+            mib(bytes),
+            mib(a.swap_bytes),
+            mib(ctx.available()),
+            mib(floor)
+        );
+        let reason = ctx
+            .reason(Step::Prefetch, text)
+            .with("swap_bytes", a.swap_bytes as f64)
+            .with("prefetch_bytes", bytes as f64);
         ctx.push(ActionKind::Prefetch { pid: a.pid, app: a.name.clone(), max_pages: bytes / PAGE }, reason, 0);
         taken += bytes;
     }
@@ -211,7 +260,9 @@ fn whole_front(ctx: &mut Ctx, floor: u64) {
 /// takes no room the apps in the background would pay for. 0 otherwise.
 fn favourites_floor(ctx: &Ctx, a: &App) -> u64 {
     match &ctx.preset.detection {
-        Detection::Bands(b) if b.whole_below_low_favourites_only && ctx.popularity(a) < super::FAVOURITE_POPULARITY => low_floor(ctx),
+        Detection::Bands(b) if b.whole_below_low_favourites_only && ctx.popularity(a) < super::FAVOURITE_POPULARITY => {
+            low_floor(ctx)
+        }
         _ => 0,
     }
 }
@@ -220,7 +271,9 @@ fn favourites_floor(ctx: &Ctx, a: &App) -> u64 {
 /// of the whole read-back: the low band and its margin. 0 otherwise.
 fn churn_floor(ctx: &Ctx) -> u64 {
     match &ctx.preset.detection {
-        Detection::Bands(b) if b.whole_stops_when_churning && super::kill::read_back_churns(ctx).is_some() => low_floor(ctx),
+        Detection::Bands(b) if b.whole_stops_when_churning && super::kill::read_back_churns(ctx).is_some() => {
+            low_floor(ctx)
+        }
         _ => 0,
     }
 }
@@ -253,7 +306,8 @@ pub fn is_rare(ctx: &Ctx, a: &App) -> bool {
 /// above the read-back's floor.
 pub fn whole_paid_now(ctx: &Ctx) -> bool {
     let Detection::Bands(b) = &ctx.preset.detection else { return false };
-    b.whole_paid_by_rare && ctx.free_apps().any(|a| a.class == Class::Foreground && read_back_whole_this_stint(ctx, a.pid) > 0)
+    b.whole_paid_by_rare
+        && ctx.free_apps().any(|a| a.class == Class::Foreground && read_back_whole_this_stint(ctx, a.pid) > 0)
 }
 
 /// What [`whole_front`] has read back of `pid` since it last came to the front.
@@ -304,20 +358,46 @@ pub fn likely_at_idle(ctx: &mut Ctx, floor: u64) {
         let min_class = ctx.preset.compaction.as_ref().and_then(|c| c.idle_min_class).unwrap_or(Class::Cached);
         if by_sessions {
             let why = format!("idle: room to read back '{name}' (in {:.0} % of the sessions, {} in swap) from the apps in half as many or fewer", p * 100.0, mib(swap_bytes));
-            shrink::free_from(ctx, Step::Prefetch, min_class, short, None, &why, &|c: &Ctx, a: &App| a.pid != pid && next_session_chance(c, a) <= p / 2.0);
+            shrink::free_from(ctx, Step::Prefetch, min_class, short, None, &why, &|c: &Ctx, a: &App| {
+                a.pid != pid && next_session_chance(c, a) <= p / 2.0
+            });
         } else {
-            let why = format!("idle: room to read back '{name}' ({:.0} % likely to be wanted soon, {} in swap)", p * 100.0, mib(swap_bytes));
+            let why = format!(
+                "idle: room to read back '{name}' ({:.0} % likely to be wanted soon, {} in swap)",
+                p * 100.0,
+                mib(swap_bytes)
+            );
             shrink::free_below(ctx, Step::Prefetch, min_class, short, None, &why, Some(shrink::LIKELY_RETURN));
         }
     }
     let bytes = want.min(ctx.available().saturating_sub(floor));
     if bytes < MIN_BYTES {
-        let r = ctx.reason(Step::Prefetch, format!("idle: '{name}' has {} in swap, but nothing less likely to be wanted gives room above {}", mib(swap_bytes), mib(floor)));
+        let r = ctx.reason(
+            Step::Prefetch,
+            format!(
+                "idle: '{name}' has {} in swap, but nothing less likely to be wanted gives room above {}",
+                mib(swap_bytes),
+                mib(floor)
+            ),
+        );
         return ctx.quiet(r);
     }
-    let chance = if by_sessions { format!("in {:.0} % of the sessions", p * 100.0) } else { format!("{:.0} % likely to be wanted soon", p * 100.0) };
-    let text = format!("idle: read back {} of the {} in swap of '{name}', {chance}, keeping {} available", mib(bytes), mib(swap_bytes), mib(floor));
-    let reason = ctx.reason(Step::Prefetch, text).with("swap_bytes", swap_bytes as f64).with("prefetch_bytes", bytes as f64).with("p_return", p);
+    let chance = if by_sessions {
+        format!("in {:.0} % of the sessions", p * 100.0)
+    } else {
+        format!("{:.0} % likely to be wanted soon", p * 100.0)
+    };
+    let text = format!(
+        "idle: read back {} of the {} in swap of '{name}', {chance}, keeping {} available",
+        mib(bytes),
+        mib(swap_bytes),
+        mib(floor)
+    );
+    let reason = ctx
+        .reason(Step::Prefetch, text)
+        .with("swap_bytes", swap_bytes as f64)
+        .with("prefetch_bytes", bytes as f64)
+        .with("p_return", p);
     ctx.state.refilled_bytes += bytes;
     ctx.push(ActionKind::Prefetch { pid, app: name, max_pages: bytes / PAGE }, reason, 0);
 }

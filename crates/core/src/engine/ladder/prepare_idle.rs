@@ -20,14 +20,20 @@ pub fn run(ctx: &mut Ctx) {
         // Stock KSM, the thesis's baseline for its KSM test: ksmd over every app that opted
         // in, all the time, screen on or off.
         if !ctx.state.ksm_running && ctx.input.apps.iter().any(|a| a.actionable() && a.ksm_mergeable) {
-            let r = ctx.reason(Step::PrepareIdle, "apps opted in to KSM: run it over them, all the time (stock KSM, untargeted)");
+            let r = ctx.reason(
+                Step::PrepareIdle,
+                "apps opted in to KSM: run it over them, all the time (stock KSM, untargeted)",
+            );
             ctx.push(ActionKind::Ksm { run: true, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
         }
         return idle_work(ctx);
     }
     if ctx.state.screen_on {
         if ksm.idle_targeted && ctx.state.ksm_running {
-            let r = ctx.reason(Step::PrepareIdle, "screen on: KSM runs only while idle (thesis §3.3: its CPU cost is not worth it in use)");
+            let r = ctx.reason(
+                Step::PrepareIdle,
+                "screen on: KSM runs only while idle (thesis §3.3: its CPU cost is not worth it in use)",
+            );
             ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
         }
         return;
@@ -47,7 +53,10 @@ pub fn run(ctx: &mut Ctx) {
         let siblings: usize = by_parent.values().filter(|&&n| n >= 2).sum();
         if siblings >= 2 {
             let r = ctx
-                .reason(Step::PrepareIdle, format!("idle: {siblings} mergeable background apps share an ancestor: run KSM over them"))
+                .reason(
+                    Step::PrepareIdle,
+                    format!("idle: {siblings} mergeable background apps share an ancestor: run KSM over them"),
+                )
                 .with("apps", siblings as f64);
             ctx.push(ActionKind::Ksm { run: true, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
         }
@@ -74,7 +83,11 @@ pub const KSM_RETRY_MS: u64 = 30 * 60 * 1000;
 /// again (§3.3) would, and not on pages it has already been over. Yes where the preset asks no
 /// trial or the machine's KSM counters cannot be read.
 fn ksm_paid_for(ctx: &mut Ctx, ksm: &KsmPolicy) -> bool {
-    let (Some(min_frac), Some(trial), Facility::Available(k)) = (ksm.min_saving_frac, ctx.state.ksm_trial, &ctx.input.snapshot.ksm) else { return true };
+    let (Some(min_frac), Some(trial), Facility::Available(k)) =
+        (ksm.min_saving_frac, ctx.state.ksm_trial, &ctx.input.snapshot.ksm)
+    else {
+        return true;
+    };
     let (now, scans_now, merged_now) = (ctx.input.now_ms, k.full_scans, App::ksm_merged_total(ctx.input.apps));
     if let Some(off) = trial.off_since_ms {
         if now.saturating_sub(off) < KSM_RETRY_MS {
@@ -116,7 +129,9 @@ fn idle_work(ctx: &mut Ctx) {
     } else {
         compress_whole(ctx);
     }
-    if ctx.preset.ahead.as_ref().is_some_and(|a| a.home) && matches!(ctx.preset.detection, crate::engine::preset::Detection::Bands(_)) {
+    if ctx.preset.ahead.as_ref().is_some_and(|a| a.home)
+        && matches!(ctx.preset.detection, crate::engine::preset::Detection::Bands(_))
+    {
         home::phase1(ctx, Step::PrepareIdle);
     }
     if ctx.preset.refill_idle {
@@ -124,7 +139,10 @@ fn idle_work(ctx: &mut Ctx) {
         super::prefetch::likely_at_idle(ctx, floor);
     }
     if super::adaptive_swap::idle_file_removable(ctx) {
-        let r = ctx.reason(Step::PrepareIdle, "idle: a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)");
+        let r = ctx.reason(
+            Step::PrepareIdle,
+            "idle: a storage swap file holds nothing and zram has room: remove it (SWAM ISOP eraser)",
+        );
         ctx.push(ActionKind::SwapShrink, r, 0);
     }
 }
@@ -140,7 +158,15 @@ fn headroom_for_likely_launches(ctx: &mut Ctx) {
     let next = likely_launch(ctx);
     let need = next.headroom.saturating_sub(ctx.available());
     if need == 0 {
-        ctx.quiet(ctx.reason(Step::PrepareIdle, format!("idle: {} available covers the next likely launch ({}, {}) and the threshold: nothing to prepare", mib(ctx.available()), next.what, mib(next.peak))));
+        ctx.quiet(ctx.reason(
+            Step::PrepareIdle,
+            format!(
+                "idle: {} available covers the next likely launch ({}, {}) and the threshold: nothing to prepare",
+                mib(ctx.available()),
+                next.what,
+                mib(next.peak)
+            ),
+        ));
         return;
     }
     let why = format!("idle: make room for the next likely launch ({}, {})", next.what, mib(next.peak));
@@ -169,15 +195,33 @@ pub fn likely_launch(ctx: &Ctx) -> LikelyLaunch {
     let threshold = ahead.map_or(0, |a| ctx.frac(a.threshold_frac));
     let stats = &ctx.state.stats;
     let running: Vec<&str> = ctx.input.apps.iter().map(|a| a.name.as_str()).collect();
-    let next = stats.apps.iter().filter(|(n, s)| !running.contains(&n.as_str()) && s.fronts > 0).max_by_key(|(_, s)| (s.fronts, s.touched));
+    let next = stats
+        .apps
+        .iter()
+        .filter(|(n, s)| !running.contains(&n.as_str()) && s.fronts > 0)
+        .max_by_key(|(_, s)| (s.fronts, s.touched));
     if let Some((name, s)) = next {
-        return LikelyLaunch { headroom: threshold + s.peak_bytes, what: format!("'{name}'"), peak: s.peak_bytes, unseen: false };
+        return LikelyLaunch {
+            headroom: threshold + s.peak_bytes,
+            what: format!("'{name}'"),
+            peak: s.peak_bytes,
+            unseen: false,
+        };
     }
-    let unseen = ahead.and_then(|a| a.unseen_launch_chance).zip(stats.unseen_chance()).filter(|&(floor, chance)| chance >= floor);
+    let unseen = ahead
+        .and_then(|a| a.unseen_launch_chance)
+        .zip(stats.unseen_chance())
+        .filter(|&(floor, chance)| chance >= floor);
     match (unseen, stats.median_front_peak()) {
-        (Some((_, chance)), Some(peak)) => LikelyLaunch { headroom: threshold + peak, what: format!("an app not seen yet, {:.0} % likely, of the median peak", chance * 100.0), peak, unseen: true },
+        (Some((_, chance)), Some(peak)) => LikelyLaunch {
+            headroom: threshold + peak,
+            what: format!("an app not seen yet, {:.0} % likely, of the median peak", chance * 100.0),
+            peak,
+            unseen: true,
+        },
         _ => {
-            let what = if stats.apps.values().any(|s| s.fronts > 0) { "every app seen is running" } else { "no app seen yet" };
+            let what =
+                if stats.apps.values().any(|s| s.fronts > 0) { "every app seen is running" } else { "no app seen yet" };
             LikelyLaunch { headroom: threshold, what: what.to_string(), peak: 0, unseen: false }
         }
     }
@@ -191,18 +235,36 @@ fn compress_whole(ctx: &mut Ctx) {
     let mut apps: Vec<&App> = ctx
         .free_apps()
         .filter(|a| a.class >= min_class && a.anon_bytes >= c.min_anon_bytes.max(1))
-        .filter(|a| ctx.state.whole.get(&a.pid).is_none_or(|&at| now.saturating_sub(at) >= c.recompact_after_ms.max(1) && a.anon_bytes > 2 * c.min_anon_bytes.max(1 << 20)))
+        .filter(|a| {
+            ctx.state.whole.get(&a.pid).is_none_or(|&at| {
+                now.saturating_sub(at) >= c.recompact_after_ms.max(1)
+                    && a.anon_bytes > 2 * c.min_anon_bytes.max(1 << 20)
+            })
+        })
         .collect();
     apps.sort_by(|a, b| b.class.cmp(&a.class).then(b.age_ms.cmp(&a.age_ms)).then(a.pid.cmp(&b.pid)));
     let mut room = ctx.swap_room();
     for a in apps.into_iter().take(c.max_apps_per_decision.max(1)) {
         if room < a.anon_bytes {
-            ctx.quiet(ctx.reason(Step::PrepareIdle, format!("idle: swap has {} left, not enough for '{}'", mib(room), a.name)));
+            ctx.quiet(
+                ctx.reason(
+                    Step::PrepareIdle,
+                    format!("idle: swap has {} left, not enough for '{}'", mib(room), a.name),
+                ),
+            );
             break;
         }
         room -= a.anon_bytes;
         let r = ctx
-            .reason(Step::PrepareIdle, format!("idle: compress {} app '{}' whole ({} anonymous) while nobody waits", a.class, a.name, mib(a.anon_bytes)))
+            .reason(
+                Step::PrepareIdle,
+                format!(
+                    "idle: compress {} app '{}' whole ({} anonymous) while nobody waits",
+                    a.class,
+                    a.name,
+                    mib(a.anon_bytes)
+                ),
+            )
             .with("anon_bytes", a.anon_bytes as f64);
         ctx.compact(a, c.idle_scope, None, r);
     }

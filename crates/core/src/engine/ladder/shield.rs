@@ -33,7 +33,8 @@ pub fn run(ctx: &mut Ctx) {
         // that goes to whatever is in front moves at every switch and leaves the favourites
         // bare while they are away, which is when the kernel takes their pages (measured:
         // docs/results.md).
-        let mut likely: Vec<_> = ctx.free_apps().filter(|a| a.shielded.is_some()).map(|a| (ctx.p_return(a), a)).collect();
+        let mut likely: Vec<_> =
+            ctx.free_apps().filter(|a| a.shielded.is_some()).map(|a| (ctx.p_return(a), a)).collect();
         likely.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.pid.cmp(&y.1.pid)));
         let mut held = 0;
         for (_, a) in likely {
@@ -47,11 +48,17 @@ pub fn run(ctx: &mut Ctx) {
         }
     }
     let apps = ctx.input.apps;
-    let lifted: Vec<_> = apps.iter().filter(|a| a.shielded == Some(true) && !keep.contains(&a.pid) && !ctx.is_touched(a.pid)).collect();
+    let lifted: Vec<_> =
+        apps.iter().filter(|a| a.shielded == Some(true) && !keep.contains(&a.pid) && !ctx.is_touched(a.pid)).collect();
     for a in lifted {
         let why = match budget {
             None => format!("'{}' unshielded: the preset shields no app", a.name),
-            Some(_) if short => format!("'{}' unshielded: available {} below the critical band {}, the kernel may swap any app", a.name, mib(available), mib(critical)),
+            Some(_) if short => format!(
+                "'{}' unshielded: available {} below the critical band {}, the kernel may swap any app",
+                a.name,
+                mib(available),
+                mib(critical)
+            ),
             Some(b) => format!("'{}' unshielded: no longer among the likeliest apps that fit in {}", a.name, mib(b)),
         };
         let reason = ctx.reason(Step::Shield, why);

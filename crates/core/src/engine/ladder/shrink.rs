@@ -15,9 +15,9 @@
 
 use super::{mib, CompactScope, Ctx, Step, PAGE};
 use crate::engine::model::App;
-use crate::engine::ShareWindow;
 use crate::engine::preset::KillMode;
 use crate::engine::victims::{Candidate, FORGET_MIN_SESSIONS};
+use crate::engine::ShareWindow;
 use crate::Class;
 
 /// An app at least this likely to come back soon is one the user is likely to want: what is
@@ -59,7 +59,9 @@ pub fn capacity_of(ctx: &Ctx, min_class: Class, payer: impl Fn(&App) -> bool) ->
 fn movable<'a>(ctx: &Ctx, apps: impl Iterator<Item = &'a App>, min_class: Class) -> u64 {
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let share = max_share(ctx);
-    apps.filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid)).map(|a| (a.anon_bytes as f64 * share) as u64).sum()
+    apps.filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid))
+        .map(|a| (a.anon_bytes as f64 * share) as u64)
+        .sum()
 }
 
 /// Free about `bytes` from apps of at least `min_class`, the least likely to be wanted soon
@@ -75,24 +77,52 @@ pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Opt
 /// app gives nothing where memory is not yet short. Likelihood here is the app's
 /// [`Ctx::return_weight`]: with `Compaction::slow_returns_give_first`, an app whose returns
 /// are slow anyway counts as less likely, since a read-back is less of its wait.
-pub fn free_below(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str, max_p_return: Option<f64>) -> u64 {
-    free_from(ctx, step, min_class, bytes, budget, why, &|c: &Ctx, a: &App| max_p_return.is_none_or(|m| c.return_weight(a) < m))
+pub fn free_below(
+    ctx: &mut Ctx,
+    step: Step,
+    min_class: Class,
+    bytes: u64,
+    budget: Option<u64>,
+    why: &str,
+    max_p_return: Option<f64>,
+) -> u64 {
+    free_from(ctx, step, min_class, bytes, budget, why, &|c: &Ctx, a: &App| {
+        max_p_return.is_none_or(|m| c.return_weight(a) < m)
+    })
 }
 
 /// [`free`] from the apps `payer` picks only.
-pub fn free_from(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str, payer: &dyn Fn(&Ctx, &App) -> bool) -> u64 {
+pub fn free_from(
+    ctx: &mut Ctx,
+    step: Step,
+    min_class: Class,
+    bytes: u64,
+    budget: Option<u64>,
+    why: &str,
+    payer: &dyn Fn(&Ctx, &App) -> bool,
+) -> u64 {
     let min_step = ctx.preset.compaction.as_ref().map_or(32, |c| c.min_step_pages) * PAGE;
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let feedback = ctx.preset.compaction.as_ref().is_some_and(|c| c.feedback);
-    let refault = |a: &App| if feedback { ctx.state.stats.get(&a.name).and_then(|s| s.refault_ratio).unwrap_or(0.0) } else { 0.0 };
+    let refault = |a: &App| {
+        if feedback {
+            ctx.state.stats.get(&a.name).and_then(|s| s.refault_ratio).unwrap_or(0.0)
+        } else {
+            0.0
+        }
+    };
     let mut apps: Vec<(&App, f64, f64)> = ctx
         .free_apps()
-        .filter(|a| a.class >= min_class && a.anon_bytes > min_anon.max(min_step) && !ctx.state.dry.contains_key(&a.pid))
+        .filter(|a| {
+            a.class >= min_class && a.anon_bytes > min_anon.max(min_step) && !ctx.state.dry.contains_key(&a.pid)
+        })
         .filter(|a| payer(ctx, a))
         .map(|a| (a, refault(a), ctx.return_weight(a)))
         .collect();
     let cmp = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
-    apps.sort_by(|(a, ra, wa), (b, rb, wb)| b.class.cmp(&a.class).then(cmp(*ra, *rb)).then(cmp(*wa, *wb)).then(a.pid.cmp(&b.pid)));
+    apps.sort_by(|(a, ra, wa), (b, rb, wb)| {
+        b.class.cmp(&a.class).then(cmp(*ra, *rb)).then(cmp(*wa, *wb)).then(a.pid.cmp(&b.pid))
+    });
     let mut to_move = ctx.moved_to_save(bytes);
     if let Some(b) = budget {
         to_move = to_move.min(b);
@@ -142,7 +172,16 @@ pub fn free_from(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget
         let take = to_move.min(cap).max(min_step) / PAGE * PAGE;
         given(ctx, a, take);
         let r = ctx
-            .reason(step, format!("{why}: {} short, take {} of {} app '{}', its coldest first", mib(bytes), mib(take), a.class, a.name))
+            .reason(
+                step,
+                format!(
+                    "{why}: {} short, take {} of {} app '{}', its coldest first",
+                    mib(bytes),
+                    mib(take),
+                    a.class,
+                    a.name
+                ),
+            )
             .with("need_bytes", bytes as f64)
             .with("take_bytes", take as f64)
             .with("refault_ratio", refault)
@@ -160,7 +199,9 @@ fn allowance(ctx: &Ctx, a: &App) -> u64 {
     let share = |bytes: u64| (bytes as f64 * max_share(ctx)) as u64;
     let window = ctx.preset.compaction.as_ref().and_then(|c| c.share_window_ms);
     match (window, ctx.state.share_window.get(&a.pid)) {
-        (Some(ms), Some(w)) if ctx.input.now_ms.saturating_sub(w.since_ms) < ms => share(w.held_bytes).saturating_sub(w.given_bytes).min(share(a.anon_bytes)),
+        (Some(ms), Some(w)) if ctx.input.now_ms.saturating_sub(w.since_ms) < ms => {
+            share(w.held_bytes).saturating_sub(w.given_bytes).min(share(a.anon_bytes))
+        }
         _ => share(a.anon_bytes),
     }
 }
@@ -169,7 +210,11 @@ fn allowance(ctx: &Ctx, a: &App) -> u64 {
 fn given(ctx: &mut Ctx, a: &App, bytes: u64) {
     let Some(ms) = ctx.preset.compaction.as_ref().and_then(|c| c.share_window_ms) else { return };
     let now = ctx.input.now_ms;
-    let w = ctx.state.share_window.entry(a.pid).or_insert(ShareWindow { since_ms: now, held_bytes: a.anon_bytes, given_bytes: 0 });
+    let w = ctx.state.share_window.entry(a.pid).or_insert(ShareWindow {
+        since_ms: now,
+        held_bytes: a.anon_bytes,
+        given_bytes: 0,
+    });
     if now.saturating_sub(w.since_ms) >= ms {
         *w = ShareWindow { since_ms: now, held_bytes: a.anon_bytes, given_bytes: 0 };
     }
@@ -186,25 +231,39 @@ fn given(ctx: &mut Ctx, a: &App, bytes: u64) {
 /// of it; real programs' data compress ~1.7×), so keeping a forgotten app costs the likely
 /// apps' hot pages on their returns, where its kill costs one relaunch if the user ever
 /// comes back. One a decision, none while a kill is pending.
-fn forgotten_instead_of<'a>(ctx: &Ctx<'a>, step: Step, a: &App, p_return: f64, min_bytes: u64) -> Option<(Candidate<'a>, bool)> {
+fn forgotten_instead_of<'a>(
+    ctx: &Ctx<'a>,
+    step: Step,
+    a: &App,
+    p_return: f64,
+    min_bytes: u64,
+) -> Option<(Candidate<'a>, bool)> {
     let after = ctx.preset.kill.forget_after_switches;
     let stats = &ctx.state.stats;
-    let below_share = ctx
-        .preset
-        .kill
-        .forget_below_session_share
-        .filter(|_| ctx.preset.kill.return_by_sessions && stats.sessions >= FORGET_MIN_SESSIONS && ctx.state.forgot_in_session != Some(stats.sessions));
+    let below_share = ctx.preset.kill.forget_below_session_share.filter(|_| {
+        ctx.preset.kill.return_by_sessions
+            && stats.sessions >= FORGET_MIN_SESSIONS
+            && ctx.state.forgot_in_session != Some(stats.sessions)
+    });
     if after.is_none() && below_share.is_none() {
         return None;
     }
-    if !matches!(step, Step::UnderPressure | Step::BeforeLaunch) || ctx.preset.kill.mode == KillMode::Never || p_return < LIKELY_RETURN || ctx.kill_pending(1000) {
+    if !matches!(step, Step::UnderPressure | Step::BeforeLaunch)
+        || ctx.preset.kill.mode == KillMode::Never
+        || p_return < LIKELY_RETURN
+        || ctx.kill_pending(1000)
+    {
         return None;
     }
-    let by_sessions = |c: &Candidate| below_share.is_some_and(|max| !stats.in_this_session(c.app) && stats.session_share(c.app) < max);
+    let by_sessions = |c: &Candidate| {
+        below_share.is_some_and(|max| !stats.in_this_session(c.app) && stats.session_share(c.app) < max)
+    };
     // In the preset's kill order: the least expected cost first.
     ctx.candidates(Class::Cached)
         .into_iter()
-        .filter(|c| c.class >= Class::Cached && c.pid != a.pid && !ctx.is_touched(c.pid) && c.freeable_bytes >= min_bytes)
+        .filter(|c| {
+            c.class >= Class::Cached && c.pid != a.pid && !ctx.is_touched(c.pid) && c.freeable_bytes >= min_bytes
+        })
         .find_map(|c| {
             if after.is_some_and(|n| ctx.switches_away(c.pid) >= n) {
                 Some((c, false))

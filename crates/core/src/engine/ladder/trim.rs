@@ -20,15 +20,23 @@ pub fn run(ctx: &mut Ctx) {
     // Hidden: an app that was on screen at an earlier decision and is said to be behind it
     // now (once, not again as it goes on from previous to cached).
     let on_screen = &mut ctx.state.on_screen;
-    let hidden: Vec<u32> = ctx.input.events.iter().filter_map(|e| match e {
-        Event::AppState { pid, class } if *class >= Class::Previous && on_screen.remove(pid) => Some(*pid),
-        _ => None,
-    }).collect();
+    let hidden: Vec<u32> = ctx
+        .input
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AppState { pid, class } if *class >= Class::Previous && on_screen.remove(pid) => Some(*pid),
+            _ => None,
+        })
+        .collect();
     on_screen.retain(|p| ctx.input.apps.iter().any(|a| a.pid == *p));
     on_screen.extend(ctx.input.apps.iter().filter(|a| a.class < Class::Previous).map(|a| a.pid));
     for pid in hidden {
         let Some(a) = ctx.input.apps.iter().find(|a| a.pid == pid && a.actionable()) else { continue };
-        let reason = ctx.reason(Step::Trim, format!("'{}' left the screen ({}): told it is hidden, so what only its UI needs can go", a.name, a.class));
+        let reason = ctx.reason(
+            Step::Trim,
+            format!("'{}' left the screen ({}): told it is hidden, so what only its UI needs can go", a.name, a.class),
+        );
         ctx.push(ActionKind::Trim { level: TrimLevel::Hidden, pid: Some(pid) }, reason, 0);
     }
     let margins = Margins::of(ctx.preset, ctx.total());
@@ -46,7 +54,18 @@ pub fn run(ctx: &mut Ctx) {
     let Some(level) = level.filter(|_| due) else { return };
     ctx.state.trim_sent = Some((level, now));
     let reason = ctx
-        .reason(Step::Trim, format!("available {} is {} the {} margin ({} to compress, {} to kill): apps told '{}' first", mib(available), if available < margins.moderate_bytes { "below" } else { "near" }, if level == TrimLevel::Critical { "kill" } else { "compression" }, mib(margins.moderate_bytes), mib(margins.critical_bytes), level.name()))
+        .reason(
+            Step::Trim,
+            format!(
+                "available {} is {} the {} margin ({} to compress, {} to kill): apps told '{}' first",
+                mib(available),
+                if available < margins.moderate_bytes { "below" } else { "near" },
+                if level == TrimLevel::Critical { "kill" } else { "compression" },
+                mib(margins.moderate_bytes),
+                mib(margins.critical_bytes),
+                level.name()
+            ),
+        )
         .with("reclaim_target_bytes", margins.reclaim_target(available) as f64);
     ctx.push(ActionKind::Trim { level, pid: None }, reason, 0);
 }

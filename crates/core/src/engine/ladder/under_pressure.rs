@@ -24,7 +24,8 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
             if let Some(level) = ctx.pressure_event() {
                 Some(format!("PSI {level:?} stall trigger"))
             } else {
-                (ctx.psi_some_avg10() > partial_pct).then(|| format!("PSI some {:.1} % over {partial_pct:.0} %", ctx.psi_some_avg10()))
+                (ctx.psi_some_avg10() > partial_pct)
+                    .then(|| format!("PSI some {:.1} % over {partial_pct:.0} %", ctx.psi_some_avg10()))
             }
         }
         Detection::Bands(b) => {
@@ -35,10 +36,20 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
                 Some(format!("available {} below the low band {}", mib(ctx.available()), mib(low)))
             } else if !b.stall_near_band {
                 None
-            } else if ctx.available() < 2 * low && ctx.psi_some_avg10() > b.psi_some_target_pct && (!b.stall_near_ongoing || ctx.stall_goes_on(b.psi_some_target_pct)) {
-                Some(format!("PSI some {:.1} % over the {:.1} % target with available {} near the low band", ctx.psi_some_avg10(), b.psi_some_target_pct, mib(ctx.available())))
+            } else if ctx.available() < 2 * low
+                && ctx.psi_some_avg10() > b.psi_some_target_pct
+                && (!b.stall_near_ongoing || ctx.stall_goes_on(b.psi_some_target_pct))
+            {
+                Some(format!(
+                    "PSI some {:.1} % over the {:.1} % target with available {} near the low band",
+                    ctx.psi_some_avg10(),
+                    b.psi_some_target_pct,
+                    mib(ctx.available())
+                ))
             } else {
-                ctx.pressure_event().filter(|_| ctx.available() < 2 * low).map(|l| format!("PSI {l:?} stall trigger with available {} near the low band", mib(ctx.available())))
+                ctx.pressure_event().filter(|_| ctx.available() < 2 * low).map(|l| {
+                    format!("PSI {l:?} stall trigger with available {} near the low band", mib(ctx.available()))
+                })
             }
         }
     }
@@ -86,13 +97,21 @@ pub fn run(ctx: &mut Ctx) {
     let mut apps: Vec<(&App, f64)> = ctx
         .free_apps()
         .filter(|a| a.class >= min_class)
-        .filter(|a| a.anon_bytes >= c.min_anon_bytes.max(1) || (c.shared_objects_first && a.so_unshared_bytes.unwrap_or(0) > 0))
+        .filter(|a| {
+            a.anon_bytes >= c.min_anon_bytes.max(1) || (c.shared_objects_first && a.so_unshared_bytes.unwrap_or(0) > 0)
+        })
         .map(|a| (a, ctx.state.stats.get(&a.name).and_then(|s| s.refault_ratio).unwrap_or(0.0)))
         .collect();
     apps.sort_by(|(a, ra), (b, rb)| {
         b.class
             .cmp(&a.class)
-            .then_with(|| if c.feedback { ra.partial_cmp(rb).unwrap_or(std::cmp::Ordering::Equal) } else { std::cmp::Ordering::Equal })
+            .then_with(|| {
+                if c.feedback {
+                    ra.partial_cmp(rb).unwrap_or(std::cmp::Ordering::Equal)
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
             .then_with(|| {
                 // Least recently in front first; process age where nothing was said.
                 let last = |x: &App| ctx.state.last_front_ms.get(&x.pid).copied();
@@ -106,7 +125,14 @@ pub fn run(ctx: &mut Ctx) {
     for (a, refault) in apps.into_iter().take(c.max_apps_per_decision.max(1)) {
         if c.shared_objects_first && a.so_unshared_bytes.unwrap_or(0) > 0 && !ctx.state.so_done.contains(&a.pid) {
             let r = ctx
-                .reason(Step::UnderPressure, format!("{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)", mib(a.so_unshared_bytes.unwrap_or(0)), a.name))
+                .reason(
+                    Step::UnderPressure,
+                    format!(
+                        "{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)",
+                        mib(a.so_unshared_bytes.unwrap_or(0)),
+                        a.name
+                    ),
+                )
                 .with("so_bytes", a.so_unshared_bytes.unwrap_or(0) as f64);
             ctx.compact(a, CompactScope::SharedObjects, None, r);
             continue;
@@ -136,10 +162,21 @@ fn launch_going_first(ctx: &Ctx, critical_frac: f64) -> Option<String> {
 /// SWAM's OOM cleaner: the resident shared-object pages only one app maps, of at most `max`
 /// apps of at least `min_class` not cleaned yet.
 fn drop_shared_objects(ctx: &mut Ctx, min_class: Class, max: usize, why: &str) {
-    let so: Vec<&App> = ctx.free_apps().filter(|a| a.class >= min_class && a.so_unshared_bytes.unwrap_or(0) > 0 && !ctx.state.so_done.contains(&a.pid)).take(max).collect();
+    let so: Vec<&App> = ctx
+        .free_apps()
+        .filter(|a| a.class >= min_class && a.so_unshared_bytes.unwrap_or(0) > 0 && !ctx.state.so_done.contains(&a.pid))
+        .take(max)
+        .collect();
     for a in so {
         let r = ctx
-            .reason(Step::UnderPressure, format!("{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)", mib(a.so_unshared_bytes.unwrap_or(0)), a.name))
+            .reason(
+                Step::UnderPressure,
+                format!(
+                    "{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)",
+                    mib(a.so_unshared_bytes.unwrap_or(0)),
+                    a.name
+                ),
+            )
             .with("so_bytes", a.so_unshared_bytes.unwrap_or(0) as f64);
         ctx.compact(a, CompactScope::SharedObjects, None, r);
     }
@@ -171,7 +208,16 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     if c.kernel_chooses {
         // What is compressed still takes zram's share of it.
         let bytes = ctx.moved_to_save(short);
-        let r = ctx.reason(Step::UnderPressure, format!("{why}: {} short: reclaim {} from the whole domain, the kernel's LRU choosing the pages", mib(short), mib(bytes))).with("need_bytes", short as f64);
+        let r = ctx
+            .reason(
+                Step::UnderPressure,
+                format!(
+                    "{why}: {} short: reclaim {} from the whole domain, the kernel's LRU choosing the pages",
+                    mib(short),
+                    mib(bytes)
+                ),
+            )
+            .with("need_bytes", short as f64);
         return ctx.push(super::ActionKind::Reclaim { bytes }, r, bytes);
     }
     // A stall with memory above the band is no shortage yet: with `stall_near_spares_likely`,
@@ -187,10 +233,14 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     // With `whole_paid_by_rare`, while the app in front is read back whole (under the band
     // only as far as the rarely visited apps pay), only they give above its floor.
     let rare_pay = match &ctx.preset.detection {
-        Detection::Bands(b) => super::prefetch::whole_paid_now(ctx) && ctx.available() >= super::prefetch::whole_floor(ctx, b),
+        Detection::Bands(b) => {
+            super::prefetch::whole_paid_now(ctx) && ctx.available() >= super::prefetch::whole_floor(ctx, b)
+        }
         _ => false,
     };
     let max_p_return = spare.then_some(shrink::LIKELY_RETURN);
-    let payer = |c: &Ctx, a: &App| (!rare_pay || super::prefetch::is_rare(c, a)) && max_p_return.is_none_or(|m| c.return_weight(a) < m);
+    let payer = |c: &Ctx, a: &App| {
+        (!rare_pay || super::prefetch::is_rare(c, a)) && max_p_return.is_none_or(|m| c.return_weight(a) < m)
+    };
     shrink::free_from(ctx, Step::UnderPressure, min_class, short, None, why, &payer);
 }

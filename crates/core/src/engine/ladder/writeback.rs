@@ -52,7 +52,9 @@ pub fn run(ctx: &mut Ctx) {
         .map(|a| (a.pid, a.name.clone(), a.swap_bytes, ctx.p_return(a)))
         .filter(|(.., p)| *p < below)
         .collect();
-    unlikely.sort_by(|x, y| x.3.partial_cmp(&y.3).unwrap_or(std::cmp::Ordering::Equal).then(y.2.cmp(&x.2)).then(x.0.cmp(&y.0)));
+    unlikely.sort_by(|x, y| {
+        x.3.partial_cmp(&y.3).unwrap_or(std::cmp::Ordering::Equal).then(y.2.cmp(&x.2)).then(x.0.cmp(&y.0))
+    });
     let Some((pid, name, swap_bytes, p)) = unlikely.into_iter().next() else { return };
     let bytes = swap_bytes.min(over).min(ctx.frac(STEP_FRAC));
     let room_above = ctx.input.snapshot.swap.room_above_zram().saturating_sub(ctx.cold_bytes);
@@ -74,9 +76,17 @@ pub fn run(ctx: &mut Ctx) {
         ctx.preset.swap.cold_at_zram_used * 100.0,
         mib((bytes as f64 / ratio) as u64)
     );
-    let reason = ctx.reason(Step::Writeback, text).with("swap_bytes", swap_bytes as f64).with("writeback_bytes", bytes as f64).with("p_return", p);
+    let reason = ctx
+        .reason(Step::Writeback, text)
+        .with("swap_bytes", swap_bytes as f64)
+        .with("writeback_bytes", bytes as f64)
+        .with("p_return", p);
     ctx.cold_bytes += bytes;
-    ctx.push(ActionKind::Writeback { pid, app: name, max_pages: bytes.div_ceil(PAGE) }, reason, (bytes as f64 / ratio) as u64);
+    ctx.push(
+        ActionKind::Writeback { pid, app: name, max_pages: bytes.div_ceil(PAGE) },
+        reason,
+        (bytes as f64 / ratio) as u64,
+    );
 }
 
 /// Whether the app's last writeback, since it was last in front, found little of it in zram.
