@@ -19,14 +19,6 @@ const SO_REFRESH: Duration = Duration::from_secs(30);
 /// full look for every background app, it was 7 % of the daemon's CPU in a light run.
 const KSM_REFRESH: Duration = Duration::from_secs(60);
 
-/// The apps the daemon holds in a state of its making (the executor's sets): each app built
-/// says whether it is one of them.
-#[derive(Clone, Copy)]
-pub struct Held<'a> {
-    pub frozen: &'a BTreeSet<u32>,
-    pub shielded: &'a BTreeSet<u32>,
-}
-
 pub struct AppView {
     root: SysRoot,
     /// The daemon's domain (fixed for its life: a reload keeps it): what an app's group and
@@ -103,7 +95,7 @@ impl AppView {
 
     /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
     /// cached figures are used.
-    /// `held`: the apps the daemon froze and shielded.
+    /// `frozen`: the apps the daemon froze (the executor's set).
     pub fn build(
         &mut self,
         apps: &mut Vec<App>,
@@ -111,12 +103,10 @@ impl AppView {
         cfg: &Config,
         preset: &Preset,
         under_pressure: bool,
-        held: Held,
+        frozen: &BTreeSet<u32>,
     ) {
-        let Held { frozen, shielded } = held;
         apps.clear();
         let freezer = preset.freeze_after_ms.is_some() || !frozen.is_empty();
-        let shields = preset.shield_frac.is_some();
         let read_ksm = preset.ksm.is_some();
         // What KSM merged of each opted-in app, for KSM's trial only.
         let weigh_ksm = preset.ksm.as_ref().is_some_and(memorch_core::engine::preset::KsmPolicy::has_trial);
@@ -162,13 +152,6 @@ impl AppView {
             } else if freezer && !under_pressure && a.actionable() && self.is_freezable(p.pid) {
                 a.frozen = Some(false);
             }
-            // The group is looked up once per app (cached); whether it has a swappiness is one
-            // stat per app a full look, and only with the shield on.
-            if shielded.contains(&p.pid) {
-                a.shielded = Some(true);
-            } else if shields && a.actionable() && self.is_shieldable(p.pid) {
-                a.shielded = Some(false);
-            }
             apps.push(a);
         }
     }
@@ -185,14 +168,10 @@ impl AppView {
         self.groups.entry(pid).or_insert_with(|| memorch_linux::appgroup::of_process(root, pid, domain)).as_ref()
     }
 
-    /// Only a group memorch made is frozen or shielded: nothing would undo either in a
+    /// Only a group memorch made is frozen: nothing would undo it in a
     /// group of the system's if memorch died.
     fn is_freezable(&mut self, pid: u32) -> bool {
         self.group(pid).is_some_and(|g| g.made_by_memorch && g.v2_dir().is_some())
-    }
-
-    fn is_shieldable(&mut self, pid: u32) -> bool {
-        self.group(pid).is_some_and(|g| g.made_by_memorch && memorch_linux::appgroup::has_swappiness(g))
     }
 
     /// Whether the process opted in to KSM, read again after [`KSM_REFRESH`].

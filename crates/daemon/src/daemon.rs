@@ -376,7 +376,7 @@ impl Daemon {
                 &self.cfg,
                 &self.engine.preset,
                 under_pressure,
-                crate::apps::Held { frozen: &self.exec.frozen, shielded: &self.exec.shielded },
+                &self.exec.frozen,
             );
         }
         self.counters.trim_freed_bytes += self.notifier.freed_since(&self.apps);

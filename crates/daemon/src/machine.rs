@@ -199,9 +199,6 @@ pub struct SwapExtras {
 pub fn shutdown(mut d: Daemon) {
     d.save();
     let (mut done, mut failed) = d.exec.thaw_all();
-    let (more_done, more_failed) = d.exec.unshield_all();
-    done.extend(more_done);
-    failed.extend(more_failed);
     let (more_done, more_failed) = d.exec.actuators.put_back();
     done.extend(more_done);
     failed.extend(more_failed);

@@ -147,37 +147,6 @@ fn a_refused_kill_is_tried_again_and_a_done_one_waits_for_its_victim() {
 }
 
 #[test]
-fn shields_carried_out_are_the_executors_to_give_back_and_all_go_when_it_stops() {
-    let snap = recorded();
-    let mut engine = Engine::new(Preset::from_spec("memorch:shield=on").unwrap());
-    // Every app in a group of its own, none shielded yet.
-    let all: Vec<App> =
-        apps(&snap).into_iter().map(|a| App { shielded: a.actionable().then_some(false), ..a }).collect();
-    let input = Input { now_ms: 1000, snapshot: &snap, apps: &all, events: &[] };
-    let decided = engine.clone().decide(&input);
-    let shielded: Vec<u32> =
-        decided.iter().filter(|&a| matches!(a.kind, ActionKind::Shield { .. })).map(|a| a.pids()[0]).collect();
-    assert!(shielded.len() >= 2, "the likeliest apps are shielded: {decided:?}");
-    // The first one's group is refused (the app exited meanwhile).
-    let (rec, mut exec) = fake(&shielded[..1]);
-    let actions = engine.decide(&input);
-    exec.execute(&actions, snap.memory.used_bytes, &|_| None);
-    assert_eq!(exec.shielded, shielded[1..].iter().copied().collect(), "only shields carried out are the executor's");
-    let (done, failed) = exec.unshield_all();
-    assert_eq!((done.len(), failed.len()), (shielded.len() - 1, 0), "every one given back when it stops");
-    assert!(exec.shielded.is_empty());
-    let given_back: Vec<u32> = rec
-        .calls()
-        .iter()
-        .filter_map(|c| match c {
-            Call::Shield { pid, shielded: false } => Some(*pid),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(given_back, shielded[1..].to_vec());
-}
-
-#[test]
 fn the_app_in_front_swapped_out_is_read_back_and_nothing_is_counted_as_freed() {
     // The recorded domain with memory to spare (as recorded it is below the low band, where
     // nothing is read back).

@@ -16,7 +16,7 @@
 //! Android's `uid_N/pid_M`, a container per app) is squeezed the same way: a group is the
 //! app's own when every process in it is the app's process or one of its descendants
 //! ([`of_process`]). Such a group is the system's: a squeeze puts its own limit and
-//! swappiness back, and memorch never freezes, shields, thaws or removes it (nothing would
+//! swappiness back, and memorch never freezes, thaws or removes it (nothing would
 //! undo that if memorch died; [`AppGroup::made_by_memorch`]).
 
 use crate::cgroup::{self, CgroupDirs, MemorySource};
@@ -36,7 +36,7 @@ pub struct AppGroup {
     pub memory: PathBuf,
     pub v2: Option<PathBuf>,
     /// Made by memorch (`DOMAIN/app-PID`, [`create_for_self`]), not by the system that
-    /// started the app: only such a group may be frozen, shielded, thawed at start or removed.
+    /// started the app: only such a group may be frozen, thawed at start or removed.
     pub made_by_memorch: bool,
 }
 
@@ -185,40 +185,6 @@ pub fn shrink(group: &AppGroup, bytes: u64) -> Result<u64> {
     }
     squeezed?;
     Ok(before.saturating_sub(usage(group).unwrap_or(before)))
-}
-
-/// Whether the group has a swappiness of its own (v1 memory groups do; v2 groups have none).
-pub fn has_swappiness(group: &AppGroup) -> bool {
-    group.memory.join("memory.swappiness").exists()
-}
-
-/// Shield the app's anonymous pages from the kernel's reclaim (`on`: swappiness 0 on its
-/// group), or give the group its domain's swappiness back. A v1 group's reclaim, which is how
-/// the domain's limit is kept, scans only the file pages of a group whose swappiness is 0
-/// (`get_scan_count` in mm/vmscan.c: "memcg users want to use this knob to disable swapping
-/// for individual groups"), so the likely app's data stays in RAM and its code stays
-/// reclaimable. Returns the swappiness written.
-pub fn set_shielded(group: &AppGroup, on: bool) -> Result<u32> {
-    let file = group.memory.join("memory.swappiness");
-    if !file.exists() {
-        return Err(Error::Refused(format!(
-            "{}: no memory.swappiness (a v2 group has none): its pages cannot be shielded alone",
-            group.memory.display()
-        )));
-    }
-    let value = if on {
-        0
-    } else {
-        let parent = group
-            .memory
-            .parent()
-            .map(|d| d.join("memory.swappiness"))
-            .ok_or_else(|| Error::Refused(format!("{}: no parent group", group.memory.display())))?;
-        let text = std::fs::read_to_string(&parent).map_err(|e| Error::io(&parent, e))?;
-        text.trim().parse().map_err(|_| Error::parse(&parent, "swappiness", text.trim()))?
-    };
-    std::fs::write(&file, value.to_string()).map_err(|e| Error::io(&file, e))?;
-    Ok(value)
 }
 
 /// Thaw every app group memorch made in the domain left frozen (by a memorch that died, or one that could

@@ -149,7 +149,7 @@ pub fn plan(
 }
 
 /// Runs of `pid`'s pages in the swap area of kernel type number `swap_type` (the pagemap's
-/// swap type, which `/proc/swaps` does not give: `writeback::probe_zram_type` finds zram's),
+/// swap type, which `/proc/swaps` does not give: `swaptype::probe_zram_type` finds zram's),
 /// in its private mappings as a read-back reads them, at most `max_pages`.
 pub fn runs_in_swap_area(root: &SysRoot, pid: u32, swap_type: u32, max_pages: u64) -> Result<Vec<Range>> {
     swapped_runs(root, pid, max_pages, |t| t == swap_type)

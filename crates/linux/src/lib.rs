@@ -44,7 +44,7 @@ pub mod unique;
 pub mod vmstat;
 pub mod wait;
 pub mod which;
-pub mod writeback;
+pub mod swaptype;
 pub mod zram;
 
 pub use domain::{Domain, DomainSpec};

@@ -127,12 +127,9 @@ mod tests {
             },
             ActionKind::Prefetch { pid: 5, app: "a".into(), max_pages: 3 },
             ActionKind::ReadAhead { pid: 5, app: "a".into(), max_pages: 3 },
-            ActionKind::Writeback { pid: 5, app: "a".into(), max_pages: 3 },
             ActionKind::Ksm { run: true, pages_to_scan: 100, sleep_ms: 20 },
             ActionKind::Freeze { pid: 5 },
             ActionKind::Thaw { pid: 5 },
-            ActionKind::Shield { pid: 5 },
-            ActionKind::Unshield { pid: 5 },
             ActionKind::Trim { level: TrimLevel::Moderate, pid: Some(5) },
             ActionKind::Kill {
                 victims: vec![memorch_core::engine::Victim {

@@ -213,7 +213,6 @@ impl State {
         self.read_back_whole.retain(|p, _| keep(*p));
         self.asked_ahead.retain(|p, _| keep(*p));
         self.read_back_dry.retain(|p, _| keep(*p));
-        self.writeback_dry.retain(|p, _| keep(*p));
         self.share_window.retain(|p, _| keep(*p));
     }
 

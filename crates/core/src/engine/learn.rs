@@ -79,16 +79,6 @@ impl Engine {
                     let stint = self.state.stint(*pid);
                     self.state.read_back_dry.insert(*pid, stint);
                 }
-                // Likewise a writeback that found little of the app in zram (its swap is in
-                // storage already, or where reading its memory does not reach), or was
-                // refused (zram's swap type not known, no file to be made).
-                ActionKind::Writeback { pid, max_pages, .. }
-                    if o.failed
-                        || o.bytes.is_some_and(|moved| (moved as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) =>
-                {
-                    let stint = self.state.stint(*pid);
-                    self.state.writeback_dry.insert(*pid, stint);
-                }
                 _ if !done => {}
                 ActionKind::Compact { pid, app, scope, max_pages, .. } => {
                     if *scope == CompactScope::SharedObjects {

@@ -174,11 +174,6 @@ pub struct State {
     /// come back to the front (ladder/prefetch.rs).
     #[serde(default)]
     pub read_back_dry: BTreeMap<u32, u64>,
-    /// Apps whose last writeback found little of what was asked in zram, by pid, with the
-    /// app's `last_front_switch` then: not asked again until they come back to the front
-    /// (ladder/writeback.rs).
-    #[serde(default)]
-    pub writeback_dry: BTreeMap<u32, u64>,
     /// Bytes read back at idle since the screen last went off (ladder/prefetch.rs).
     #[serde(default)]
     pub refilled_bytes: u64,
@@ -272,7 +267,6 @@ impl Default for State {
             asked_ahead: BTreeMap::new(),
             forgot_in_session: None,
             read_back_dry: BTreeMap::new(),
-            writeback_dry: BTreeMap::new(),
             refilled_bytes: 0,
             read_back_front: Vec::new(),
             churn_kill_ms: None,

@@ -30,10 +30,6 @@ pub struct App {
     /// not freezable (`None`).
     #[serde(default)]
     pub frozen: Option<bool>,
-    /// Its anonymous pages shielded from the kernel's reclaim by memorch (`Some(true)`),
-    /// shieldable (`Some(false)`: in a v1 memory group of its own), or not (`None`).
-    #[serde(default)]
-    pub shielded: Option<bool>,
     /// Anonymous pages the kernel read back into the app after evicting them
     /// (`workingset_refault_anon` of its own memory group), where it has one and a preset
     /// weighs refaults; `None` otherwise.
@@ -84,7 +80,6 @@ impl App {
             ksm_mergeable: false,
             ksm_merged_bytes: None,
             frozen: None,
-            shielded: None,
             anon_refaults: None,
             age_ms: p.age_ms,
             protected: false,
@@ -210,22 +205,6 @@ pub enum ActionKind {
     Thaw {
         pid: u32,
     },
-    /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0).
-    Shield {
-        pid: u32,
-    },
-    /// Give the app's group its domain's swappiness back.
-    Unshield {
-        pid: u32,
-    },
-    /// Move up to `max_pages` of the app's pages in zram to a storage swap file made for them
-    /// above zram in priority (zram's writeback, from user space): zram's pool shrinks by
-    /// what they took.
-    Writeback {
-        pid: u32,
-        app: String,
-        max_pages: u64,
-    },
     /// Read up to `max_pages` of the app's swapped-out pages back ahead of its touching them
     /// (`process_madvise(MADV_WILLNEED)`: into the swap cache, so its touch is a minor fault).
     Prefetch {
@@ -268,11 +247,8 @@ impl ActionKind {
             ActionKind::SwapDropCold { .. } => "swap_drop_cold",
             ActionKind::Freeze { .. } => "freeze",
             ActionKind::Thaw { .. } => "thaw",
-            ActionKind::Shield { .. } => "shield",
-            ActionKind::Unshield { .. } => "unshield",
             ActionKind::Prefetch { .. } => "prefetch",
             ActionKind::ReadAhead { .. } => "read_ahead",
-            ActionKind::Writeback { .. } => "writeback",
             ActionKind::Trim { .. } => "trim",
             ActionKind::Kill { .. } => "kill",
             ActionKind::Nothing => "nothing",
@@ -298,12 +274,8 @@ pub enum Step {
     Freeze,
     /// Telling apps to trim before memorch compresses or kills.
     Trim,
-    /// Shielding the likely apps' pages from the kernel's reclaim.
-    Shield,
     /// Reading the app in front's swapped-out pages back while memory allows.
     Prefetch,
-    /// Moving the unlikely apps' pages from zram to storage while the screen is off.
-    Writeback,
     Idle,
 }
 
@@ -343,11 +315,8 @@ impl Action {
             ActionKind::Compact { pid, .. }
             | ActionKind::Freeze { pid }
             | ActionKind::Thaw { pid }
-            | ActionKind::Shield { pid }
-            | ActionKind::Unshield { pid }
             | ActionKind::Prefetch { pid, .. }
-            | ActionKind::ReadAhead { pid, .. }
-            | ActionKind::Writeback { pid, .. } => vec![*pid],
+            | ActionKind::ReadAhead { pid, .. } => vec![*pid],
             ActionKind::Kill { victims, .. } => victims.iter().map(|v| v.pid).collect(),
             _ => Vec::new(),
         }

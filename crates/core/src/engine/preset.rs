@@ -362,19 +362,7 @@ pub struct SwapPolicy {
     /// the launch's room is made sooner, paid for by slower reads at those apps' returns.
     #[serde(default)]
     pub launch_to_storage: bool,
-    /// While the screen is off, move the pages an app less likely than this to be wanted soon
-    /// (`p_return`) holds in zram to a storage swap file of its own above zram, down to
-    /// `cold_at_zram_used` (zram's writeback, from user space: ladder/writeback.rs): zram's
-    /// pool is RAM, a page in it costs a share of a page; an unlikely app's pages cost none in
-    /// storage, and the room is left to the likely apps. `None`: what is in zram stays there.
-    #[serde(default)]
-    pub writeback_below: Option<f64>,
 }
-
-/// The chance of a return below which the `writeback` switch writes an app's zram pages back
-/// to storage: `cold_to_storage_below`'s as `memorch` ships (not used in the session in
-/// progress, in under half the sessions).
-pub const WRITEBACK_BELOW: f64 = 0.25;
 
 /// How full zram must be before an unlikely app's squeeze goes to storage of its own
 /// (`SwapPolicy::cold_at_zram_used` as presets ship): with zram half empty, every page it
@@ -572,12 +560,6 @@ pub struct Preset {
     /// background applications"). `None`: no count.
     #[serde(default)]
     pub max_cached_apps: Option<u32>,
-    /// Shield the apps most likely to be wanted soon from the kernel's reclaim (their groups'
-    /// swappiness 0: ladder/shield.rs), as many as fit in this share of the domain; the
-    /// kernel then takes its pages from the apps the user is least likely to return to, and
-    /// from file pages. `None`: the kernel weighs every app alike.
-    #[serde(default)]
-    pub shield_frac: Option<f64>,
     /// Read the app in front's swapped-out pages back while memory is above the low band
     /// (ladder/prefetch.rs), so its next returns in the session find them in RAM.
     #[serde(default)]
@@ -602,10 +584,6 @@ pub struct Preset {
     #[serde(default)]
     pub work_nice: Option<i32>,
 }
-
-/// The share of the domain the likely apps' anonymous memory may take while shielded: a
-/// quarter leaves the kernel three quarters of the domain to reclaim from.
-pub const SHIELD_FRAC: f64 = 0.25;
 
 /// Android's freezer delay (CachedAppOptimizer `freeze_debounce_timeout`: 10 s).
 pub const FREEZE_AFTER_MS: u64 = 10_000;
@@ -639,7 +617,6 @@ fn no_swap() -> SwapPolicy {
         cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
         cold_drop_below: COLD_DROP_BELOW_FRAC,
         launch_to_storage: false,
-        writeback_below: None,
     }
 }
 
@@ -768,8 +745,6 @@ impl Preset {
             "memorch" if k.starts_with("trim_notices") => "Android onTrimMemory, freedesktop low-memory-monitor (anchors.md \"Newer\"); off: on the trim scenario it cost stall and kills (docs/results.md); memorch:trim=on turns it on",
             _ if k.starts_with("trim_notices") => "no notices (the paper's system has none)",
             _ if k.starts_with("freeze_after_ms") => "no freezer (the paper's system has none)",
-            "memorch" if k.starts_with("shield_frac") => "issue 11: the likely apps' pages kept from the kernel's reclaim (per-group swappiness 0, mm/vmscan.c get_scan_count); off: on realapps p50 longer on two seeds of three (docs/results.md); memorch:shield=on turns it on",
-            _ if k.starts_with("shield_frac") => "no shield (the paper's system has none)",
             "memorch" if k.starts_with("prefetch_front") => "issue 11: a return to an app kept alive in swap reads back what it touches; the rest of its session's returns need not (process_madvise MADV_WILLNEED, swap-in readahead); measured on realapps (docs/results.md)",
             _ if k.starts_with("prefetch_front") => "no prefetch (the paper's system has none)",
             "memorch" if k.starts_with("prefetch_whole") => "issue 11: returns come in runs within a session (60-78 % within 20 s of the app's previous visit) and each reads a new window of its data back; the app made whole after its first return keeps the rest hot (ASAP prepaging, anchors.md); on: on realapps p50 shorter on two seeds of three, warm returns 17 against 31 (docs/results.md); memorch:whole=off turns it off",
@@ -800,7 +775,6 @@ impl Preset {
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
             "memorch" if k == "swap.cold_to_storage_below" => "issue 11: memorch's warm returns on realapps cost three times the peers' a page because a third to a half came from storage swap, and those were the likely apps' pages: zram filled with the first squeezes, of the unlikely apps (docs/results.md); a storage file above zram in priority, made for one unlikely app's squeeze, sends its pages past zram (the kernel has no zram writeback here), and a squeeze to storage frees all it moves, so fewer apps give; 0.25 (not used in the session in progress, in under half the sessions): on realapps, six paired runs over seeds 3-8, p50 shorter in all six (seeds 3-5: 6.09 against 6.51 ms; 6-8: 15.2 against 18.3), p95 in four, stall lower, half the squeezes, no kills either way; 0.1 was between the two, 0.5 longer on all of seeds 3-5 (docs/results.md); memorch:swap.cold_to_storage_below=null turns it off",
-            "memorch" if k == "swap.writeback_below" => "issue 11: zram's pool is RAM (on realapps 300 of the device's 1024 MiB once zram was full), and Android and ChromeOS write idle zram pages to storage in the kernel (zram backing_dev), which this kernel lacks: moved from user space with the screen off (read back, paged out again above zram); null: on realapps the apps judged unlikely came back (kv, written back at 0.12, returned in 912 ms reading 14.8 k pages from storage), the wait longer on every seed (docs/results.md); memorch:writeback=on sets 0.25",
             "memorch" if k == "swap.launch_to_storage" => "issue 11: a first launch under pressure ran while its room was compressed into zram beside it (realapps: 'chat', 97 MiB short, 131 MiB squeezed at ~22 µs a page while it started, 1294 ms against ~400 with room); a squeeze to storage moved ~6-13 µs a page in the same run and frees all it moves, so fewer apps give; on: on realapps, twelve paired runs over seeds 3-14, p50 shorter in nine (0.80x, geometric mean), hot returns more in ten, p95 shorter in five and the wait in four (1.00x and 1.01x), the warm returns slower a page (more of them from storage), the daemon's CPU lower in ten; swam40: 0 kills against 4, 36.0 apps alive against 33.6 (docs/results.md); memorch:swap.launch_to_storage=false is the preset before",
             "memorch" if k == "swap.cold_drop_below" => "issue 11: a file made for an unlikely app's squeeze sits above zram in priority, and once its own pages come back its free room takes any app's next pages swapped out, ahead of zram: on realapps' seed 4 such files took 277 MiB so; an eighth, little to read back in: three quarters, six paired runs over seeds 3-8, p50 longer in four, p95 shorter in four, a third more CPU, each swapoff blocking the daemon ~0.45 s (docs/results.md)",
             "memorch" if k == "swap.cold_at_zram_used" => "issue 11: with zram half empty, every page it takes is still read back faster than from storage, and there is room for the likely apps too; a quarter: on realapps (seeds 3-8, six paired runs) p50 longer in four pairs, p95 shorter in four, less stall; the cap of twelve files was reached in every run either way (docs/results.md)",
@@ -835,7 +809,6 @@ fn kernel() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        shield_frac: None,
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
@@ -859,7 +832,6 @@ fn lmk_classic() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        shield_frac: None,
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
@@ -883,7 +855,6 @@ fn compcache() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        shield_frac: None,
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
@@ -906,7 +877,6 @@ fn thesis() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        shield_frac: None,
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
@@ -948,7 +918,6 @@ fn lmkd() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        shield_frac: None,
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
@@ -987,7 +956,6 @@ fn mos() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        shield_frac: None,
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
@@ -1049,7 +1017,6 @@ fn swam() -> Preset {
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
             cold_drop_below: COLD_DROP_BELOW_FRAC,
             launch_to_storage: false,
-            writeback_below: None,
         },
         kill: KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::OomBadnessOverRelaunch),
         ahead: None,
@@ -1057,7 +1024,6 @@ fn swam() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        shield_frac: None,
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
@@ -1072,7 +1038,6 @@ fn android_4_4() -> Preset {
         name: "android-4.4".into(),
         summary: "MOS's baseline, Android 4.4 on a Nexus 5: the activity manager kills the least recently used cached apps beyond 24, the in-kernel LMK the rest; no swap (MOS §II)".into(),
         max_cached_apps: Some(24),
-        shield_frac: None,
         prefetch_front: false,
         prefetch_whole: false,
         refill_idle: false,
@@ -1200,7 +1165,6 @@ fn memorch() -> Preset {
             // measurement (realapps, twelve paired runs over seeds 3-14: p50 shorter in nine,
             // hot returns more in ten, p95 and the wait as before; docs/results.md).
             launch_to_storage: true,
-            writeback_below: None,
         },
         // Killing once swap is full: off by measurement (realapps: p50 shorter in three benches,
         // longer and twice the kills in the fourth, beside the peers; docs/results.md).
@@ -1247,7 +1211,6 @@ fn memorch() -> Preset {
         // every visit: more stall, no fewer kills (docs/results.md).
         trim_notices: false,
         max_cached_apps: None,
-        shield_frac: None,
         prefetch_front: false,
         // On: returns come in runs within a session; the app made whole after its return keeps
         // the rest of the session's returns hot (realapps p50 8.0 against 20.2 ms on seed 3,

@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 28] = [
+pub const SWITCHES: [Switch; 26] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -70,13 +70,6 @@ pub const SWITCHES: [Switch; 28] = [
         set: |p, on| p.freeze_after_ms = if on { p.freeze_after_ms.or(Some(super::preset::FREEZE_AFTER_MS)) } else { None },
     },
     Switch {
-        key: "shield",
-        what: "keep the likely apps' data in RAM: the kernel's reclaim takes others' pages first",
-        // It lifts the shields at the critical band of the bands (ladder/shield.rs).
-        get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.shield_frac.is_some()),
-        set: |p, on| p.shield_frac = if on { p.shield_frac.or(Some(super::preset::SHIELD_FRAC)) } else { None },
-    },
-    Switch {
         key: "stall_spare",
         what: "on a stall with available memory above the low band, take nothing from the apps likely to be wanted soon",
         get: |p| if let super::preset::Detection::Bands(b) = &p.detection { Some(b.stall_near_spares_likely) } else { None },
@@ -106,13 +99,6 @@ pub const SWITCHES: [Switch; 28] = [
         // It keeps the room the idle step secures above the low band (ladder/prefetch.rs).
         get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.refill_idle),
         set: |p, on| p.refill_idle = on,
-    },
-    Switch {
-        key: "writeback",
-        what: "while idle, move the unlikely apps' pages from zram to storage files of their own (zram's writeback, from user space)",
-        // It sends pages past zram to storage files of the preset's own.
-        get: |p| (p.swap.zram_pct.is_some() && p.swap.swap_files).then_some(p.swap.writeback_below.is_some()),
-        set: |p, on| p.swap.writeback_below = if on { p.swap.writeback_below.or(Some(super::preset::WRITEBACK_BELOW)) } else { None },
     },
     Switch { key: "trim", what: "tell apps that listen to trim before compressing or killing", get: |p| Some(p.trim_notices), set: |p, on| p.trim_notices = on },
     Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },

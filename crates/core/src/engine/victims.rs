@@ -387,7 +387,6 @@ mod tests {
             ksm_mergeable: false,
             ksm_merged_bytes: None,
             frozen: None,
-            shielded: None,
             anon_refaults: None,
             age_ms: 0,
             protected: false,

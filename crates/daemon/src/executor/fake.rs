@@ -46,19 +46,11 @@ pub enum Call {
         pid: u32,
         frozen: bool,
     },
-    Shield {
-        pid: u32,
-        shielded: bool,
-    },
     Prefetch {
         pid: u32,
         max_pages: u64,
     },
     ReadAhead {
-        pid: u32,
-        max_pages: u64,
-    },
-    Writeback {
         pid: u32,
         max_pages: u64,
     },
@@ -175,12 +167,6 @@ impl Actuators for Recording {
         Ok(format!("{} {pid}", if frozen { "froze" } else { "thawed" }))
     }
 
-    fn set_shielded(&mut self, pid: u32, shielded: bool) -> Result<String, String> {
-        self.record(Call::Shield { pid, shielded });
-        self.check(pid)?;
-        Ok(format!("{} {pid}", if shielded { "shielded" } else { "unshielded" }))
-    }
-
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
         self.record(Call::Prefetch { pid, max_pages });
         self.check(pid)?;
@@ -191,12 +177,6 @@ impl Actuators for Recording {
         self.record(Call::ReadAhead { pid, max_pages });
         self.check(pid)?;
         Ok((format!("asked for '{app}' ({pid}) on storage: {max_pages} pages"), max_pages * 4096))
-    }
-
-    fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
-        self.record(Call::Writeback { pid, max_pages });
-        self.check(pid)?;
-        Ok((format!("wrote back '{app}' ({pid}): {max_pages} pages from zram"), max_pages * 4096))
     }
 
     fn used_bytes(&self) -> Option<u64> {

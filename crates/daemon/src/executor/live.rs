@@ -29,11 +29,8 @@ pub struct Live {
     /// KSM settings as they were when the daemon first tuned them, put back on exit.
     ksm_guard: Option<KsmGuard>,
     /// zram's swap type number (the pagemap's) and its device, once probed: what tells a
-    /// writeback, and a read-back asking ahead, which of an app's swapped pages are in zram.
+    /// read-back asking ahead which of an app's swapped pages are in zram.
     zram_type: Option<(u32, String)>,
-    /// Whether the preset writes zram back: only then does a squeeze to storage probe zram's
-    /// type first (a page of its own swapped out and read back, for nothing otherwise).
-    writeback_wanted: bool,
     /// Whether a read-back asks for its pages on storage at once first
     /// (`swap.read_back_ahead`); a squeeze to storage then probes zram's type first too, to
     /// tell those pages from zram's.
@@ -53,7 +50,6 @@ impl Live {
             cold_files: Vec::new(),
             ksm_guard: None,
             zram_type: None,
-            writeback_wanted: false,
             read_back_ahead: false,
             ahead_at_return: false,
         }
@@ -88,7 +84,7 @@ impl Live {
         if top.kind == "file" || !top.path.starts_with("/dev/zram") || top.used_bytes + (1 << 20) >= top.size_bytes {
             return None;
         }
-        match memorch_linux::writeback::probe_zram_type(&self.root) {
+        match memorch_linux::swaptype::probe_zram_type(&self.root) {
             Ok(Some(t)) => {
                 tracing::debug!(swap_type = t, device = %top.path, "zram's swap type probed");
                 self.zram_type = Some((t, top.path.clone()));
@@ -96,7 +92,7 @@ impl Live {
             }
             Ok(None) => None,
             Err(e) => {
-                tracing::warn!(error = %e, "zram's swap type could not be probed: no writeback of zram");
+                tracing::warn!(error = %e, "zram's swap type could not be probed: no read-back asked ahead");
                 None
             }
         }
@@ -241,7 +237,7 @@ impl Actuators for Live {
         let pages = sq.max_pages.ok_or("a squeeze to storage needs its size (max_pages): none given")?;
         let file = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string()).and_then(|swaps| {
             // The last chance to probe zram's type before a file stands above it.
-            if self.writeback_wanted || self.read_back_ahead || self.ahead_at_return {
+            if self.read_back_ahead || self.ahead_at_return {
                 self.zram_type(&swaps);
             }
             self.add_file_of_its_own(&swaps, pages)
@@ -301,17 +297,6 @@ impl Actuators for Live {
         Ok(format!("{} {pid} ({}) in {} µs", if frozen { "froze" } else { "thawed" }, g.path, t0.elapsed().as_micros()))
     }
 
-    /// A shield goes through `target::check` as every action does; giving the swappiness
-    /// back only needs the app's group.
-    fn set_shielded(&mut self, pid: u32, shielded: bool) -> Result<String, String> {
-        if shielded {
-            target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
-        }
-        let g = memorchs_group(&self.root, pid, &self.domain, "shielded alone")?;
-        let value = appgroup::set_shielded(&g, shielded).map_err(|e| e.to_string())?;
-        Ok(format!("{} {pid} ({}): swappiness {value}", if shielded { "shielded" } else { "unshielded" }, g.path))
-    }
-
     /// Only pages the pagemap shows in swap are read, into the app's own page tables (as its
     /// touch would: the kernel's LRU then keeps them as just used).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
@@ -334,10 +319,6 @@ impl Actuators for Live {
             ),
             r.read_bytes,
         ))
-    }
-
-    fn set_writeback_wanted(&mut self, wanted: bool) {
-        self.writeback_wanted = wanted;
     }
 
     fn set_read_back_ahead(&mut self, on: bool) {
@@ -363,79 +344,6 @@ impl Actuators for Live {
             ),
             r.asked_bytes,
         ))
-    }
-
-    /// Only pages the pagemap shows in zram are moved, a piece at a time
-    /// (`WRITEBACK_PIECE_BYTES`): read back into the app, then paged out again into a file
-    /// of its own above zram. What storage left in the swap cache is freed, as after a
-    /// squeeze by process_madvise; a writeback that moved nothing leaves no file.
-    fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
-        let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
-        let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
-        let zram_type = self.zram_type(&swaps).ok_or("zram's swap type is not known (it is probed while zram is the highest-priority swap with room, and a file stands above it now): zram left as it is")?;
-        let zram_before = zram_used(&swaps);
-        // The files above zram take the pages wherever they have room (the kernel fills areas
-        // of one priority in turn): a new one only where they have too little.
-        let mut file = if swaps.room_above_zram() >= max_pages * self.root.page_size {
-            None
-        } else {
-            Some(self.add_file_of_its_own(&swaps, max_pages)?)
-        };
-        let cached = reclaim::swap_cached_bytes(&self.domain);
-        let piece = memorch_core::engine::ladder::WRITEBACK_PIECE_BYTES / self.root.page_size;
-        let r = match memorch_linux::writeback::write_back(&self.root, &t, zram_type, max_pages, piece) {
-            Ok(r) => r,
-            Err(e) => {
-                if let Some((g, ..)) = file.as_mut() {
-                    let _ = g.remove_now();
-                }
-                return Err(e.to_string());
-            }
-        };
-        let freed = reclaim::free_swap_cache_left(&self.root, &self.domain, cached, r.moved_bytes);
-        let swaps_after = memorch_linux::swaps::read(&self.root).ok();
-        let zram_freed = swaps_after.as_ref().map_or(0, |s| zram_before.saturating_sub(zram_used(s)));
-        let exited = if r.exited { ", exited mid-way" } else { "" };
-        let nothing = || {
-            Ok((
-                format!(
-                    "wrote back nothing of '{app}' ({pid}): {} bytes of it found in zram, {} read back{exited}",
-                    r.asked_bytes, r.read_bytes
-                ),
-                0,
-            ))
-        };
-        let freed = match freed {
-            Ok(Some(f)) => {
-                format!("; then {} MiB it left in the swap cache freed in {} µs", f.reclaimed_bytes >> 20, f.elapsed_us)
-            }
-            Ok(None) => String::new(),
-            Err(e) => format!("; what it left in the swap cache stays until the kernel reclaims it: {e}"),
-        };
-        let whither = match file {
-            Some((mut g, bytes, priority)) => {
-                let in_file = swaps_after
-                    .as_ref()
-                    .and_then(|s| s.devices.iter().find(|d| std::path::Path::new(&d.path) == g.path))
-                    .map_or(0, |d| d.used_bytes);
-                if in_file == 0 {
-                    // Nothing half-applied: a file that took nothing goes at once.
-                    let _ = g.remove_now();
-                    return nothing();
-                }
-                let to = format!(
-                    "to {} ({} MiB, priority {priority}), which holds {in_file}",
-                    g.path.display(),
-                    bytes >> 20
-                );
-                self.cold_files.push(g);
-                to
-            }
-            None if r.moved_bytes == 0 => return nothing(),
-            None => "to the room of the files above zram".to_string(),
-        };
-        let what = format!("wrote back '{app}' ({pid}): {} bytes read from zram and {} paged out again {whither}; zram {zram_freed} bytes emptier, in {} µs{exited}{freed}", r.read_bytes, r.moved_bytes, r.elapsed_us);
-        Ok((what, r.moved_bytes))
     }
 
     fn used_bytes(&self) -> Option<u64> {
@@ -471,7 +379,7 @@ impl Actuators for Live {
 }
 
 /// The app group memorch made for `pid`, for what only such a group may have done to it
-/// (`what`: frozen, shielded): a group the system made is squeezed, never left frozen or
+/// (`what`: frozen): a group the system made is squeezed, never left frozen or
 /// with a swappiness of memorch's, since nothing would undo that if memorch died.
 fn memorchs_group(root: &SysRoot, pid: u32, domain: &Domain, what: &str) -> Result<appgroup::AppGroup, String> {
     match appgroup::of_process(root, pid, domain) {
@@ -530,9 +438,4 @@ fn compact_one(root: &SysRoot, domain: &Domain, sq: Squeeze) -> Result<(String, 
         ),
         r.moved_bytes,
     ))
-}
-
-/// What the swap devices that are not files (zram) hold, in bytes.
-fn zram_used(swaps: &memorch_core::SwapState) -> u64 {
-    swaps.devices.iter().filter(|d| d.kind != "file").map(|d| d.used_bytes).sum()
 }

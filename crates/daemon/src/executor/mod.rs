@@ -79,9 +79,6 @@ pub trait Actuators {
     fn swap_drop_cold(&mut self, path: &str) -> Result<String, String>;
     /// Freeze (or thaw) the app's own group, and wait until the kernel says it is done.
     fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String>;
-    /// Shield the app's anonymous pages from the kernel's reclaim (its group's swappiness 0),
-    /// or give its group the domain's swappiness back.
-    fn set_shielded(&mut self, pid: u32, shielded: bool) -> Result<String, String>;
     /// Read up to `max_pages` of a process's swapped-out pages back into its page tables; the
     /// bytes the reads returned (fewer than asked where the pagemap found fewer in swap).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
@@ -89,14 +86,6 @@ pub trait Actuators {
     /// waiting for them; the bytes asked for. Fails where zram's pages cannot be told from
     /// them (its swap type not known): the process's own touch reads zram as fast.
     fn read_ahead(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
-    /// Move up to `max_pages` of a process's pages in zram to a storage swap file made for
-    /// them above zram in priority (zram's writeback, from user space); the bytes moved. The
-    /// file stays until [`Actuators::swap_drop_cold`] removes it; a writeback that
-    /// moves nothing leaves no file.
-    fn writeback(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
-    /// Whether the preset writes zram back (`swap.writeback_below`): only then is zram's swap
-    /// type worth a probe page of its own before a storage file stands above zram.
-    fn set_writeback_wanted(&mut self, _wanted: bool) {}
     /// Whether a read-back asks for its pages on storage swap all at once before it touches
     /// them (`swap.read_back_ahead`); zram's swap type is then worth a probe page too, to
     /// tell them from the pages in zram.
@@ -150,8 +139,6 @@ pub struct Executor {
     pub reaping: Vec<(Killed, u64)>,
     /// Apps this daemon froze: thawed when they come back, and all of them when it stops.
     pub frozen: BTreeSet<u32>,
-    /// Apps this daemon shielded: their groups get the domain's swappiness back when it stops.
-    pub shielded: BTreeSet<u32>,
     /// How many of a decision's before-launch squeezes run at once (1: one after another);
     /// the daemon sets it from the preset (`ahead.parallel_squeezes`) and the CPUs it has.
     pub squeezes_at_once: usize,
@@ -171,7 +158,6 @@ impl Executor {
             actuators,
             reaping: Vec::new(),
             frozen: BTreeSet::new(),
-            shielded: BTreeSet::new(),
             squeezes_at_once: 1,
             work_nice: None,
             launcher_waits: true,
@@ -185,7 +171,6 @@ impl Executor {
         self.squeezes_at_once = squeezes_at_once(preset);
         self.work_nice = preset.work_nice;
         self.launcher_waits = preset.ahead.as_ref().is_some_and(|a| a.launch_waits);
-        self.actuators.set_writeback_wanted(preset.swap.writeback_below.is_some());
         self.actuators.set_read_back_ahead(preset.swap.read_back_ahead);
         self.actuators.set_ahead_at_return(preset.swap.ahead_at_return);
     }
@@ -201,7 +186,6 @@ impl Executor {
             ActionKind::Compact { .. }
                 | ActionKind::Reclaim { .. }
                 | ActionKind::Prefetch { .. }
-                | ActionKind::Writeback { .. }
         );
         let launch_squeeze = a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. });
         if !memory_work || (self.launcher_waits && launch_squeeze) {
@@ -234,13 +218,6 @@ impl Executor {
         self.undo_each(pids, "thawing", |a, pid| a.set_frozen(pid, false))
     }
 
-    /// Give every app this daemon shielded its domain's swappiness back (it is stopping):
-    /// (what was, what could not be).
-    pub fn unshield_all(&mut self) -> (Vec<String>, Vec<String>) {
-        let pids = std::mem::take(&mut self.shielded);
-        self.undo_each(pids, "unshielding", |a, pid| a.set_shielded(pid, false))
-    }
-
     /// Undo what this daemon did to each app, saying what was undone and what could not be.
     fn undo_each(
         &mut self,
@@ -258,10 +235,9 @@ impl Executor {
         (done, failed)
     }
 
-    /// Forget frozen and shielded apps that are gone (their groups go with them).
+    /// Forget frozen apps that are gone (their groups go with them).
     pub fn forget_gone(&mut self, live: &[u32]) {
         self.frozen.retain(|p| live.contains(p));
-        self.shielded.retain(|p| live.contains(p));
     }
 
     /// Carry out a decision. Kills go first (the fastest way to memory when it is short);
@@ -387,24 +363,12 @@ impl Executor {
             ActionKind::Thaw { pid } => self.actuators.set_frozen(*pid, false).map(|w| (w, 0)).inspect(|_| {
                 self.frozen.remove(pid);
             }),
-            ActionKind::Shield { pid } => self.actuators.set_shielded(*pid, true).map(|w| (w, 0)).inspect(|_| {
-                self.shielded.insert(*pid);
-            }),
-            // One that failed stays ours to give back (at the next decision, or at exit).
-            ActionKind::Unshield { pid } => self.actuators.set_shielded(*pid, false).map(|w| (w, 0)).inspect(|_| {
-                self.shielded.remove(pid);
-            }),
             // Its bytes are what it read back: memory it took (which the decision allowed
             // for), never counted as freed (metrics.rs); the engine learns from them whether
             // the app's swap was within reach (learn.rs).
             ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages),
             // Its bytes are what it asked for, read while the app runs: nothing freed.
             ActionKind::ReadAhead { pid, app, max_pages } => self.actuators.read_ahead(*pid, app, *max_pages),
-            ActionKind::Writeback { .. } if !self.manage.swap_files => {
-                Err("[manage] swap_files = false: zram left as it is (a writeback needs a storage file of its own)"
-                    .into())
-            }
-            ActionKind::Writeback { pid, app, max_pages } => self.actuators.writeback(*pid, app, *max_pages),
             ActionKind::Nothing => unreachable!(),
         };
         drop(priority);

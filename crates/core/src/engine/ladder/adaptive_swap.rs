@@ -28,22 +28,6 @@ fn zram_stats_bytes(ctx: &Ctx) -> (u64, u64) {
     })
 }
 
-/// What zram holds and its size, in bytes: its statistics, or where there are none the swap
-/// devices that are not files (`/proc/swaps`' use of zram is the pages it holds).
-pub(super) fn zram_bytes(ctx: &Ctx) -> (u64, u64) {
-    match zram_stats_bytes(ctx) {
-        (_, 0) => ctx
-            .input
-            .snapshot
-            .swap
-            .devices
-            .iter()
-            .filter(|d| d.kind != "file")
-            .fold((0, 0), |(o, s), d| (o + d.used_bytes, s + d.size_bytes)),
-        z => z,
-    }
-}
-
 fn has_zram_data(ctx: &Ctx) -> bool {
     ctx.input.snapshot.zram.get().is_some_and(|z| z.devices.iter().any(|d| d.is_swap && d.orig_data_bytes > 0))
 }

@@ -12,14 +12,11 @@ mod lmk;
 pub mod lmkd;
 mod prefetch;
 mod prepare_idle;
-mod shield;
 pub mod shrink;
 mod trim;
 mod under_pressure;
-mod writeback;
 
 pub use adaptive_swap::FILE_HOLD_MS;
-pub use writeback::PIECE_BYTES as WRITEBACK_PIECE_BYTES;
 
 use super::model::{mib, Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, PAGE};
 use super::preset::Preset;
@@ -72,7 +69,7 @@ pub struct Ctx<'a> {
     /// Anonymous bytes this decision's compactions swap out (where the kernel puts them).
     moved_bytes: u64,
     /// Anonymous bytes this decision's compactions send to storage files of their own
-    /// (`to_storage`), and its writebacks move there from zram: room taken from the preset's
+    /// (`to_storage`): room taken from the preset's
     /// storage swap.
     cold_bytes: u64,
     /// Why nothing was done, if nothing is.
@@ -415,15 +412,9 @@ impl<'a> Ctx<'a> {
                 .is_some_and(|(_, at)| self.input.now_ms.saturating_sub(*at) < timeout_ms)
     }
 
-    /// How many storage files of their own this decision's actions make: squeezes to
-    /// storage, and writebacks of zram.
+    /// How many storage files of their own this decision's squeezes to storage make.
     fn files_of_their_own(&self) -> usize {
-        self.actions
-            .iter()
-            .filter(|(a, _)| {
-                matches!(a.kind, ActionKind::Compact { to_storage: true, .. } | ActionKind::Writeback { .. })
-            })
-            .count()
+        self.actions.iter().filter(|(a, _)| matches!(a.kind, ActionKind::Compact { to_storage: true, .. })).count()
     }
 
     /// Whether an action of this decision is of this kind already.
@@ -573,12 +564,10 @@ pub fn run(ctx: &mut Ctx) {
     kill::churn(ctx);
     under_pressure::run(ctx);
     adaptive_swap::run(ctx);
-    writeback::run(ctx);
     ams::run(ctx);
     lmk::run(ctx);
     lmkd::run(ctx);
     kill::run(ctx);
-    shield::run(ctx);
     freeze::run(ctx);
     prefetch::run(ctx);
 }

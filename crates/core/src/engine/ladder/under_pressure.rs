@@ -71,7 +71,7 @@ pub fn low_floor(ctx: &Ctx) -> u64 {
 
 /// Available memory at the critical band and the pressure step's margin above it, in bytes:
 /// the least that the steps taking memory on purpose (the whole read-back of the app in
-/// front, a storage file's removal, zram's writeback) leave, short of the kill band.
+/// front, a storage file's removal) leave, short of the kill band.
 pub fn critical_floor(ctx: &Ctx) -> u64 {
     Margins::of(ctx.preset, ctx.total()).critical_bytes + ctx.frac(PRESSURE_MARGIN_FRAC)
 }
