@@ -47,10 +47,6 @@ pub struct LoopConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct Manage {
     pub zram: bool,
-    /// The machine's anonymous folio size, where the preset asks for one (`swap.anon_folio_kb`).
-    pub folios: bool,
-    /// The machine's swap read-ahead, where the preset asks for one (`swap.page_cluster`).
-    pub readahead: bool,
     pub ksm: bool,
     pub swap_files: bool,
     pub swap_file_dir: PathBuf,
@@ -133,8 +129,6 @@ impl Default for Manage {
     fn default() -> Self {
         Manage {
             zram: true,
-            folios: true,
-            readahead: true,
             ksm: true,
             swap_files: true,
             swap_file_dir: "/var/lib/memorch/swap".into(),

@@ -112,14 +112,13 @@ pub fn setup_zram(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset
 
 /// The rest of a preset's swap set-up: a fixed storage swap below zram (SWAM's NAND-swap and
 /// MeeGo's MMC baselines), where the domain has no storage swap yet and the config lets
-/// memorch add swap files; the domain's swappiness; and the machine's anonymous folio size
-/// and swap read-ahead, where the config lets memorch manage them. Nothing in a dry run.
+/// memorch add swap files; and the domain's swappiness. Nothing in a dry run.
 pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset) -> Result<SwapExtras, String> {
     let mut extras = SwapExtras::default();
     let p = &preset.swap;
     if cfg.dry_run {
-        if p.storage_pct.is_some() || p.swappiness.is_some() || p.anon_folio_kb.is_some() || p.page_cluster.is_some() {
-            tracing::info!(storage_pct = ?p.storage_pct, swappiness = ?p.swappiness, anon_folio_kb = ?p.anon_folio_kb, page_cluster = ?p.page_cluster, "dry-run: would set up storage swap, swappiness, folio size and swap read-ahead");
+        if p.storage_pct.is_some() || p.swappiness.is_some() {
+            tracing::info!(storage_pct = ?p.storage_pct, swappiness = ?p.swappiness, "dry-run: would set up storage swap and swappiness");
         }
         return Ok(extras);
     }
@@ -153,35 +152,6 @@ pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: 
             ),
         }
     }
-    if let Some(kb) = p.anon_folio_kb.filter(|_| cfg.manage.folios) {
-        // On an error (it names the sizes the kernel offers, folios.rs) what was set up above
-        // is put back as `extras` drops: nothing half-applied. The daemon itself keeps small
-        // pages first (events.rs).
-        if let Err(e) = memorch_linux::events::small_pages_for_self() {
-            tracing::warn!(error = %e, "the daemon's own memory may come in large folios");
-        }
-        let g = memorch_linux::folios::FolioGuard::set(root, kb, "always").map_err(|e| {
-            format!(
-                "anonymous folios for preset {}: {e}; or set manage.folios = false to leave them to the machine",
-                preset.name
-            )
-        })?;
-        tracing::info!(size_kb = kb, was = %g.setting.previous(), "anonymous memory in large folios (multi-size THP: always)");
-        if let Some(why) = memorch_linux::folios::whole_swapin_blocked(root) {
-            tracing::warn!(reason = %why, "large folios will not come back from swap whole on this boot: the gain the folios switch is for is lost (its larger faults remain)");
-        }
-        extras.folios = Some(g);
-    }
-    if let Some(n) = p.page_cluster.filter(|_| cfg.manage.readahead) {
-        let g = memorch_linux::readahead::set_page_cluster(root, n).map_err(|e| {
-            format!(
-                "swap read-ahead for preset {}: {e}; or set manage.readahead = false to leave it to the machine",
-                preset.name
-            )
-        })?;
-        tracing::info!(page_cluster = n, was = %g.previous(), "swap read-ahead set (vm.page-cluster)");
-        extras.readahead = Some(g);
-    }
     Ok(extras)
 }
 
@@ -190,8 +160,6 @@ pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: 
 pub struct SwapExtras {
     pub storage: Option<memorch_linux::swapfile::SwapFileGuard>,
     pub swappiness: Option<memorch_linux::cgroup::SwappinessGuard>,
-    pub folios: Option<memorch_linux::folios::FolioGuard>,
-    pub readahead: Option<memorch_linux::setting::SettingGuard>,
 }
 
 /// Put back what memorch changed: swap files, KSM settings, zram; and say exactly what was
@@ -216,20 +184,6 @@ pub fn shutdown(mut d: Daemon) {
     }
     if d.swap_extras.swappiness.take().is_some() {
         done.push("put the domain's swappiness back".into());
-    }
-    if let Some(mut g) = d.swap_extras.folios.take() {
-        match g.setting.restore_now() {
-            Ok(()) => {
-                done.push(format!("put the {} kB anonymous folio policy back to '{}'", g.size_kb, g.setting.previous()))
-            }
-            Err(e) => failed.push(format!("{} kB anonymous folio policy: {e}", g.size_kb)),
-        }
-    }
-    if let Some(mut g) = d.swap_extras.readahead.take() {
-        match g.restore_now() {
-            Ok(()) => done.push(format!("put swap read-ahead (vm.page-cluster) back to {}", g.previous())),
-            Err(e) => failed.push(format!("swap read-ahead (vm.page-cluster): {e}")),
-        }
     }
     if let Some(mut z) = d.zram.take() {
         match z.teardown_now() {

@@ -204,18 +204,6 @@ pub fn bound_heap() {
     }
 }
 
-/// Small pages for this process, whatever the machine's folio policy (folios.rs; a preset
-/// may ask for large ones, machine-wide): the daemon never swaps and holds only what it
-/// touches, and a 64 kB folio for each touch of its heap or stacks would hold up to 16 times
-/// that. `PR_SET_THP_DISABLE` covers every transparent huge page size; fork and exec keep it.
-pub fn small_pages_for_self() -> Result<()> {
-    // SAFETY: prctl with integer arguments.
-    if unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) } != 0 {
-        return Err(Error::io("prctl(PR_SET_THP_DISABLE)", std::io::Error::last_os_error()));
-    }
-    Ok(())
-}
-
 /// Lock the process's memory so it does not stall when memory is short: pages already
 /// mapped now, and future ones as they are touched.
 pub fn lock_memory() -> Result<()> {

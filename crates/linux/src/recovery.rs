@@ -1,11 +1,11 @@
 //! Undo what memorch processes that died left behind: their guards never ran (SIGKILL, a
 //! crash). Every start of the daemon, the bench and the tests calls [`recover_all`] before it
-//! changes anything, so one dead owner's zram, swap files, KSM settings or machine-wide settings never outlive the
+//! changes anything, so one dead owner's zram, swap files, KSM settings never outlive the
 //! next start, and never make it believe the machine was set up that way.
 
 use crate::root::SysRoot;
 
-/// Everything of dead owners: zram set-ups, swap files, KSM settings, machine-wide settings (anonymous folio policies, swap read-ahead), lxcfs instances and
+/// Everything of dead owners: zram set-ups, swap files, KSM settings, lxcfs instances and
 /// sandboxes. Each entry says what was put back (`Ok`) or what could not be (`Err`).
 pub fn recover_all(root: &SysRoot) -> Vec<Result<String, String>> {
     let mut out = Vec::new();
@@ -13,8 +13,6 @@ pub fn recover_all(root: &SysRoot) -> Vec<Result<String, String>> {
     out.extend(crate::swapfile::recover_stale(root));
     out.extend(crate::zram::recover_stale(root));
     out.extend(crate::ksm::recover_stale(root));
-    out.extend(crate::setting::recover_stale(root));
-    out.extend(crate::folios::recover_stale_older(root));
     if root.is_live() {
         out.extend(
             crate::lxcfs::recover_stale()

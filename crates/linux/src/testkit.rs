@@ -85,24 +85,6 @@ pub fn ksm_facility() -> bool {
     ) && sandbox_facility()
 }
 
-/// Anonymous folios of `size_kb` (multi-size THP, Linux 6.8+; folios.rs).
-pub fn folio_facility(size_kb: u32) -> bool {
-    let root = crate::SysRoot::live();
-    let check = crate::folios::policy(&root, size_kb).map(|_| ()).map_err(|e| e.to_string());
-    facility(&format!("anonymous folios of {size_kb} kB"), check) && sandbox_facility()
-}
-
-/// Large folios read back whole from zram, one fault a folio (Linux 6.12+, and zswap never
-/// enabled since boot: [`crate::folios::whole_swapin_blocked`]).
-pub fn whole_folio_swapin_facility(size_kb: u32) -> bool {
-    let root = crate::SysRoot::live();
-    let check = match crate::folios::whole_swapin_blocked(&root) {
-        Some(why) => Err(why),
-        None => Ok(()),
-    };
-    folio_facility(size_kb) && facility("large folios read back whole", check)
-}
-
 /// Per-group PSI and freezing: the v2 hierarchy.
 pub fn cgroup_v2_facility() -> bool {
     let ok = crate::cgroup::mounts(&crate::SysRoot::live()).map(|ms| ms.iter().any(|m| m.is_v2())).unwrap_or(false);

@@ -1,15 +1,11 @@
-//! A process that holds memorch's guards (zram, a swap file, KSM settings, swap read-ahead,
-//! the anonymous folio policy where the kernel has one, and a folio record as the version
-//! before setting.rs wrote it) is killed with
+//! A process that holds memorch's guards (zram, a swap file, KSM settings) is killed with
 //! SIGKILL and left a zombie: its guards never run. The next start's recovery must put the
 //! machine back anyway, and say so.
 
-use memorch_linux::folios::{self, FolioGuard};
 use memorch_linux::ksm::{KsmGuard, KsmSettings};
-use memorch_linux::readahead;
 use memorch_linux::swapfile::SwapFileGuard;
 use memorch_linux::zram::ZramGuard;
-use memorch_linux::{records, recovery, testkit, SysRoot};
+use memorch_linux::{recovery, testkit, SysRoot};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -24,49 +20,9 @@ fn hold_guards_until_killed() {
     let _swap = SwapFileGuard::add(&root, std::path::Path::new(&dir), 8 << 20, 5).expect("swap file");
     let _ksm = KsmGuard::tune(&root, &KsmSettings { run: Some(1), pages_to_scan: Some(4321), sleep_ms: Some(77) })
         .expect("ksm");
-    // Not the value the machine has: the test below sees the change, then its undoing.
-    let pc = if readahead::page_cluster(&root).expect("page-cluster") == HELD_PAGE_CLUSTER {
-        HELD_PAGE_CLUSTER + 1
-    } else {
-        HELD_PAGE_CLUSTER
-    };
-    let _readahead = readahead::set_page_cluster(&root, pc).expect("page-cluster");
-    let _folios = folios_here().then(|| FolioGuard::set(&root, FOLIO_KB, "always").expect("folios"));
-    // A folio guard of the version before setting.rs, as it recorded its change (kind
-    // `folios`: a size and its policy before), then made it.
-    if let Some(kb) = older_folio_kb() {
-        let previous = folios::policy(&root, kb).expect("folio policy");
-        let record = serde_json::json!({ "size_kb": kb, "previous": previous });
-        records::save("folios", &format!("{}-older", std::process::id()), &record).expect("older folio record");
-        std::fs::write(format!("{}/hugepages-{kb}kB/enabled", folios::THP_DIR), other_policy(&previous))
-            .expect("older folio policy");
-    }
     println!("held");
     loop {
         std::thread::sleep(Duration::from_secs(60));
-    }
-}
-
-const FOLIO_KB: u32 = 64;
-const HELD_PAGE_CLUSTER: u32 = 6;
-
-/// Whether this kernel has 64 kB anonymous folios to set (Linux 6.8+): without, the folio
-/// guard is left out of the test, which still covers the others.
-fn folios_here() -> bool {
-    folios::sizes(&SysRoot::live()).contains(&FOLIO_KB)
-}
-
-/// Another size than [`FOLIO_KB`] for the older guard's record, where the kernel has one.
-fn older_folio_kb() -> Option<u32> {
-    folios::sizes(&SysRoot::live()).into_iter().find(|kb| *kb != FOLIO_KB)
-}
-
-/// A policy that is not `policy`, so that the change and its undoing both show.
-fn other_policy(policy: &str) -> &'static str {
-    if policy == "never" {
-        "always"
-    } else {
-        "never"
     }
 }
 
@@ -83,9 +39,6 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     let _lock = testkit::machine_test_lock();
     let before = testkit::Leftovers::now();
     let ksm_before = ksm_settings();
-    let page_cluster_before = readahead::page_cluster(&SysRoot::live()).unwrap();
-    let folios_before = folios_here().then(|| folios::policy(&SysRoot::live(), FOLIO_KB).unwrap());
-    let older_before = older_folio_kb().map(|kb| (kb, folios::policy(&SysRoot::live(), kb).unwrap()));
     let dir = std::env::temp_dir().join(testkit::unique_name("memorch-held-swap"));
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["hold_guards_until_killed", "--exact", "--nocapture", "--test-threads=1"])
@@ -100,21 +53,6 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     let swaps_held = std::fs::read_to_string("/proc/swaps").unwrap();
     assert!(swaps_held.contains("zram") && swaps_held.contains("memorch-swap-"), "{swaps_held}");
     assert_eq!(ksm_settings().1, "4321");
-    assert_ne!(
-        readahead::page_cluster(&SysRoot::live()).unwrap(),
-        page_cluster_before,
-        "the child set swap read-ahead"
-    );
-    if folios_before.is_some() {
-        assert_eq!(folios::policy(&SysRoot::live(), FOLIO_KB).unwrap(), "always");
-    }
-    if let Some((kb, before)) = &older_before {
-        assert_eq!(
-            folios::policy(&SysRoot::live(), *kb).unwrap(),
-            other_policy(before),
-            "the older guard changed {kb} kB"
-        );
-    }
     // SIGKILL, and no wait(): it stays a zombie, its pid still in /proc.
     child.kill().unwrap();
     let pid = child.id();
@@ -127,23 +65,6 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     assert!(said.iter().any(|s| s.contains("KSM")), "{said:?}");
     assert_eq!(testkit::Leftovers::now().new_since(&before), Vec::<String>::new(), "no swap left");
     assert_eq!(ksm_settings(), ksm_before, "KSM as it was");
-    assert!(said.iter().any(|s| s.contains("page-cluster")), "{said:?}");
-    assert_eq!(readahead::page_cluster(&SysRoot::live()).unwrap(), page_cluster_before, "swap read-ahead as it was");
-    if let Some(before) = folios_before {
-        assert!(said.iter().any(|s| s.contains(&format!("hugepages-{FOLIO_KB}kB"))), "{said:?}");
-        assert_eq!(folios::policy(&SysRoot::live(), FOLIO_KB).unwrap(), before, "the folio policy as it was");
-    }
-    if let Some((kb, before)) = older_before {
-        assert!(
-            said.iter().any(|s| s.contains(&format!("hugepages-{kb}kB/enabled back"))),
-            "the older record: {said:?}"
-        );
-        assert_eq!(
-            folios::policy(&SysRoot::live(), kb).unwrap(),
-            before,
-            "the {kb} kB policy the older guard changed, as it was"
-        );
-    }
     assert!(!std::fs::read_dir(&dir).map(|d| d.count() > 0).unwrap_or(false), "the swap file is deleted");
     assert!(recovery::recover_all(&SysRoot::live()).is_empty(), "nothing is undone twice");
     child.wait().unwrap();

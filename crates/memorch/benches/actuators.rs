@@ -1,7 +1,6 @@
 //! Actuator figures on the live kernel: compaction throughput into zram (lz4 and lzo-rle,
 //! a 512 MiB child), two apps squeezed one after another and together (the daemon's
-//! before-launch squeezes, `ahead.parallel_squeezes`), a heap read back from zram in 4 kB
-//! pages and in 64 kB folios (the `folios` switch), the daemon's read-back of a heap from a
+//! before-launch squeezes), a heap read back from zram, the daemon's read-back of a heap from a
 //! storage swap file and from zram with its pages asked for at once first and without
 //! (`swap.read_back_ahead`), and kill-to-memory-regained latency (512 MiB), each repeated.
 //!
@@ -11,7 +10,6 @@
 
 use memorch_bench::content::{self, PageKind};
 use memorch_linux::compact::{self, Advice, CompactScope};
-use memorch_linux::folios::FolioGuard;
 use memorch_linux::{
     readback, sandbox::Sandbox, snapshot, target, testkit, zram::ZramGuard, Domain, DomainSpec, SysRoot,
 };
@@ -208,17 +206,11 @@ fn main() {
         }
     }
 
-    // In 64 kB folios a fault brings back 16 pages from zram (Linux 6.12+, zswap never on
-    // since boot: folios.rs).
-    if testkit::whole_folio_swapin_facility(64) {
-        println!();
+    println!();
+    {
         let _zram = ZramGuard::setup(&root, 2 << 30, Some("lz4"), 100).unwrap();
-        for policy in ["never", "always"] {
-            let _folios = FolioGuard::set(&root, 64, policy).unwrap();
-            let us = (0..REPEAT).map(|_| read_back_us_a_page()).collect();
-            let how = if policy == "always" { "64 kB folios" } else { "4 kB pages" };
-            println!("{APP_MB} MiB heap read back from zram (lz4), µs a 4 kB page, {how:<12}: {}", summary(us));
-        }
+        let us = (0..REPEAT).map(|_| read_back_us_a_page()).collect();
+        println!("{APP_MB} MiB heap read back from zram (lz4), µs a 4 kB page: {}", summary(us));
     }
 
     // The daemon's read-back, from a storage swap file alone and from zram alone.

@@ -311,17 +311,6 @@ pub struct SwapPolicy {
     /// `grow_at_zram_used_frac` full (SWAM).
     #[serde(default)]
     pub grow_to_need: bool,
-    /// Anonymous memory in folios of this size (kB) while the daemon runs: multi-size THP
-    /// set to `always` for that size, machine-wide (Linux 6.8+; linux `folios.rs`). Since
-    /// 6.12 such a folio swapped out to zram comes back whole in one fault, so a return reads
-    /// its pages back in a sixteenth of the faults at 64 kB. `None`: left as it is.
-    #[serde(default)]
-    pub anon_folio_kb: Option<u32>,
-    /// Swap read-ahead while the daemon runs: `vm.page-cluster`, 2^N pages read a fault,
-    /// machine-wide (0 to 31; linux `readahead.rs`). Android writes 0 for zram; the kernel's
-    /// 3 reads eight. `None`: left as it is.
-    #[serde(default)]
-    pub page_cluster: Option<u32>,
     /// A read-back (the app in front made whole, the likely apps at idle) asks for the pages
     /// it finds on storage swap all at once (`process_madvise(MADV_WILLNEED)`) before it
     /// touches them, so the device reads them together rather than one touch at a time
@@ -381,10 +370,6 @@ pub const COLD_DROP_BELOW_FRAC: f64 = 0.125;
 fn default_cold_drop_below() -> f64 {
     COLD_DROP_BELOW_FRAC
 }
-
-/// The folio size the `folios` switch asks for: Android's choice for mTHP (64 kB, the arm64
-/// contiguous-PTE size), and the one measured here (docs/results.md).
-pub const ANON_FOLIO_KB: u32 = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -609,8 +594,6 @@ fn no_swap() -> SwapPolicy {
         swappiness: None,
         grow_on_fill: false,
         grow_to_need: false,
-        anon_folio_kb: None,
-        page_cluster: None,
         read_back_ahead: false,
         ahead_at_return: false,
         cold_to_storage_below: None,
@@ -703,7 +686,6 @@ impl Preset {
             _ if k == "swap.read_back_ahead" => "issue 11: off in the papers' presets, whose read-backs (if any) are not theirs; memorch:swap.read_back_ahead=true asks for a read-back's pages on storage at once (docs/presets.md)",
             "memorch" if k == "swap.ahead_at_return" => "issue 11: a return to an app kept alive with pages on storage swap waits for the device a touch (25-47 µs a page on realapps, where those pages made the warm returns slow); asked for at once when it comes to the front, the device reads them together; off by measurement: on realapps, six paired runs over seeds 3-8, a page from storage cost half as much but the returns read two to five times as many, p50 shorter in three pairs, p95 longer in five (docs/results.md); memorch:swap.ahead_at_return=true turns it on",
             _ if k == "swap.ahead_at_return" => "issue 11: off in the papers' presets, whose returns are theirs; memorch:swap.ahead_at_return=true asks for an app's pages on storage at once when it comes to the front (docs/presets.md)",
-            _ if k == "swap.page_cluster" => "issue 11: the kernel's read-ahead left as the machine has it; on realapps 0 (Android's for zram) doubled memorch's cost a page read back (half comes from storage swap), 5 cost less a page but made warm returns and p50 longer over three runs beside both peers (docs/results.md); memorch:swap.page_cluster=N sets it",
             _ if k == "detection.kind" => "DESIGN.md §5 table (detection column)",
             _ if k.starts_with("detection.levels") || k.starts_with("detection.reference_bytes") => "thesis fig. 2-18, 2-19 (minfree 2048…8192 pages on a 1 GiB phone), scaled to the domain",
             _ if k.starts_with("detection.require_file_below") => "thesis §2.6.4 lowmem_shrink: other_free and other_file below minfree",
@@ -773,7 +755,6 @@ impl Preset {
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); on: with returns counted (2026-11-28), ten paired runs on realapps over seeds 3-8 (six never tuned on) had p50 shorter in nine and p95 in eight than with recency and front counts, median p50 0.87x and p95 0.93x on seeds 3-5, at 2 kills in the ten runs against none (earlyoom: 3-6 a run) (docs/results.md); before returns were counted, an app's sessions were those it was launched in, and p50 doubled",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
-            "memorch" if k == "swap.anon_folio_kb" => "issue 11: Linux 6.12 reads a large anonymous folio back from zram whole, in one fault (mm: support large folios swap-in for sync io devices); 64 kB is Android's mTHP size; off: on realapps warm returns cheaper a page on two seeds, p50 twice as long on the third, 60 % more pages read back (docs/results.md); memorch:folios=on turns it on",
             "memorch" if k == "swap.cold_to_storage_below" => "issue 11: memorch's warm returns on realapps cost three times the peers' a page because a third to a half came from storage swap, and those were the likely apps' pages: zram filled with the first squeezes, of the unlikely apps (docs/results.md); a storage file above zram in priority, made for one unlikely app's squeeze, sends its pages past zram (the kernel has no zram writeback here), and a squeeze to storage frees all it moves, so fewer apps give; 0.25 (not used in the session in progress, in under half the sessions): on realapps, six paired runs over seeds 3-8, p50 shorter in all six (seeds 3-5: 6.09 against 6.51 ms; 6-8: 15.2 against 18.3), p95 in four, stall lower, half the squeezes, no kills either way; 0.1 was between the two, 0.5 longer on all of seeds 3-5 (docs/results.md); memorch:swap.cold_to_storage_below=null turns it off",
             "memorch" if k == "swap.launch_to_storage" => "issue 11: a first launch under pressure ran while its room was compressed into zram beside it (realapps: 'chat', 97 MiB short, 131 MiB squeezed at ~22 µs a page while it started, 1294 ms against ~400 with room); a squeeze to storage moved ~6-13 µs a page in the same run and frees all it moves, so fewer apps give; on: on realapps, twelve paired runs over seeds 3-14, p50 shorter in nine (0.80x, geometric mean), hot returns more in ten, p95 shorter in five and the wait in four (1.00x and 1.01x), the warm returns slower a page (more of them from storage), the daemon's CPU lower in ten; swam40: 0 kills against 4, 36.0 apps alive against 33.6 (docs/results.md); memorch:swap.launch_to_storage=false is the preset before",
             "memorch" if k == "swap.cold_drop_below" => "issue 11: a file made for an unlikely app's squeeze sits above zram in priority, and once its own pages come back its free room takes any app's next pages swapped out, ahead of zram: on realapps' seed 4 such files took 277 MiB so; an eighth, little to read back in: three quarters, six paired runs over seeds 3-8, p50 longer in four, p95 shorter in four, a third more CPU, each swapoff blocking the daemon ~0.45 s (docs/results.md)",
@@ -1009,8 +990,6 @@ fn swam() -> Preset {
             swappiness: None,
             grow_on_fill: true,
             grow_to_need: false,
-            anon_folio_kb: None,
-            page_cluster: None,
             read_back_ahead: false,
             ahead_at_return: false,
             cold_to_storage_below: None,
@@ -1145,8 +1124,6 @@ fn memorch() -> Preset {
             swappiness: None,
             grow_on_fill: false,
             grow_to_need: true,
-            anon_folio_kb: None,
-            page_cluster: None,
             // A read-back's pages on storage asked for at once: on by measurement (realapps,
             // six paired runs over seeds 3-8: p50 shorter in five, the daemon's read-backs a
             // third of the time a page; docs/results.md).

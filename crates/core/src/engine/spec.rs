@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 26] = [
+pub const SWITCHES: [Switch; 25] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -56,12 +56,6 @@ pub const SWITCHES: [Switch; 26] = [
     Switch { key: "so_first", what: "shared-object pages only one app maps first (SWAM OOM cleaner)", get: |p| p.compaction.as_ref().map(|c| c.shared_objects_first), set: |p, on| p.compaction.iter_mut().for_each(|c| c.shared_objects_first = on) },
     Switch { key: "feedback", what: "step sizes from refault feedback and PSI", get: |p| p.compaction.as_ref().map(|c| c.feedback), set: |p, on| p.compaction.iter_mut().for_each(|c| c.feedback = on) },
     Switch { key: "swap_files", what: "storage swap files on demand (SWAM adaptive swap)", get: |p| Some(p.swap.swap_files), set: |p, on| p.swap.swap_files = on },
-    Switch {
-        key: "folios",
-        what: "anonymous memory in large folios (multi-size THP, machine-wide; 64 kB when switched on), read back from zram a folio a fault",
-        get: |p| p.swap.zram_pct.map(|_| p.swap.anon_folio_kb.is_some()),
-        set: |p, on| p.swap.anon_folio_kb = if on { p.swap.anon_folio_kb.or(Some(super::preset::ANON_FOLIO_KB)) } else { None },
-    },
     Switch { key: "app_groups", what: "a memory group for each app it launches, so its coldest pages go first", get: |p| Some(p.app_groups), set: |p, on| p.app_groups = on },
     Switch {
         key: "freeze",
@@ -279,13 +273,6 @@ fn check_ranges(p: &Preset) -> Result<(), String> {
             return Err(format!("ahead.unseen_launch_chance is the least chance of an app not seen yet at which the idle step prepares for one: give a number from 0 to 1, or null to prepare only for apps seen ({chance} given)"));
         }
     }
-    if let Some(n) = p.swap.page_cluster {
-        // The kernel's limit (linux readahead.rs MAX_PAGE_CLUSTER, which the pure engine
-        // cannot name); checked here too so that a spec fails when given, not at start-up.
-        if n > 31 {
-            return Err(format!("swap.page_cluster is the swap read-ahead as vm.page-cluster takes it, 2^N pages a fault: give 0 to 31 (3 is the kernel's), or null to leave the machine's ({n} given)"));
-        }
-    }
     if let Some(n) = p.work_nice {
         if !(-20..=19).contains(&n) {
             return Err(format!("work_nice is the nice value the daemon's background memory work runs at: give -20 to 19 (0 is the apps' own), or null for the daemon's own ({n} given)"));
@@ -395,22 +382,6 @@ mod tests {
         assert_eq!(Preset::from_spec("memorch:work_nice=null").unwrap().work_nice, None);
         let e = Preset::from_spec("memorch:work_nice=20").unwrap_err();
         assert!(e.contains("work_nice") && e.contains("-20 to 19"), "{e}");
-    }
-
-    #[test]
-    fn swap_read_ahead_is_what_the_kernel_takes() {
-        for preset in NAMES {
-            assert_eq!(
-                Preset::by_name(preset).unwrap().swap.page_cluster,
-                None,
-                "{preset} leaves the machine's read-ahead"
-            );
-        }
-        assert_eq!(Preset::from_spec("lmkd:swap.page_cluster=0").unwrap().swap.page_cluster, Some(0));
-        assert_eq!(Preset::from_spec("memorch:swap.page_cluster=31").unwrap().swap.page_cluster, Some(31));
-        let e = Preset::from_spec("memorch:swap.page_cluster=32").unwrap_err();
-        assert!(e.contains("swap.page_cluster=32") && e.contains("0 to 31"), "{e}");
-        assert!(Preset::from_spec("memorch:swap.page_cluster=-1").is_err(), "not a count");
     }
 
     #[test]
