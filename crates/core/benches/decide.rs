@@ -68,7 +68,6 @@ fn apps() -> Vec<App> {
             ksm_mergeable: i % 2 == 0,
             ksm_merged_bytes: None,
             frozen: None,
-            anon_refaults: None,
             age_ms: i as u64 * 1000,
             protected: i % 97 == 0,
         })

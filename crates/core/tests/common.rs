@@ -119,7 +119,6 @@ pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
         ksm_mergeable: false,
         ksm_merged_bytes: None,
         frozen: None,
-        anon_refaults: None,
         age_ms: 1000 * pid as u64,
         protected: false,
     }

@@ -110,7 +110,6 @@ impl AppView {
         let read_ksm = preset.ksm.is_some();
         // What KSM merged of each opted-in app, for KSM's trial only.
         let weigh_ksm = preset.ksm.as_ref().is_some_and(memorch_core::engine::preset::KsmPolicy::has_trial);
-        let weigh_refaults = preset.compaction.as_ref().is_some_and(|c| c.feedback);
         // Only presets that drop unshared shared objects first need them, and only for
         // background apps; never read smaps on a decision under pressure (it waits behind
         // reclaim): use what is cached.
@@ -141,11 +140,6 @@ impl AppView {
             }
             if read_so && a.is_background() && a.actionable() {
                 a.so_unshared_bytes = self.so_unshared(p.pid, under_pressure);
-            }
-            // The refault study's count, per app, where its own group keeps one and the preset
-            // weighs refaults.
-            if weigh_refaults && a.actionable() && a.is_background() {
-                a.anon_refaults = self.group(p.pid).and_then(memorch_linux::appgroup::anon_refaults);
             }
             if frozen.contains(&p.pid) {
                 a.frozen = Some(true);

@@ -127,12 +127,7 @@ impl Default for LoopConfig {
 
 impl Default for Manage {
     fn default() -> Self {
-        Manage {
-            zram: true,
-            ksm: true,
-            swap_files: true,
-            swap_file_dir: "/var/lib/memorch/swap".into(),
-        }
+        Manage { zram: true, ksm: true, swap_files: true, swap_file_dir: "/var/lib/memorch/swap".into() }
     }
 }
 

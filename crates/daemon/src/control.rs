@@ -162,7 +162,6 @@ impl Daemon {
             relaunch_ms: st.relaunch_ms,
             cost_ms_per_mb: st.cost_ms_per_mb,
             stats: self.engine.state.stats.get(&app.name).cloned(),
-            step_pages: self.engine.state.step_pages.get(&app.name).copied(),
             last_action: self.last_reasons.get(&pid).cloned(),
             summary: st.summary,
         })

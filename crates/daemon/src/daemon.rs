@@ -370,14 +370,7 @@ impl Daemon {
         }
         let snapshot_us = woke.elapsed().as_micros() as u64;
         if !light {
-            self.view.build(
-                &mut self.apps,
-                &snap,
-                &self.cfg,
-                &self.engine.preset,
-                under_pressure,
-                &self.exec.frozen,
-            );
+            self.view.build(&mut self.apps, &snap, &self.cfg, &self.engine.preset, under_pressure, &self.exec.frozen);
         }
         self.counters.trim_freed_bytes += self.notifier.freed_since(&self.apps);
         let events = std::mem::take(&mut self.events);

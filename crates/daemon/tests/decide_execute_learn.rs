@@ -148,12 +148,13 @@ fn a_refused_kill_is_tried_again_and_a_done_one_waits_for_its_victim() {
 
 #[test]
 fn the_app_in_front_swapped_out_is_read_back_and_nothing_is_counted_as_freed() {
-    // The recorded domain with memory to spare (as recorded it is below the low band, where
-    // nothing is read back).
+    // The recorded domain grown to 1 GiB with memory to spare (as recorded it is below the
+    // low band, where nothing is read back): a decision reads back a 64th of it, 16 MiB.
     let mut snap = recorded();
+    snap.memory.total_bytes = 1 << 30;
     snap.memory.available_bytes = 200 << 20;
     snap.memory.free_bytes = 200 << 20;
-    let mut engine = Engine::new(Preset::from_spec("memorch:prefetch=on").unwrap());
+    let mut engine = Engine::new(Preset::from_spec("memorch").unwrap());
     // The recorded foreground app with 32 MiB of it in swap.
     let all: Vec<App> = apps(&snap)
         .into_iter()
@@ -172,10 +173,10 @@ fn the_app_in_front_swapped_out_is_read_back_and_nothing_is_counted_as_freed() {
             _ => None,
         })
         .collect();
-    assert_eq!(asked, vec![(front, (32 << 20) / 4096)], "{actions:#?}");
+    assert_eq!(asked, vec![(front, (16 << 20) / 4096)], "{actions:#?}");
     let o = outcomes.iter().find(|o| matches!(o.action.kind, ActionKind::Prefetch { .. })).unwrap();
     assert!(o.done);
-    assert_eq!(o.bytes, 32 << 20, "its bytes are what it read back (the engine learns from them)");
+    assert_eq!(o.bytes, 16 << 20, "its bytes are what it read back (the engine learns from them)");
     // A read-back takes memory: none of it is counted as freed.
     let mut counters = Counters::default();
     for o in &outcomes {
@@ -183,101 +184,6 @@ fn the_app_in_front_swapped_out_is_read_back_and_nothing_is_counted_as_freed() {
     }
     assert_eq!((counters.compacted_bytes, counters.reclaimed_bytes), (0, 0), "{outcomes:#?}");
     assert_eq!(counters.actions.get("prefetch"), Some(&1), "{:?}", counters.actions);
-}
-
-#[test]
-fn the_squeezes_a_launch_waits_for_run_together_and_others_one_after_another() {
-    let snap = recorded();
-    // A large launch on the recorded device (8 % available): the before-launch step squeezes
-    // several cached apps for it.
-    let launch = [Event::LaunchIntent { app: "camera".into(), expected_bytes: Some(96 << 20) }];
-    // As shipped, a launch's squeezes go to storage files of their own
-    // (`swap.launch_to_storage`), and each of those runs alone: beside it another squeeze's
-    // pages would go to its file too.
-    let shipped = Engine::new(Preset::by_name("memorch").unwrap()).decide(&Input {
-        now_ms: 1000,
-        snapshot: &snap,
-        apps: &apps(&snap),
-        events: &launch,
-    });
-    let to_storage = shipped
-        .iter()
-        .filter(|a| {
-            a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { to_storage: true, .. })
-        })
-        .count();
-    assert!(to_storage >= 2, "the launch's squeezes to storage: {shipped:#?}");
-    let (rec, mut exec) = fake(&[]);
-    exec.squeezes_at_once = 2;
-    exec.execute(&shipped, snap.memory.used_bytes, &|_| None);
-    let calls = rec.calls();
-    assert!(
-        !calls.iter().any(|c| matches!(c, Call::Together { .. })),
-        "squeezes to storage are not batched: {calls:?}"
-    );
-    assert_eq!(calls.iter().filter(|c| matches!(c, Call::CompactToStorage { .. })).count(), to_storage, "{calls:?}");
-
-    // Those that go to zram run together.
-    let engine = Engine::new(Preset::from_spec("memorch:swap.launch_to_storage=false").unwrap());
-    let decided = engine.clone().decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events: &launch });
-    let waited: Vec<u32> = decided
-        .iter()
-        .filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. }))
-        .map(|a| a.pids()[0])
-        .collect();
-    assert!(waited.len() >= 2, "several apps squeezed before the launch: {decided:#?}");
-    let others: Vec<u32> = decided
-        .iter()
-        .filter(|a| a.reason.step != Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. }))
-        .map(|a| a.pids()[0])
-        .collect();
-
-    let (rec, mut exec) = fake(&[]);
-    exec.squeezes_at_once = 2;
-    let outcomes = exec.execute(&decided, snap.memory.used_bytes, &|_| None);
-    let calls = rec.calls();
-    let together: Vec<&Call> = calls.iter().filter(|c| matches!(c, Call::Together { .. })).collect();
-    assert_eq!(
-        together,
-        vec![&Call::Together { pids: waited.clone(), at_once: 2 }],
-        "one batch, in the engine's order: {calls:?}"
-    );
-    // Each squeeze of the batch is carried out once, and nothing else is batched.
-    let compacts: Vec<u32> = calls
-        .iter()
-        .filter_map(|c| match c {
-            Call::Compact { pid, .. } => Some(*pid),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(compacts.len(), waited.len() + others.len(), "{calls:?}");
-    // Kills still go first.
-    let first_compaction =
-        calls.iter().position(|c| matches!(c, Call::Together { .. } | Call::Compact { .. })).unwrap();
-    assert!(
-        calls.iter().skip(first_compaction).all(|c| !matches!(c, Call::Kill { .. })),
-        "kills before any squeeze: {calls:?}"
-    );
-    // Outcomes come back in the engine's order, each for its own action.
-    assert_eq!(outcomes.len(), decided.len());
-    for (o, a) in outcomes.iter().zip(&decided) {
-        assert_eq!(&o.action, a);
-        if matches!(a.kind, ActionKind::Compact { .. }) {
-            assert!(o.done && o.at.is_some(), "{o:?}");
-            assert!(o.result.contains(&format!("({})", a.pids()[0])), "the outcome of this action's squeeze: {o:?}");
-        }
-    }
-
-    // One at a time (the default, or a preset without it): no batch.
-    let (rec, mut exec) = fake(&[]);
-    exec.execute(&decided, snap.memory.used_bytes, &|_| None);
-    assert!(!rec.calls().iter().any(|c| matches!(c, Call::Together { .. })), "{:?}", rec.calls());
-    // A dry run asks nothing of the kernel, together or not.
-    let rec = Recording::default();
-    let mut exec = Executor::new(Box::new(rec.clone()), true, Manage::default());
-    exec.squeezes_at_once = 2;
-    exec.execute(&decided, snap.memory.used_bytes, &|_| None);
-    assert!(rec.calls().is_empty(), "{:?}", rec.calls());
 }
 
 /// The memory work no launcher waits for runs at the preset's `work_nice`; the squeezes a
@@ -295,44 +201,47 @@ fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
     std::thread::spawn(|| {
         let snap = recorded();
         let launch = [Event::LaunchIntent { app: "camera".into(), expected_bytes: Some(96 << 20) }];
-        let decide = |preset: &Preset, events: &[Event]| Engine::new(preset.clone()).decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events });
+        let decide = |preset: &Preset, events: &[Event]| {
+            Engine::new(preset.clone()).decide(&Input { now_ms: 1000, snapshot: &snap, apps: &apps(&snap), events })
+        };
         let start = memorch_linux::priority::current().unwrap();
         let work = (start + 5).min(19);
-        // With `parallel_squeezes` the before-launch squeezes run as one batch (two at once
-        // here, whatever this machine's CPUs), at the same priority as one at a time. Their
-        // squeezes go to zram here: one to storage runs alone (the test above).
         let specs = [
-            (format!("memorch:work_nice={work},ahead.launch_waits=true,swap.launch_to_storage=false"), true, false),
-            (format!("memorch:work_nice={work},ahead.launch_waits=false,swap.launch_to_storage=false"), false, false),
-            (format!("memorch:work_nice={work},ahead.launch_waits=true,ahead.parallel_squeezes=true,swap.launch_to_storage=false"), true, true),
-            (format!("memorch:work_nice={work},ahead.launch_waits=false,ahead.parallel_squeezes=true,swap.launch_to_storage=false"), false, true),
+            (format!("memorch:work_nice={work},ahead.launch_waits=true,swap.launch_to_storage=false"), true),
+            (format!("memorch:work_nice={work},ahead.launch_waits=false,swap.launch_to_storage=false"), false),
         ];
-        for (spec, waited_keep_ours, parallel) in specs {
+        for (spec, waited_keep_ours) in specs {
             let preset = Preset::from_spec(&spec).unwrap();
             // A launch's squeezes, then a decision under pressure (8 % available): squeezes of both kinds.
             let mut actions = decide(&preset, &launch);
             actions.extend(decide(&preset, &[]));
-            let waited = actions.iter().filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. })).count();
-            assert!(waited > 0 && waited < compacted(&actions).len(), "squeezes a launch waits for and others: {actions:#?}");
+            let waited = actions
+                .iter()
+                .filter(|a| a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. }))
+                .count();
+            assert!(
+                waited > 0 && waited < compacted(&actions).len(),
+                "squeezes a launch waits for and others: {actions:#?}"
+            );
             let (rec, mut exec) = fake(&[]);
             exec.set_preset(&preset);
-            assert_eq!(exec.squeezes_at_once > 1, parallel && std::thread::available_parallelism().map_or(1, |n| n.get()) > 1, "{spec}");
-            if parallel {
-                exec.squeezes_at_once = 2;
-            }
             exec.execute(&actions, snap.memory.used_bytes, &|_| None);
-            let batched = rec.calls().iter().any(|c| matches!(c, Call::Together { .. }));
-            assert_eq!(batched, parallel && waited > 1, "{spec}: {:?}", rec.calls());
             // Squeezes are carried out in the engine's order (only kills go first).
-            let calls: Vec<(Call, i32)> = rec.calls_at().into_iter().filter(|(c, _)| matches!(c, Call::Compact { .. })).collect();
-            let squeezes: Vec<&Action> = actions.iter().filter(|a| matches!(a.kind, ActionKind::Compact { .. })).collect();
+            let calls: Vec<(Call, i32)> =
+                rec.calls_at().into_iter().filter(|(c, _)| matches!(c, Call::Compact { .. })).collect();
+            let squeezes: Vec<&Action> =
+                actions.iter().filter(|a| matches!(a.kind, ActionKind::Compact { .. })).collect();
             assert_eq!(calls.len(), squeezes.len(), "{spec}: {calls:?}");
             for (a, (call, nice)) in squeezes.iter().zip(&calls) {
                 assert!(matches!(call, Call::Compact { pid, .. } if *pid == a.pids()[0]), "{spec}: {call:?} for {a:?}");
                 let expect = if a.reason.step == Step::BeforeLaunch && waited_keep_ours { start } else { work };
                 assert_eq!(*nice, expect, "{spec}: {:?} '{}' at nice {nice}", a.reason.step, a.reason.text);
             }
-            assert_eq!(memorch_linux::priority::current().unwrap(), start, "{spec}: the thread is back at its own priority");
+            assert_eq!(
+                memorch_linux::priority::current().unwrap(),
+                start,
+                "{spec}: the thread is back at its own priority"
+            );
         }
         // No work priority: everything at the daemon's own.
         let preset = Preset::from_spec("memorch:work_nice=null").unwrap();

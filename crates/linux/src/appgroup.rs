@@ -135,15 +135,6 @@ fn descends_from(root: &SysRoot, mut p: u32, ancestor: u32) -> bool {
     false
 }
 
-/// Anonymous pages the kernel read back into this app's group after evicting them
-/// (`workingset_refault_anon` of its `memory.stat`): the refault study's metric, per app.
-pub fn anon_refaults(group: &AppGroup) -> Option<u64> {
-    let text = std::fs::read_to_string(group.memory.join("memory.stat")).ok()?;
-    // Bound first: the iterator borrows `text`, which must outlive it.
-    let refaults = crate::parse::pairs(&text).find_map(|(k, v)| (k == "workingset_refault_anon").then_some(v));
-    refaults
-}
-
 /// The group's memory use now.
 pub fn usage(group: &AppGroup) -> Result<u64> {
     let f = ["memory.usage_in_bytes", "memory.current"]

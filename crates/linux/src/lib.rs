@@ -36,13 +36,13 @@ pub mod state;
 pub mod swapfile;
 pub mod swapon;
 pub mod swaps;
+pub mod swaptype;
 pub mod target;
 pub mod testkit;
 pub mod unique;
 pub mod vmstat;
 pub mod wait;
 pub mod which;
-pub mod swaptype;
 pub mod zram;
 
 pub use domain::{Domain, DomainSpec};

@@ -1,6 +1,5 @@
 //! Actuator figures on the live kernel: compaction throughput into zram (lz4 and lzo-rle,
-//! a 512 MiB child), two apps squeezed one after another and together (the daemon's
-//! before-launch squeezes), a heap read back from zram, the daemon's read-back of a heap from a
+//! a 512 MiB child), a heap read back from zram, the daemon's read-back of a heap from a
 //! storage swap file and from zram with its pages asked for at once first and without
 //! (`swap.read_back_ahead`), and kill-to-memory-regained latency (512 MiB), each repeated.
 //!
@@ -73,49 +72,6 @@ fn read_back_us_a_page() -> f64 {
     // SAFETY: the mapping made above.
     unsafe { libc::munmap(base, len + align) };
     us
-}
-
-/// What each of two apps gives in [`two_squeezes_ms`].
-const SQUEEZE_MB: u64 = 128;
-
-/// Two text-heap apps in groups of their own (`memorch spawn --app-group`), each squeezed by
-/// [`SQUEEZE_MB`] through the daemon's actuators, `at_once` at a time: ms for both.
-fn two_squeezes_ms(root: &SysRoot, at_once: usize) -> f64 {
-    use memorch_daemon::executor::{live::Live, Actuators, Squeeze};
-    let mut sb = Sandbox::create(&testkit::unique_name("memorch-bench-squeeze"), Some(2 << 30)).unwrap();
-    let (domain_arg, heap_mb) = (format!("cgroup:{}", sb.path), (2 * SQUEEZE_MB).to_string());
-    let app = [
-        "spawn",
-        "--domain",
-        &domain_arg,
-        "--app-group",
-        "--class",
-        "cached",
-        "--",
-        env!("CARGO_BIN_EXE_memorch"),
-        "app",
-        "--anon-mb",
-        &heap_mb,
-        "--content",
-        "text",
-    ];
-    let pids: Vec<u32> = (0..2).map(|_| start_ready(&mut sb, &app)).collect();
-    let domain = Domain::open(root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
-    let dir = testkit::TempDir::new("memorch-bench-squeeze");
-    let mut live = Live::new(root.clone(), domain, dir.join("swap"));
-    let squeezes: Vec<Squeeze> = pids
-        .iter()
-        .map(|&pid| Squeeze { pid, app: "app", scope: CompactScope::Anon, max_pages: Some(SQUEEZE_MB * MIB / 4096) })
-        .collect();
-    let t0 = Instant::now();
-    let done = live.compact_together(&squeezes, at_once);
-    let ms = t0.elapsed().as_secs_f64() * 1e3;
-    for r in done {
-        let (_, moved) = r.unwrap();
-        assert!(moved >= SQUEEZE_MB * MIB * 8 / 10, "a squeeze moved only {moved} bytes");
-    }
-    sb.destroy().unwrap();
-    ms
 }
 
 /// What [`read_back_us`] pages out and reads back.
@@ -192,18 +148,6 @@ fn main() {
         println!("compact --anon into zram ({alg:<7}) MB/s on one core: {}", summary(rates));
         println!("  compression ratio (orig/compr)            : {}", summary(ratio));
         drop(zram);
-    }
-
-    // Two apps' squeezes, as the daemon runs those a launcher waits for.
-    println!();
-    {
-        let _zram = ZramGuard::setup(&root, 2 << 30, Some("lz4"), 100).unwrap();
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        for at_once in [1, 2] {
-            let ms = (0..REPEAT).map(|_| two_squeezes_ms(&root, at_once)).collect();
-            let how = if at_once == 1 { "one after another" } else { "together         " };
-            println!("two apps squeezed by {SQUEEZE_MB} MiB each ({how}, {cpus} CPUs), ms: {}", summary(ms));
-        }
     }
 
     println!();

@@ -137,7 +137,6 @@ pub struct Explanation {
     pub relaunch_ms: f64,
     pub cost_ms_per_mb: f64,
     pub stats: Option<AppStats>,
-    pub step_pages: Option<u64>,
     pub last_action: Option<Reason>,
     pub summary: String,
 }

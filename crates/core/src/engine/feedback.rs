@@ -2,7 +2,7 @@
 //! peaks, pages that came back after a compaction (refault feedback), PSI (aggression), and
 //! whether pending kills are done.
 
-use super::model::{Event, PAGE};
+use super::model::Event;
 use super::preset::{Detection, Preset};
 use super::stats::REFAULT_WINDOW_MS;
 use super::{Input, Seen, State};
@@ -35,9 +35,6 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     for e in input.events {
         match e {
             Event::Screen { on } => {
-                if state.screen_on && !*on {
-                    state.refilled_bytes = 0;
-                }
                 if !state.screen_on && *on {
                     state.stats.session_begins();
                 }
@@ -145,14 +142,13 @@ pub fn observe_deaths(state: &mut State, events: &[Event]) {
     }
 }
 
-/// Pages of a compacted app that come back (its swap falls) within the window shrink its
-/// step and move it down the compaction order; a window with little coming back grows it.
+/// Pages of a compacted app that come back (its swap falls) within the window: the app's
+/// refault ratio (stats.rs), which `ctx explain` and the reasons show.
 fn watch_refaults(state: &mut State, preset: &Preset, input: &Input) {
     let target = match &preset.detection {
         Detection::Bands(b) => b.refault_target,
         _ => 0.2,
     };
-    let (min_step, max_step) = preset.compaction.as_ref().map_or((32, 32), |c| (c.min_step_pages, c.max_step_pages));
     let mut done = Vec::new();
     for (pid, c) in state.compacted.iter_mut() {
         let Some(app) = input.apps.iter().find(|a| a.pid == *pid) else {
@@ -160,26 +156,13 @@ fn watch_refaults(state: &mut State, preset: &Preset, input: &Input) {
             continue;
         };
         c.swap_peak = c.swap_peak.max(app.swap_bytes);
-        // What came back: the kernel's count of pages read back where the app's group keeps
-        // one (the refault study's metric); else falls of its swap, which frees count in too.
-        c.came_back = match (app.anon_refaults, c.refaults_before) {
-            (Some(now), Some(before)) => now.saturating_sub(before) * PAGE,
-            _ => c.came_back.max(c.swap_peak - app.swap_bytes),
-        };
+        // What came back: falls of its swap (frees count in too).
+        c.came_back = c.came_back.max(c.swap_peak - app.swap_bytes);
         let moved = c.swap_peak.saturating_sub(c.swap_before);
         let soon_back = moved > 0 && c.came_back as f64 > target * moved as f64;
         let expired = input.now_ms.saturating_sub(c.at_ms) >= REFAULT_WINDOW_MS;
         if soon_back || expired {
             state.stats.entry(&c.app).observe_refault(moved, c.came_back.min(moved));
-            let step = state
-                .step_pages
-                .entry(c.app.clone())
-                .or_insert(preset.compaction.as_ref().map_or(32, |c| c.step_pages));
-            if soon_back {
-                *step = (*step / 2).max(min_step);
-            } else if moved >= *step * PAGE / 2 {
-                *step = (*step * 2).min(max_step);
-            }
             done.push(*pid);
         }
     }
@@ -209,11 +192,8 @@ impl State {
         self.last_front_switch.retain(|p, _| keep(*p));
         self.cached_since.retain(|p, _| keep(*p));
         self.on_screen.retain(|p| keep(*p));
-        self.prefetched.retain(|p, _| keep(*p));
         self.read_back_whole.retain(|p, _| keep(*p));
-        self.asked_ahead.retain(|p, _| keep(*p));
         self.read_back_dry.retain(|p, _| keep(*p));
-        self.share_window.retain(|p, _| keep(*p));
     }
 
     /// `pid` came to the front at `now_ms`.

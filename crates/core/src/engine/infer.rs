@@ -114,7 +114,6 @@ mod tests {
             ksm_mergeable: false,
             ksm_merged_bytes: None,
             frozen: None,
-            anon_refaults: None,
             age_ms: 1000,
             protected: false,
         }

@@ -7,7 +7,6 @@ use super::ladder::lmkd::THRASH_KILL;
 use super::model::{Action, ActionKind, App, CompactScope, PAGE};
 use super::preset::{Detection, KsmPolicy};
 use super::{Compacted, Engine, Input, KsmTrial};
-use crate::Class;
 
 /// How long an app whose compaction gave little is passed over (unless it comes to the
 /// front, and its pages with it).
@@ -53,17 +52,8 @@ impl Engine {
     /// Learn from the outcomes of the decision on `input`.
     pub fn learn(&mut self, input: &Input, outcomes: &[Outcome]) {
         let now = input.now_ms;
-        let window = super::ladder::kill::CHURN_WINDOW_MS;
-        self.state.read_back_front.retain(|(at, _)| now.saturating_sub(*at) < window);
         for o in outcomes {
             let (action, done) = (o.action, o.done);
-            // What was read back of the app in front, as read (as asked where not measured):
-            // what the apps in use cost each other in swap (`when_read_back_churns`).
-            if let (true, ActionKind::Prefetch { pid, max_pages, .. }) = (done, &action.kind) {
-                if input.apps.iter().any(|a| a.pid == *pid && a.class == Class::Foreground) {
-                    self.state.read_back_front.push((now, o.bytes.unwrap_or(max_pages * PAGE)));
-                }
-            }
             match &action.kind {
                 // An attempt to grow swap is throttled whether it worked or not: a full disk
                 // does not get emptier by asking every tick.
@@ -86,7 +76,6 @@ impl Engine {
                     }
                     let seen = input.apps.iter().find(|a| a.pid == *pid);
                     let before = seen.map_or(0, |a| a.swap_bytes);
-                    let refaults_before = seen.and_then(|a| a.anon_refaults);
                     if matches!(scope, CompactScope::Anon | CompactScope::All) {
                         self.state.compacted.entry(*pid).or_insert(Compacted {
                             app: app.clone(),
@@ -94,7 +83,6 @@ impl Engine {
                             swap_before: before,
                             swap_peak: before,
                             came_back: 0,
-                            refaults_before,
                         });
                     }
                     if max_pages.is_none() {

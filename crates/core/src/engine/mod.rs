@@ -62,10 +62,6 @@ pub struct Compacted {
     pub swap_peak: u64,
     /// Largest fall from the peak since: what came back.
     pub came_back: u64,
-    /// The app's refault count when compacted, where its group counts them: what came back
-    /// is then the kernel's count of pages read back, not falls of its swap (which frees too).
-    #[serde(default)]
-    pub refaults_before: Option<u64>,
 }
 
 /// lmkd's bookkeeping (`mp_event_psi`'s statics).
@@ -109,8 +105,6 @@ pub struct State {
     /// when: passed over until they have been in front again or [`learn::DRY_MS`] has gone.
     #[serde(default)]
     pub dry: BTreeMap<u32, u64>,
-    /// Step size per app (memorch's feedback), pages.
-    pub step_pages: BTreeMap<String, u64>,
     /// Multiplier of every step, from PSI (Senpai-like).
     pub aggression: f64,
     /// Victims sent a kill and not yet gone, and when.
@@ -151,45 +145,17 @@ pub struct State {
     /// Apps on screen (above previous) at the last decision: told `hidden` when they leave.
     #[serde(default)]
     pub on_screen: BTreeSet<u32>,
-    /// Apps whose swapped-out pages were read back, by pid, with the app's
-    /// `last_front_switch` then: once a stint in front.
-    #[serde(default)]
-    pub prefetched: BTreeMap<u32, u64>,
     /// Apps read back whole in front (`prefetch_whole`), by pid: the app's
     /// `last_front_switch` then, and the bytes read back in that stint.
     #[serde(default)]
     pub read_back_whole: BTreeMap<u32, (u64, u64)>,
-    /// Apps whose pages on storage swap were asked for as they came to the front
-    /// (`swap.ahead_at_return`), by pid, with the app's `last_front_switch` then: once a
-    /// stint.
-    #[serde(default)]
-    pub asked_ahead: BTreeMap<u32, u64>,
-    /// The session (`Stats::sessions`) of the last kill of an app forgotten by its share
-    /// of sessions (`KillPolicy::forget_below_session_share`): one such kill a session.
-    #[serde(default)]
-    pub forgot_in_session: Option<u64>,
     /// Apps whose last read-back found little of what was asked in swap, by pid, with the
     /// app's `last_front_switch` then: what is left of their swap is where reading their
     /// memory does not reach (shared memory), so they are not read back again until they
     /// come back to the front (ladder/prefetch.rs).
     #[serde(default)]
     pub read_back_dry: BTreeMap<u32, u64>,
-    /// Bytes read back at idle since the screen last went off (ladder/prefetch.rs).
-    #[serde(default)]
-    pub refilled_bytes: u64,
-    /// What was read back of the apps in front, and when, over the last
-    /// [`ladder::kill::CHURN_WINDOW_MS`] (`KillPolicy::when_read_back_churns`): when the
-    /// apps in use go round through swap.
-    #[serde(default)]
-    pub read_back_front: Vec<(u64, u64)>,
-    /// When the last kill that ended such a round was decided: one a window.
-    #[serde(default)]
-    pub churn_kill_ms: Option<u64>,
-    /// Per pid, the window of its first squeeze (`Compaction::share_window_ms`): what it
-    /// may give in all until the window ends (ladder/shrink.rs).
-    #[serde(default)]
-    pub share_window: BTreeMap<u32, ShareWindow>,
-    /// The launch in flight, if any: the app and when its intent came (`ahead.launch_first`).
+    /// The launch in flight, if any: the app and when its intent came .
     #[serde(default)]
     pub launch_in_flight: Option<(String, u64)>,
     /// Who each pid was at the last look: a pid the kernel has given to another process
@@ -228,15 +194,6 @@ pub struct Seen {
     pub age_ms: u64,
 }
 
-/// An app's squeezes within a share window: when the first was, what it held then, what it
-/// gave since.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShareWindow {
-    pub since_ms: u64,
-    pub held_bytes: u64,
-    pub given_bytes: u64,
-}
-
 impl Default for State {
     fn default() -> Self {
         State {
@@ -245,7 +202,6 @@ impl Default for State {
             compacted: BTreeMap::new(),
             whole: BTreeMap::new(),
             dry: BTreeMap::new(),
-            step_pages: BTreeMap::new(),
             aggression: 1.0,
             pending_kill: None,
             lmkd: LmkdState::default(),
@@ -262,15 +218,8 @@ impl Default for State {
             cached_since: BTreeMap::new(),
             trim_sent: None,
             on_screen: BTreeSet::new(),
-            prefetched: BTreeMap::new(),
             read_back_whole: BTreeMap::new(),
-            asked_ahead: BTreeMap::new(),
-            forgot_in_session: None,
             read_back_dry: BTreeMap::new(),
-            refilled_bytes: 0,
-            read_back_front: Vec::new(),
-            churn_kill_ms: None,
-            share_window: BTreeMap::new(),
             launch_in_flight: None,
             seen: BTreeMap::new(),
             psi_some_reads: stall_trigger::StallWindow::default(),

@@ -30,11 +30,6 @@ pub struct App {
     /// not freezable (`None`).
     #[serde(default)]
     pub frozen: Option<bool>,
-    /// Anonymous pages the kernel read back into the app after evicting them
-    /// (`workingset_refault_anon` of its own memory group), where it has one and a preset
-    /// weighs refaults; `None` otherwise.
-    #[serde(default)]
-    pub anon_refaults: Option<u64>,
     pub age_ms: u64,
     /// On the protected list of the config: never acted on.
     pub protected: bool,
@@ -80,7 +75,6 @@ impl App {
             ksm_mergeable: false,
             ksm_merged_bytes: None,
             frozen: None,
-            anon_refaults: None,
             age_ms: p.age_ms,
             protected: false,
         }

@@ -130,65 +130,6 @@ pub struct Bands {
     pub psi_full_kill_pct: f64,
     /// Pages that come back within the refault window above this share shrink the step.
     pub refault_target: f64,
-    /// Compress on a stall (PSI some over the target, or a trigger) with available memory
-    /// above the low band but under twice it, asking for half the margin a decision
-    /// (ladder/under_pressure.rs). False: below the low band only; a stall with memory at
-    /// the band is the user's own apps faulting back, which pushing more pages out of
-    /// others does not cure (Senpai backs off under pressure).
-    #[serde(default = "yes")]
-    pub stall_near_band: bool,
-    /// On such a stall (memory above the low band), take nothing from the apps likely to be
-    /// wanted soon (`p_return` ≥ 0.5): each squeeze warms the app's next return. On by
-    /// measurement (realapps: p50, p95, stall and anonymous refaults all lower; docs/results.md).
-    #[serde(default = "yes")]
-    pub stall_near_spares_likely: bool,
-    /// Such a stall counts only while it goes on: the stall over the daemon's looks of the
-    /// last two seconds ([`crate::engine::RECENT_STALL_WINDOW_MS`]) is over the target too.
-    /// `avg10` is a ten-second average: after a launch's stall it stays over the target for
-    /// seconds, and each look asked for half the margin again (realapps: sixteen squeezes of
-    /// 1.8 MiB of one app in 3.5 s while available memory rose 33 MiB, into storage swap).
-    /// On in `memorch` by measurement (docs/results.md).
-    #[serde(default)]
-    pub stall_near_ongoing: bool,
-    /// Below the low band but above the floor of the app in front's whole read-back (the
-    /// critical band and its margin as shipped, ladder/prefetch.rs `whole_floor`), take
-    /// nothing from the apps likely to be wanted soon either: there the shortage is mostly
-    /// the read-back's own, and a squeeze of a likely app to pay for it turns that app's
-    /// next return warm. Above the low band it spares them too, whatever
-    /// `stall_near_spares_likely` says.
-    #[serde(default)]
-    pub low_band_spares_likely: bool,
-    /// The app in front's whole read-back (`prefetch_whole`) stops at the low band and its
-    /// margin instead of the critical band's: it reads into free room only, and makes no
-    /// shortage for the pressure step to pay for from the apps in the background.
-    #[serde(default)]
-    pub whole_stops_at_low_band: bool,
-    /// The whole read-back stops at the low band and its margin while the apps in use go
-    /// round through swap (the apps in front read back more than half the domain within a
-    /// minute, ladder/kill.rs `read_back_churns`): where the session's apps do not fit
-    /// together, what one app's read-back takes below the low band the next app's return
-    /// reads back again; where they fit, it reads down to the critical band as shipped.
-    #[serde(default)]
-    pub whole_stops_when_churning: bool,
-    /// Below the low band and its margin, the whole read-back goes on only for a favourite:
-    /// an app brought to the front at least half as often as the most visited app running
-    /// ([`crate::engine::ladder::FAVOURITE_POPULARITY`]). What it reads there, the pressure
-    /// step and the device's reclaim take from the apps in the background; an app the user
-    /// comes back to less than those apps is not worth their pages. It acts only where
-    /// popularity is weighed (`kill.return_by_popularity`): else every app is a favourite.
-    #[serde(default)]
-    pub whole_below_low_favourites_only: bool,
-    /// Below the low band and its margin, the whole read-back of the app in front reads no
-    /// more than the rarely visited apps (brought to the front less than half as often as the
-    /// most visited app running, [`crate::engine::ladder::FAVOURITE_POPULARITY`]) can still
-    /// give, and while it goes on the pressure step takes from those apps only: the rest of
-    /// the app in front is not worth the hot pages of an app the user keeps coming back to (on
-    /// realapps' seed 4, photos, mail, chat and docs made each other warm at every return,
-    /// each whole read-back paid by the next app to return). Visits, not the chance of a
-    /// return: realapps' usage sessions are a few visits long, so at most moments every app
-    /// but one or two is out of the session in progress and under even odds.
-    #[serde(default)]
-    pub whole_paid_by_rare: bool,
 }
 
 fn yes() -> bool {
@@ -207,9 +148,6 @@ pub struct Compaction {
     /// Pages a step (thesis §3.3: 32).
     pub step_pages: u64,
     pub min_step_pages: u64,
-    pub max_step_pages: u64,
-    /// Grow/shrink steps by refault feedback and PSI (memorch).
-    pub feedback: bool,
     /// Under pressure, for thesis-style detection: "slight shortage" = free below this many
     /// pages at 1 GiB (scaled), above the LMK's empty level.
     pub slight_pressure_pages_at_1gib: u64,
@@ -221,19 +159,6 @@ pub struct Compaction {
     pub recompact_after_ms: u64,
     /// Apps compacted in one decision.
     pub max_apps_per_decision: usize,
-    /// Under pressure (bands), reclaim what is short from the whole domain and let the
-    /// kernel's LRU choose the pages, across apps and page cache, rather than chosen apps'.
-    #[serde(default)]
-    pub kernel_chooses: bool,
-    /// Within this long from an app's first squeeze, it gives at most [`MAX_SHARE`] of the
-    /// anonymous memory it held then, over every decision (`memorch:spread=on`); `None`: at
-    /// most that share of what it holds, each decision, so a shortage that lasts a few
-    /// decisions can take nearly all of the one app that has room (realapps seed 5: `maps`,
-    /// 236 MiB in five squeezes within five seconds).
-    ///
-    /// [`MAX_SHARE`]: super::ladder::shrink::MAX_SHARE
-    #[serde(default)]
-    pub share_window_ms: Option<u64>,
     /// The most of an app's resident anonymous memory one decision takes (the rest is what
     /// its next return most likely needs): memorch's squeezes in proportion
     /// ([`MAX_SHARE`] unless a variant says otherwise, `memorch:compaction.max_share=0.5`).
@@ -318,13 +243,6 @@ pub struct SwapPolicy {
     /// reads its page.
     #[serde(default)]
     pub read_back_ahead: bool,
-    /// An app that comes to the front has its pages on storage swap asked for all at once
-    /// the moment it comes (`process_madvise(MADV_WILLNEED)`, nothing waited for), so the
-    /// device reads them together while the return touches them, rather than one touch at a
-    /// time (25-47 µs a page on `realapps`): as far as memory above the whole read-back's floor
-    /// holds, once a stint in front. false: the return's touches read them.
-    #[serde(default)]
-    pub ahead_at_return: bool,
     /// Send a squeeze of an app less likely than this to be wanted soon (`p_return`) to a
     /// storage swap file of its own, made for it and enabled above zram in priority, once
     /// zram is `cold_at_zram_used` full: zram keeps its room for the likely apps, whose
@@ -385,41 +303,6 @@ pub enum KillMode {
 pub struct KillPolicy {
     pub mode: KillMode,
     pub order: VictimOrder,
-    /// The forgotten before the favourite: before taking memory from an app likely to be
-    /// wanted soon, kill a cached app the user has not come back to for this many switches
-    /// (ladder/shrink.rs). An app kept alive in swap holds a share of RAM that the likely
-    /// apps' hot pages then lack. `None`: compress before any kill.
-    #[serde(default)]
-    pub forget_after_switches: Option<u64>,
-    /// The forgotten judged by usage sessions (with `return_by_sessions`, once
-    /// [`super::victims::FORGET_MIN_SESSIONS`] sessions are seen): before taking memory from
-    /// an app used in the session in progress, kill a cached app not used in it and used in
-    /// fewer than this share of the sessions; at most one such kill a session. The apps of a
-    /// session that does not fit then squeeze each other on every switch (realapps: the app
-    /// read back whole in front, the one left a second before squeezed for it). `None`: off.
-    #[serde(default)]
-    pub forget_below_session_share: Option<f64>,
-    /// Kill at the low band, not only at the critical one, once swap is full and no storage
-    /// file can be added (ladder/kill.rs): compression has nothing left to give, and what the
-    /// kernel reclaims then is the apps' code and the likely apps' pages (earlyoom and lmkd
-    /// kill on low swap too). False: wait for the critical band (memorch: off, by measurement,
-    /// docs/results.md).
-    #[serde(default)]
-    pub when_swap_full: bool,
-    /// Kill once the apps in use go round through swap (ladder/kill.rs, `churn`): when what
-    /// was read back of the apps in front over the last minute passes a share of the domain
-    /// while available memory is below the low band, the apps the user switches between do
-    /// not fit together, each read-back paid for by the next return's; the least costly
-    /// cached apps die to end the round, once a minute at most (lmkd and earlyoom end it by
-    /// killing too). False: keep every app alive while compression has room.
-    #[serde(default)]
-    pub when_read_back_churns: bool,
-    /// What such a kill takes (with `when_read_back_churns`). True: the one cached app with
-    /// the most to free, the largest, as earlyoom's badness picks (realapps: earlyoom kills
-    /// `maps`, the largest JVM, and the apps left fit together). False: the cached apps least costly to
-    /// lose, enough for a share of the domain (ladder/kill.rs `CHURN_RELIEF_FRAC`).
-    #[serde(default)]
-    pub churn_kills_largest: bool,
     /// How the chance of a return soon (`p_return`, which orders compressions and weighs
     /// kills) is judged. True: by usage sessions (LSApp: a user opens 1-4 apps a session and
     /// switches among them): an app used since the screen last came on is likely (½), plus
@@ -427,22 +310,6 @@ pub struct KillPolicy {
     /// recency (half-life 2 min) and front counts (ladder/mod.rs `p_return`).
     #[serde(default)]
     pub return_by_sessions: bool,
-    /// With `return_by_sessions`, how the apps are judged between sessions (the screen off),
-    /// where the session in progress is the one that ended. True: by the chance each has of
-    /// being in the next session, learned from how the sessions seen followed each other
-    /// (stats.rs `next_session_chance`; ½) plus its share of sessions (½). False: as in a
-    /// session, the apps of the one that ended likely, whether or not users go on with them
-    /// after a screen-off (realapps' sessions pick their apps afresh).
-    #[serde(default)]
-    pub next_session_learned: bool,
-    /// Whether `p_return`'s recency-and-fronts estimate weighs how often the app came to the
-    /// front against the most popular app running. False: every app counts as popular as the
-    /// most, so recency alone orders the apps, and `p_return` is at least ½. Until returns
-    /// counted (2026-11-28) the daemon counted launches only, so every preset was measured and
-    /// tuned that way; counted, it made memorch's returns slower on realapps and cost kills
-    /// (docs/results.md), so it stays off.
-    #[serde(default)]
-    pub return_by_popularity: bool,
 }
 
 /// Reclaim ahead of time (MOS).
@@ -470,46 +337,6 @@ pub struct Ahead {
     /// after, while the app starts.
     #[serde(default = "yes")]
     pub launch_waits: bool,
-    /// Before a launch, compress for what free memory lacks, not only what available memory
-    /// (free plus page cache) lacks (memorch). A launch that fits in available memory still
-    /// makes the kernel reclaim the page cache it needs, and the kernel's reclaim takes a
-    /// share of every app's anonymous pages with it (it balances the two by swappiness), the
-    /// likely apps' too; what memorch compresses comes from the least likely. Kills still
-    /// answer only what available memory lacks.
-    #[serde(default)]
-    pub launch_from_free: bool,
-    /// The before-launch squeezes run at once, one a CPU (memorch), not one after another:
-    /// the wait is the longest squeeze's, not their sum. A launch answered at once needs that
-    /// room too, as it allocates; its squeezes run at the work priority.
-    #[serde(default)]
-    pub parallel_squeezes: bool,
-    /// At idle, when every app seen is running, prepare for an app not seen yet, of the
-    /// median learned peak, while the chance that the next session brings one is at least
-    /// this (memorch). The chance is Good-Turing's estimate over sessions: the apps seen in
-    /// one session only, over all the apps' session counts. None: prepare only for apps seen.
-    #[serde(default)]
-    pub unseen_launch_chance: Option<f64>,
-    /// The room for an app not seen yet may come from every app, least likely to be wanted
-    /// soon first, as the room for an app seen does (memorch). False: only the apps under
-    /// `shrink::LIKELY_RETURN` (0.5) give: a launch that may not come should not cost a
-    /// likely return.
-    #[serde(default)]
-    pub unseen_from_every_app: bool,
-    /// Under pressure, a launch in flight goes first (memorch): from its intent until it is
-    /// reported launched (at most [`LAUNCH_IN_FLIGHT_MAX_MS`]), the pressure step leaves it
-    /// the CPUs while available memory is above the critical band. The room the launch needs
-    /// was secured at its intent; what the pressure step would add is the low band, which can
-    /// wait for the launch to finish.
-    #[serde(default)]
-    pub launch_first: bool,
-    /// Before a launch, kill rather than compress where the kill costs the user less
-    /// (memorch): compressing what the launch lacks takes the kernel its size over
-    /// `compress_bytes_per_ms` of a CPU the launching app competes for, where a kill frees at
-    /// once. The least costly cached apps that free it die instead where their expected cost
-    /// (each one's chance of a return soon times its relaunch, and the state it loses) is
-    /// under that time.
-    #[serde(default)]
-    pub kill_when_faster: bool,
 }
 
 /// How long a launch counts as in flight without a report that it finished: longer than the
@@ -545,21 +372,12 @@ pub struct Preset {
     /// background applications"). `None`: no count.
     #[serde(default)]
     pub max_cached_apps: Option<u32>,
-    /// Read the app in front's swapped-out pages back while memory is above the low band
-    /// (ladder/prefetch.rs), so its next returns in the session find them in RAM.
-    #[serde(default)]
-    pub prefetch_front: bool,
     /// Read the app in front back whole once its return is served, a piece a decision, down
     /// to the critical band (ladder/prefetch.rs): the device's reclaim and the pressure step
     /// then make the room from the apps in the background, so the session's apps are the
     /// ones in RAM.
     #[serde(default)]
     pub prefetch_whole: bool,
-    /// While the device is idle (screen off), read the swapped-out pages of the apps likely
-    /// in the next session back, making room from the apps unlikely to be wanted
-    /// (ladder/prefetch.rs), so their next returns find them in RAM.
-    #[serde(default)]
-    pub refill_idle: bool,
     /// The CPU priority (nice) of the memory work the daemon does in the background: the
     /// kernel squeezes, reclaims and reads back in the context of the thread that asks, so
     /// at the daemon's own priority (`loop.nice`, -10, so that decisions and kills never
@@ -595,7 +413,6 @@ fn no_swap() -> SwapPolicy {
         grow_on_fill: false,
         grow_to_need: false,
         read_back_ahead: false,
-        ahead_at_return: false,
         cold_to_storage_below: None,
         cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
         cold_drop_below: COLD_DROP_BELOW_FRAC,
@@ -614,15 +431,11 @@ fn thesis_compaction() -> Compaction {
         pressure_min_class: Some(Class::Empty),
         step_pages: 32,
         min_step_pages: 32,
-        max_step_pages: 32,
-        feedback: false,
         slight_pressure_pages_at_1gib: 12288,
         shared_objects_first: false,
         min_anon_bytes: 0,
         recompact_after_ms: 0,
         max_apps_per_decision: 1,
-        kernel_chooses: false,
-        share_window_ms: None,
         max_share: default_max_share(),
         slow_returns_give_first: false,
     }
@@ -632,18 +445,7 @@ impl KillPolicy {
     /// How and whom to kill, with none of memorch's optional behaviours (each a switch,
     /// docs/presets.md): what every paper's preset and Android's daemons do.
     fn plain(mode: KillMode, order: VictimOrder) -> KillPolicy {
-        KillPolicy {
-            mode,
-            order,
-            forget_after_switches: None,
-            forget_below_session_share: None,
-            when_swap_full: false,
-            when_read_back_churns: false,
-            churn_kills_largest: false,
-            return_by_sessions: false,
-            next_session_learned: false,
-            return_by_popularity: false,
-        }
+        KillPolicy { mode, order, return_by_sessions: false }
     }
 }
 
@@ -684,8 +486,6 @@ impl Preset {
         match self.base_name() {
             "memorch" if k == "swap.read_back_ahead" => "issue 11: the whole read-back of the app in front touches one page at a time, and from storage swap each touch waits for the device (7.9 µs a page, against 2.6 with the pages asked for at once first: cargo bench -p memorch --bench actuators); on realapps, six paired runs over seeds 3-8, the daemon's read-backs took 4-5 µs a page against 13-26, and p50 was shorter in five pairs (0.78x, geometric mean), p95 and the whole wait in four, warm returns fewer in all six (docs/results.md); memorch:swap.read_back_ahead=false turns it off",
             _ if k == "swap.read_back_ahead" => "issue 11: off in the papers' presets, whose read-backs (if any) are not theirs; memorch:swap.read_back_ahead=true asks for a read-back's pages on storage at once (docs/presets.md)",
-            "memorch" if k == "swap.ahead_at_return" => "issue 11: a return to an app kept alive with pages on storage swap waits for the device a touch (25-47 µs a page on realapps, where those pages made the warm returns slow); asked for at once when it comes to the front, the device reads them together; off by measurement: on realapps, six paired runs over seeds 3-8, a page from storage cost half as much but the returns read two to five times as many, p50 shorter in three pairs, p95 longer in five (docs/results.md); memorch:swap.ahead_at_return=true turns it on",
-            _ if k == "swap.ahead_at_return" => "issue 11: off in the papers' presets, whose returns are theirs; memorch:swap.ahead_at_return=true asks for an app's pages on storage at once when it comes to the front (docs/presets.md)",
             _ if k == "detection.kind" => "DESIGN.md §5 table (detection column)",
             _ if k.starts_with("detection.levels") || k.starts_with("detection.reference_bytes") => "thesis fig. 2-18, 2-19 (minfree 2048…8192 pages on a 1 GiB phone), scaled to the domain",
             _ if k.starts_with("detection.require_file_below") => "thesis §2.6.4 lowmem_shrink: other_free and other_file below minfree",
@@ -702,12 +502,6 @@ impl Preset {
             _ if k.starts_with("detection.kill_timeout_ms") => "lmkd kill timeout 100 ms: one kill, then wait for it to die",
             _ if k.starts_with("detection.critical_available_frac") => "ChromeOS resourced critical margin 5.2 % (anchors.md)",
             _ if k.starts_with("detection.psi_some_target_pct") => "Senpai/TMO: aim for a small bounded pressure (anchors.md)",
-            _ if k.starts_with("detection.stall_near_ongoing") => "issue 11: PSI some avg10 is a ten-second average; after a launch's stall it stays over the target for seconds, and each look squeezed half the margin again (realapps: sixteen squeezes of 1.8 MiB of `maps` in 3.5 s while available memory rose 33 MiB, into storage swap); true: the stall over the last 2 s of looks must be over the target too; on: on realapps (six paired runs, seeds 3-8) p50 shorter in four pairs, the same in one, longer in one, stall and file refaults lower on seeds 3-5, no more kills (docs/results.md); memorch:detection.stall_near_ongoing=false is the preset before",
-            _ if k.starts_with("detection.low_band_spares_likely") => "issue 11: below the low band, half of memorch's squeezes that warmed a return followed a whole read-back of the app in front, which takes memory down to the critical band; sparing the likely apps down to there (true): on realapps those warm returns went from 13 to 2, but the kernel's reclaim took their place (direct reclaims 237 against 20, stall twice), p50 longer on two seeds of three and a kill; again with popularity weighed, when only the likely apps were spared: p50 longer on every seed, direct reclaims 173 against 1 (docs/results.md)",
-            _ if k.starts_with("detection.whole_stops_when_churning") => "issue 11: where the session's apps do not fit together, what one app's whole read-back takes below the low band the next app's return reads back again; held at the low band only while the apps in front read back more than half the domain within a minute (true): on realapps, six paired runs over seeds 3-8, p50 shorter in two and longer in four, less read back and less of the daemon's CPU in every pair (docs/results.md)",
-            _ if k.starts_with("detection.whole_stops_at_low_band") => "issue 11: the whole read-back takes memory down to the critical band, and the pressure step pays for it from the apps in the background (11 warm returns on realapps followed such a squeeze); stopped at the low band (true) it made no such squeeze, but the app in front stayed partly in swap: on realapps p50 longer on every seed, warm returns 26 against 19 (docs/results.md)",
-            _ if k.starts_with("detection.whole_paid_by_rare") => "issue 11: on realapps' seed 4 the apps of the session in progress paid for each other's whole read-backs below the low band, each return warm from the read-back of the app before it; the read-back there limited to what the rarely visited apps (in front less than half as often as the most visited) can give, and the pressure step taking only from them meanwhile (true): on realapps, six paired runs over seeds 3-8, p50 shorter in three, p95 longer in five (1.10x), the wait longer in five (docs/results.md)",
-            _ if k.starts_with("detection.whole_below_low_favourites_only") => "issue 11: what the whole read-back reads below the low band the apps in the background pay for; a favourite's pages are worth theirs, a rarely visited app's (on realapps `notes`, two visits, read back 150 MiB) may not be; it needs popularity weighed (kill.return_by_popularity); with returns counted it read back a quarter as much, but the apps it left partly in swap came back warm with no squeeze between: p50 longer on two seeds of three (docs/results.md)",
             _ if k.starts_with("detection.refault_target") => "refault study (paper 003): re-fault 20–37 % is the cost to avoid",
             _ if k.starts_with("detection.") => "memorch (DESIGN.md §4): bands chosen here, documented in docs/presets.md",
             "thesis" if k.starts_with("compaction.") => "thesis §3.3: empty apps first, whole at idle, 32 pages a step under slight shortage",
@@ -721,37 +515,20 @@ impl Preset {
             "memorch" if k == "compaction.shared_objects_first" => "SWAM's OOM cleaner (SWAM §4): the code pages only one app maps go first; off: on realapps the same kills and p95, less stall and fewer file refaults without it, on swam40 fewer kills (docs/results.md); memorch:so_first=on turns it on",
             "memorch" if k == "compaction.max_share" => "issue 11: most of one app before the next, so few returns are warm; 0.5 and 0.35 made warm returns no cheaper on realapps (docs/results.md)",
             "memorch" if k == "compaction.slow_returns_give_first" => "issue 11: a read-back adds about as much to any return (realapps: 15-300 ms), the whole wait of a return answered within a frame and a fraction of one that takes 50 ms; Android's activity manager reports each warm start's time; on: on realapps (twelve paired runs, seeds 3-8) p50 shorter in ten, by 4 % (geometric mean), p95 (first launches) longer in nine, by 7 %, the whole wait the same; on swam40 (three paired runs) p50 shorter in two, p95 and kills the same (docs/results.md); memorch:compaction.slow_returns_give_first=false is the preset before",
-            "memorch" if k == "compaction.share_window_ms" => "issue 11: a launch's shortage took 236 MiB of one app in five squeezes within five seconds; off: on realapps no better (p95 longer, docs/results.md); memorch:spread=on turns it on",
             "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
             "memorch" if k.starts_with("freeze_after_ms") => "Android's cached-app freezer (CachedAppOptimizer, 10 s debounce; anchors.md \"Newer\"); off: on realapps it made returns slower (p50 13.8 against 8.6 ms, docs/results.md); memorch:freeze=on turns it on",
             "memorch" if k.starts_with("trim_notices") => "Android onTrimMemory, freedesktop low-memory-monitor (anchors.md \"Newer\"); off: on the trim scenario it cost stall and kills (docs/results.md); memorch:trim=on turns it on",
             _ if k.starts_with("trim_notices") => "no notices (the paper's system has none)",
             _ if k.starts_with("freeze_after_ms") => "no freezer (the paper's system has none)",
-            "memorch" if k.starts_with("prefetch_front") => "issue 11: a return to an app kept alive in swap reads back what it touches; the rest of its session's returns need not (process_madvise MADV_WILLNEED, swap-in readahead); measured on realapps (docs/results.md)",
-            _ if k.starts_with("prefetch_front") => "no prefetch (the paper's system has none)",
             "memorch" if k.starts_with("prefetch_whole") => "issue 11: returns come in runs within a session (60-78 % within 20 s of the app's previous visit) and each reads a new window of its data back; the app made whole after its first return keeps the rest hot (ASAP prepaging, anchors.md); on: on realapps p50 shorter on two seeds of three, warm returns 17 against 31 (docs/results.md); memorch:whole=off turns it off",
             _ if k.starts_with("prefetch_whole") => "no read-back (the paper's system has none)",
-            "memorch" if k.starts_with("refill_idle") => "issue 11: the apps kept alive in swap come back warm, and idle time (screen off) is free to swap the ones likely in the next session in and the unlikely ones out (ASAP prepaging, anchors.md); off by measurement: on realapps, six paired runs over seeds 3-8 with the next session judged by the sessions seen, p50 longer in five (1.36x), more warm returns, stall and daemon CPU (docs/results.md); memorch:refill=on turns it on",
-            _ if k.starts_with("refill_idle") => "no read-back at idle (the paper's system has none)",
             _ if k.starts_with("max_cached_apps") => "no count of cached apps (memory decides)",
             "memorch" if k == "work_nice" => "issue 11: the kernel squeezes in the asking thread's context, and the daemon runs at nice -10, ahead of a launch and the app in front (kswapd reclaims at 0); 0 with the launch answered at once: on realapps p50 and p95 shorter in two benches (6.30 and 7.19 against 7.41 and 8.20 ms; 673 and 753 against 742 and 826), the first launches shorter; swam40 and mos26 as before; nice 10 was not better (p95 672 against 557 ms, stall 0.29 against 0.17 s) (docs/results.md); memorch:work_nice=null,ahead.launch_waits=true is the preset before",
             _ if k == "work_nice" => "the daemon's own priority (loop.nice) for all its work; a value runs the background squeezes, reclaims and read-backs at it (kswapd reclaims at nice 0; Android's compaction thread at nice 2, CachedAppOptimizer's ServiceThread)",
             "memorch" if k.starts_with("app_groups") => "Android's memcg-based compaction, Tizen's squeeze (anchors.md): a squeeze takes anonymous pages only, code stays resident",
             _ if k.starts_with("app_groups") => "apps share the domain's group (the paper's system has no per-app groups)",
-            "memorch" if k == "kill.forget_below_session_share" => "issue 11: on realapps' seed 6 the apps of one session squeezed each other on every switch (21 warm returns after a pressure squeeze that followed a whole read-back of the app in front), while apps used in one session of ten kept their share of RAM in swap; null: on realapps (seeds 3-8, three runs each) it killed twice in six runs and moved no figure beyond what the preset does against itself (docs/results.md)",
-            "memorch" if k == "kill.when_read_back_churns" => "issue 11: on realapps' seed 4 the apps of the last sessions read each other back from swap in turn, and the peers end that round by killing; on (below the low band, half the domain read back in front within a minute: the least costly cached apps die for 15 % of it, once a minute): six paired runs over seeds 3-8, p50 shorter in two and longer in four, for 1-3 kills a run against none; the apps that go round are the session's own, and the cached apps outside it free too little for them to fit (docs/results.md); memorch:churn=on turns it on",
-            "memorch" if k == "kill.churn_kills_largest" => "issue 11: earlyoom ends realapps' rounds through swap by killing maps, the largest JVM; as churn's victim (the one cached app with the most to free), six paired runs over seeds 3-8: p50 shorter in two, p95 and the whole wait longer in five, file refaults up to 4.4x from the relaunch, and the warm returns after the kill as many as without it (docs/results.md)",
-            "memorch" if k == "kill.when_swap_full" => "earlyoom (kills when available memory and free swap are both under 10 %) and lmkd (swap_free_low_percentage); off: on realapps p50 shorter in three benches, longer with twice the kills in the fourth (docs/results.md)",
             "memorch" if k == "ahead.launch_waits" => "issue 11: a launcher that waits for memorch's answer adds what it secures (up to ~0.4 s) to the launch; false (answered at once), with the squeezes made beside the launch at the apps' priority (work_nice = 0): p50 and p95 shorter on realapps in two benches; answered at once at the daemon's priority it was not shown better (docs/results.md)",
             "memorch" if k == "ahead.compress_budget_ms" => "issue 11: what the launch step squeezes before the pressure step and the app's own reclaim take the rest (at compress_bytes_per_ms); answered at once it bounds no wait, but 1500 ms (the whole need on realapps) made p95 longer on every seed and the apps reclaim for themselves more often (docs/results.md)",
-            "memorch" if k == "ahead.launch_from_free" => "issue 11: most of memorch's warm returns follow no compaction of that app: the kernel's reclaim took the pages, much of it in launches that fit in available memory (page cache) but not in free memory; off: on realapps p50 longer on two seeds of three, as many warm returns, twice the apps' direct reclaims; with popularity weighed, when the unlikely apps gave: p50 longer on every seed (docs/results.md)",
-            "memorch" if k == "ahead.kill_when_faster" => "issue 11: a first launch under pressure (realapps: 'chat' after the screen came on, 97 MiB short) ran while the squeezes that made its room took a CPU from it, 0.9-1.3 s against 0.4 s with room, and first launches set p95; a kill frees at once; off: on realapps, six paired runs over seeds 3-8, 1-2 kills a run against none, p95 shorter in three pairs, p50 longer in all six (docs/results.md); memorch:ahead.kill_when_faster=true turns it on",
-            "memorch" if k == "ahead.launch_first" => "issue 11: the pressure step squeezed 20-270 MB beside a launch in flight, on top of the room secured at its intent; false: held back until the launch finished (or below the critical band), on realapps p50 and p95 longer (7.14 and 753 against 5.85 and 623 ms, docs/results.md)",
-            "memorch" if k == "ahead.unseen_launch_chance" => "issue 11: with every app seen running, the idle step kept only the threshold, and a new app's first launch after the screen came on waited for its room (realapps: 'chat' 275 ms); Good-Turing's chance of an unseen app over sessions; null: on realapps, with every app giving, p50 longer on every seed; with only the unlikely ones, nothing taken (docs/results.md)",
-            "memorch" if k == "ahead.unseen_from_every_app" => "issue 11: with the room for an app not seen yet taken from the unlikely apps only, the idle step found none to take from on realapps; false: a launch that may not come does not cost a likely return (docs/results.md)",
-            "memorch" if k == "ahead.parallel_squeezes" => "issue 11: before a launch under pressure the launcher waited 58-560 ms for squeezes run one after another on a device of two CPUs, and a squeeze compresses on the CPU that runs it; off: on realapps (two benches, six runs each) a launch that squeezed two apps or more waited 0.68× the squeezes' sum (0.52-0.87), but no figure of the runs was better beyond the spread and the daemon's RSS rose 0.8 MiB; with the launch answered at once, not better either (docs/results.md); memorch:ahead.parallel_squeezes=true turns it on",
-            _ if k == "kill.return_by_popularity" => "issue 11: popularity (fronts against the most popular app's) is half of p_return as written since 2026-11-23, but the daemon counted launches only until 2026-11-28, so every preset was measured with it flat; counted (true), memorch's returns on realapps were slower and it killed where it had not, and none of the rules that spare the likely apps made up for it (docs/results.md)",
-            "memorch" if k == "kill.next_session_learned" => "issue 11: with the screen off the session in progress is the one that ended, so its apps were spared and the others gave, the popular ones too; on realapps a session's first return to an app not used in the session before was warm 103 times of 178 (lmkd: 54 of 114), and each session there picks its apps afresh; learned from the sessions seen, the apps of the session that ended are as likely as users make them; off, not earned: on realapps, whose screen-offs last 5 s, it changed no decision in four runs over seeds 21-24 (docs/results.md); memorch:next_session=on turns it on",
             "memorch" if k == "kill.return_by_sessions" => "issue 11: LSApp's sessions (anchors.md: 1-4 apps a session, 5.46 switches); on realapps' traces an app in the session in progress plus its share of sessions ranks the apps that come back within 10-120 s better than recency and front counts (AUC 0.75-0.85 against 0.68-0.77, scripts/return-ranking.py); on: with returns counted (2026-11-28), ten paired runs on realapps over seeds 3-8 (six never tuned on) had p50 shorter in nine and p95 in eight than with recency and front counts, median p50 0.87x and p95 0.93x on seeds 3-5, at 2 kills in the ten runs against none (earlyoom: 3-6 a run) (docs/results.md); before returns were counted, an app's sessions were those it was launched in, and p50 doubled",
             "memorch" if k.starts_with("kill.") => "issue: kill what costs the user least (chance of a return soon × relaunch cost)",
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
@@ -790,9 +567,7 @@ fn kernel() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        prefetch_front: false,
         prefetch_whole: false,
-        refill_idle: false,
         work_nice: None,
     }
 }
@@ -813,9 +588,7 @@ fn lmk_classic() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        prefetch_front: false,
         prefetch_whole: false,
-        refill_idle: false,
         work_nice: None,
     }
 }
@@ -836,9 +609,7 @@ fn compcache() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        prefetch_front: false,
         prefetch_whole: false,
-        refill_idle: false,
         work_nice: None,
     }
 }
@@ -858,9 +629,7 @@ fn thesis() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        prefetch_front: false,
         prefetch_whole: false,
-        refill_idle: false,
         work_nice: None,
     }
 }
@@ -899,9 +668,7 @@ fn lmkd() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        prefetch_front: false,
         prefetch_whole: false,
-        refill_idle: false,
         work_nice: None,
     }
 }
@@ -926,20 +693,12 @@ fn mos() -> Preset {
             compress_budget_ms: None,
             compress_bytes_per_ms: 350_000,
             launch_waits: true,
-            launch_from_free: false,
-            parallel_squeezes: false,
-            unseen_launch_chance: None,
-            unseen_from_every_app: false,
-            launch_first: false,
-            kill_when_faster: false,
         }),
         app_groups: false,
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        prefetch_front: false,
         prefetch_whole: false,
-        refill_idle: false,
         work_nice: None,
     }
 }
@@ -962,15 +721,11 @@ fn swam() -> Preset {
             pressure_min_class: Some(Class::Service),
             step_pages: 1024,
             min_step_pages: 1024,
-            max_step_pages: 1024,
-            feedback: false,
             slight_pressure_pages_at_1gib: 0,
             shared_objects_first: true,
             min_anon_bytes: 0,
             recompact_after_ms: 10_000,
             max_apps_per_decision: 2,
-            kernel_chooses: false,
-            share_window_ms: None,
             max_share: default_max_share(),
             slow_returns_give_first: false,
         }),
@@ -991,7 +746,6 @@ fn swam() -> Preset {
             grow_on_fill: true,
             grow_to_need: false,
             read_back_ahead: false,
-            ahead_at_return: false,
             cold_to_storage_below: None,
             cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
             cold_drop_below: COLD_DROP_BELOW_FRAC,
@@ -1003,9 +757,7 @@ fn swam() -> Preset {
         freeze_after_ms: None,
         trim_notices: false,
         max_cached_apps: None,
-        prefetch_front: false,
         prefetch_whole: false,
-        refill_idle: false,
         work_nice: None,
     }
 }
@@ -1017,9 +769,7 @@ fn android_4_4() -> Preset {
         name: "android-4.4".into(),
         summary: "MOS's baseline, Android 4.4 on a Nexus 5: the activity manager kills the least recently used cached apps beyond 24, the in-kernel LMK the rest; no swap (MOS §II)".into(),
         max_cached_apps: Some(24),
-        prefetch_front: false,
         prefetch_whole: false,
-        refill_idle: false,
         work_nice: None,
         ..lmk_classic()
     }
@@ -1068,14 +818,6 @@ fn memorch() -> Preset {
             psi_some_target_pct: 1.0,
             psi_full_kill_pct: 10.0,
             refault_target: 0.2,
-            stall_near_band: true,
-            stall_near_spares_likely: true,
-            stall_near_ongoing: true,
-            low_band_spares_likely: false,
-            whole_stops_at_low_band: false,
-            whole_stops_when_churning: false,
-            whole_below_low_favourites_only: false,
-            whole_paid_by_rare: false,
         }),
         compaction: Some(Compaction {
             idle_min_class: Some(Class::Cached),
@@ -1083,9 +825,7 @@ fn memorch() -> Preset {
             pressure_min_class: Some(Class::Service),
             step_pages: 32,
             min_step_pages: 256,
-            max_step_pages: 8192,
             // Off: on realapps (three runs each) no figure was worse without it (docs/results.md).
-            feedback: false,
             slight_pressure_pages_at_1gib: 0,
             // Off (SWAM's OOM cleaner stays in `swam`): on realapps (three runs each) the same
             // kills, p95 and apps alive without it, less stall and fewer file refaults on each
@@ -1094,8 +834,6 @@ fn memorch() -> Preset {
             min_anon_bytes: 4 * MIB,
             recompact_after_ms: 10_000,
             max_apps_per_decision: 4,
-            kernel_chooses: false,
-            share_window_ms: None,
             max_share: default_max_share(),
             // On: on realapps (twelve paired runs, seeds 3-8) p50 shorter in ten, by 4 %
             // (geometric mean), p95 longer in nine, by 7 %; on swam40 (three) p50 shorter in
@@ -1131,7 +869,6 @@ fn memorch() -> Preset {
             // A return's pages on storage asked for as it comes: off by measurement
             // (realapps, six paired runs over seeds 3-8: the returns read two to five times
             // the pages, p95 longer in five; docs/results.md).
-            ahead_at_return: false,
             // An unlikely app's squeeze to a storage file of its own once zram is half full:
             // on by measurement (realapps, six paired runs over seeds 3-8: p50 shorter in
             // all six, fewer squeezes and warm returns; docs/results.md).
@@ -1165,21 +902,15 @@ fn memorch() -> Preset {
             // (`work_nice` below): p50 and p95 shorter on realapps in two benches; at the
             // daemon's priority the launch competed with its squeezes (docs/results.md).
             launch_waits: false,
-            launch_from_free: false,
             // Off: on realapps (six runs each) no figure better beyond the spread and the
             // daemon's RSS 0.8 MiB higher, though a launch that squeezed two apps or more waited
             // 0.68× the squeezes' sum (docs/results.md).
-            parallel_squeezes: false,
             // Null: on realapps the room made at idle for an app not seen yet came from apps
             // the next session went back to (p50 longer at the median, in two benches on two
             // builds); taken from the unlikely apps only, there were none to take from
             // (docs/results.md).
-            unseen_launch_chance: None,
-            unseen_from_every_app: false,
-            launch_first: false,
             // Off: on realapps (six paired runs) 1-2 kills a run where the preset kills none,
             // p95 shorter in three pairs, p50 longer in all six (docs/results.md).
-            kill_when_faster: false,
         }),
         app_groups: true,
         // Off: measured on realapps, freezing cached apps made returns slower (docs/results.md).
@@ -1188,12 +919,10 @@ fn memorch() -> Preset {
         // every visit: more stall, no fewer kills (docs/results.md).
         trim_notices: false,
         max_cached_apps: None,
-        prefetch_front: false,
         // On: returns come in runs within a session; the app made whole after its return keeps
         // the rest of the session's returns hot (realapps p50 8.0 against 20.2 ms on seed 3,
         // 23.9 against 34.4 on seed 5, 11.8 against 10.5 on seed 4: docs/results.md).
         prefetch_whole: true,
-        refill_idle: false,
         // The work no launcher waits for at the apps' priority, as kswapd's reclaim runs.
         work_nice: Some(0),
     }

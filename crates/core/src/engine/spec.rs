@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 25] = [
+pub const SWITCHES: [Switch; 14] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -54,7 +54,6 @@ pub const SWITCHES: [Switch; 25] = [
         },
     },
     Switch { key: "so_first", what: "shared-object pages only one app maps first (SWAM OOM cleaner)", get: |p| p.compaction.as_ref().map(|c| c.shared_objects_first), set: |p, on| p.compaction.iter_mut().for_each(|c| c.shared_objects_first = on) },
-    Switch { key: "feedback", what: "step sizes from refault feedback and PSI", get: |p| p.compaction.as_ref().map(|c| c.feedback), set: |p, on| p.compaction.iter_mut().for_each(|c| c.feedback = on) },
     Switch { key: "swap_files", what: "storage swap files on demand (SWAM adaptive swap)", get: |p| Some(p.swap.swap_files), set: |p, on| p.swap.swap_files = on },
     Switch { key: "app_groups", what: "a memory group for each app it launches, so its coldest pages go first", get: |p| Some(p.app_groups), set: |p, on| p.app_groups = on },
     Switch {
@@ -64,35 +63,11 @@ pub const SWITCHES: [Switch; 25] = [
         set: |p, on| p.freeze_after_ms = if on { p.freeze_after_ms.or(Some(super::preset::FREEZE_AFTER_MS)) } else { None },
     },
     Switch {
-        key: "stall_spare",
-        what: "on a stall with available memory above the low band, take nothing from the apps likely to be wanted soon",
-        get: |p| if let super::preset::Detection::Bands(b) = &p.detection { Some(b.stall_near_spares_likely) } else { None },
-        set: |p, on| {
-            if let super::preset::Detection::Bands(b) = &mut p.detection {
-                b.stall_near_spares_likely = on;
-            }
-        },
-    },
-    Switch {
-        key: "prefetch",
-        what: "read the app in front's swapped-out pages back while memory is above the low band",
-        // It sizes what it reads back by the low band of the bands (ladder/prefetch.rs).
-        get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.prefetch_front),
-        set: |p, on| p.prefetch_front = on,
-    },
-    Switch {
         key: "whole",
         what: "read the app in front back whole once its return is served, a piece a decision, down to the critical band",
         // It reads down to the critical band of the bands (ladder/prefetch.rs).
         get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.prefetch_whole),
         set: |p, on| p.prefetch_whole = on,
-    },
-    Switch {
-        key: "refill",
-        what: "while idle, read the swapped-out pages of the apps likely in the next session back, making room from the unlikely ones",
-        // It keeps the room the idle step secures above the low band (ladder/prefetch.rs).
-        get: |p| matches!(p.detection, super::preset::Detection::Bands(_)).then_some(p.refill_idle),
-        set: |p, on| p.refill_idle = on,
     },
     Switch { key: "trim", what: "tell apps that listen to trim before compressing or killing", get: |p| Some(p.trim_notices), set: |p, on| p.trim_notices = on },
     Switch { key: "zram", what: "zram set up by the preset (off: no swap at all)", get: |p| Some(p.swap.zram_pct.is_some()), set: |p, on| p.swap.zram_pct = if on { p.swap.zram_pct.or(Some(50.0)) } else { None } },
@@ -102,61 +77,6 @@ pub const SWITCHES: [Switch; 25] = [
         // It weighs what orders compressions and kills by the chance of a return: memorch's.
         get: |p| (p.kill.order == super::victims::VictimOrder::LeastExpectedCost).then_some(p.kill.return_by_sessions),
         set: |p, on| p.kill.return_by_sessions = on,
-    },
-    Switch {
-        key: "next_session",
-        what: "with sessions, judge the apps between sessions (screen off) by how likely each is in the next session, learned from how sessions followed each other, not as if the session that ended went on",
-        // It refines the sessions' estimate (kill.return_by_sessions): memorch's.
-        get: |p| (p.kill.order == super::victims::VictimOrder::LeastExpectedCost).then_some(p.kill.next_session_learned),
-        set: |p, on| p.kill.next_session_learned = on,
-    },
-    Switch {
-        key: "popularity",
-        what: "weigh how often an app came to the front in how likely a return is, beside recency",
-        // It weighs what orders compressions and kills by the chance of a return: memorch's.
-        get: |p| (p.kill.order == super::victims::VictimOrder::LeastExpectedCost).then_some(p.kill.return_by_popularity),
-        set: |p, on| p.kill.return_by_popularity = on,
-    },
-    Switch {
-        key: "forget",
-        what: "kill a forgotten cached app before taking memory from one likely to be wanted soon",
-        // It acts where memory is freed in proportion (ladder/shrink.rs): presets that compress.
-        get: |p| (p.kill.mode != KillMode::Never && p.compaction.is_some()).then_some(p.kill.forget_after_switches.is_some()),
-        set: |p, on| p.kill.forget_after_switches = if on { p.kill.forget_after_switches.or(Some(super::victims::FORGET_AFTER_SWITCHES)) } else { None },
-    },
-    Switch {
-        key: "spread",
-        what: "an app gives at most 80 % of what it held within 10 s of its first squeeze, over all decisions (off: 80 % of what it holds, each decision)",
-        get: |p| p.compaction.as_ref().filter(|_| matches!(p.detection, super::preset::Detection::Bands(_))).map(|c| c.share_window_ms.is_some()),
-        set: |p, on| {
-            if let Some(c) = &mut p.compaction {
-                c.share_window_ms = on.then_some(super::ladder::shrink::SHARE_WINDOW_MS);
-            }
-        },
-    },
-    Switch {
-        key: "stall_near",
-        what: "compress on a stall with available memory above the low band but near it",
-        get: |p| if let super::preset::Detection::Bands(b) = &p.detection { Some(b.stall_near_band) } else { None },
-        set: |p, on| {
-            if let super::preset::Detection::Bands(b) = &mut p.detection {
-                b.stall_near_band = on;
-            }
-        },
-    },
-    Switch {
-        key: "swap_full",
-        what: "kill at the low band once swap is full and cannot grow (not only at the critical band)",
-        // It acts in the batch killer of the bands (ladder/kill.rs): memorch's kind of preset.
-        get: |p| (p.kill.mode == KillMode::Batch && matches!(p.detection, super::preset::Detection::Bands(_))).then_some(p.kill.when_swap_full),
-        set: |p, on| p.kill.when_swap_full = on,
-    },
-    Switch {
-        key: "churn",
-        what: "kill the least costly cached apps below the low band once the apps in front read back more than half the domain from swap in a minute (the apps in use go round through swap)",
-        // It acts in the batch killer of the bands (ladder/kill.rs), on what the whole read-back measured.
-        get: |p| (p.kill.mode == KillMode::Batch && matches!(p.detection, super::preset::Detection::Bands(_))).then_some(p.kill.when_read_back_churns),
-        set: |p, on| p.kill.when_read_back_churns = on,
     },
     Switch {
         key: "kill",
@@ -268,11 +188,6 @@ fn check_ranges(p: &Preset) -> Result<(), String> {
             return Err(format!("compaction.max_share is the share of an app's anonymous memory one decision may take: give a number above 0 and at most 1 ({} as shipped)", super::ladder::shrink::MAX_SHARE));
         }
     }
-    if let Some(chance) = p.ahead.as_ref().and_then(|a| a.unseen_launch_chance) {
-        if !(0.0..=1.0).contains(&chance) {
-            return Err(format!("ahead.unseen_launch_chance is the least chance of an app not seen yet at which the idle step prepares for one: give a number from 0 to 1, or null to prepare only for apps seen ({chance} given)"));
-        }
-    }
     if let Some(n) = p.work_nice {
         if !(-20..=19).contains(&n) {
             return Err(format!("work_nice is the nice value the daemon's background memory work runs at: give -20 to 19 (0 is the apps' own), or null for the daemon's own ({n} given)"));
@@ -326,17 +241,11 @@ mod tests {
         // A step the preset does not have: off is a no-op, on is an error.
         assert!(Preset::from_spec("lmkd:home=off").is_ok());
         assert!(Preset::from_spec("lmkd:home=on").unwrap_err().contains("no such step"));
-        // Forgetting acts where memory is freed in proportion: not in lmkd, which compresses nothing.
-        assert!(Preset::from_spec("lmkd:forget=on").unwrap_err().contains("no such step"));
+        // The freezer is an opt-in feature: on in no preset, a switch all the same.
         assert_eq!(
-            Preset::from_spec("memorch:forget=on").unwrap().kill.forget_after_switches,
-            Some(super::super::victims::FORGET_AFTER_SWITCHES)
+            Preset::from_spec("memorch:freeze=on").unwrap().freeze_after_ms,
+            Some(super::super::preset::FREEZE_AFTER_MS)
         );
-        // Killing at the low band on full swap belongs to the bands' batch killer: memorch's.
-        assert!(Preset::from_spec("memorch:swap_full=on").unwrap().kill.when_swap_full);
-        assert!(Preset::from_spec("lmkd:swap_full=on").unwrap_err().contains("no such step"));
-        assert!(Preset::from_spec("memorch:churn=on").unwrap().kill.when_read_back_churns);
-        assert!(Preset::from_spec("lmkd:churn=on").unwrap_err().contains("no such step"));
         assert!(Preset::from_spec("memorch:home=maybe").unwrap_err().contains("'on' or 'off'"));
     }
 
@@ -382,16 +291,6 @@ mod tests {
         assert_eq!(Preset::from_spec("memorch:work_nice=null").unwrap().work_nice, None);
         let e = Preset::from_spec("memorch:work_nice=20").unwrap_err();
         assert!(e.contains("work_nice") && e.contains("-20 to 19"), "{e}");
-    }
-
-    #[test]
-    fn a_chance_must_be_a_chance() {
-        let p = Preset::from_spec("memorch:ahead.unseen_launch_chance=0.1").unwrap();
-        assert_eq!(p.ahead.unwrap().unseen_launch_chance, Some(0.1));
-        for bad in ["1.5", "-0.2"] {
-            let e = Preset::from_spec(&format!("memorch:ahead.unseen_launch_chance={bad}")).unwrap_err();
-            assert!(e.contains("ahead.unseen_launch_chance") && e.contains("from 0 to 1"), "{e}");
-        }
     }
 
     #[test]

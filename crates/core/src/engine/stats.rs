@@ -13,9 +13,6 @@
 //!   (its swap fell) within `REFAULT_WINDOW_MS`; an EWMA per compaction episode.
 //! - `sessions`, `last_session`: how many usage sessions (from one screen-on to the next
 //!   screen-off; [`Stats::sessions`] counts them) had the app in front, and the last one.
-//! - `followed`, `carried`, `entered`: how the app's sessions follow one another: of the
-//!   sessions it was in that another followed, in how many it was in the next too; in how many
-//!   sessions it was that followed one it was not in ([`Stats::next_session_chance`]).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,9 +24,6 @@ pub const REFAULT_WINDOW_MS: u64 = 60_000;
 pub const RETURN_CREEP: f64 = 0.05;
 /// Apps remembered at most; the one learned about least recently goes first.
 pub const MAX_APPS: usize = 512;
-/// How many sessions' worth of weight [`Stats::next_session_chance`] gives an app's share of
-/// the sessions before its own history of one session following another outweighs it.
-pub const NEXT_SESSION_PRIOR: f64 = 2.0;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AppStats {
@@ -52,15 +46,6 @@ pub struct AppStats {
     pub sessions: u64,
     #[serde(default)]
     pub last_session: u64,
-    /// Sessions it was in that another session followed.
-    #[serde(default)]
-    pub followed: u64,
-    /// Of those, the ones whose next session it was in too.
-    #[serde(default)]
-    pub carried: u64,
-    /// Sessions it was in that followed one it was not in.
-    #[serde(default)]
-    pub entered: u64,
 }
 
 fn ewma(old: Option<f64>, sample: f64) -> f64 {
@@ -123,13 +108,8 @@ impl Stats {
         self.apps.get(app)
     }
 
-    /// The screen came on after being off: a new usage session. The apps of the one that
-    /// ended had a session follow theirs.
+    /// The screen came on after being off: a new usage session.
     pub fn session_begins(&mut self) {
-        let ended = self.sessions;
-        for s in self.apps.values_mut().filter(|s| ended > 0 && s.last_session == ended) {
-            s.followed += 1;
-        }
         self.sessions += 1;
     }
 
@@ -141,11 +121,6 @@ impl Stats {
         let s = self.entry(app);
         s.fronts += 1;
         if s.last_session != session {
-            if session >= 2 && s.last_session + 1 == session {
-                s.carried += 1;
-            } else if session >= 2 {
-                s.entered += 1;
-            }
             s.sessions += 1;
             s.last_session = session;
         }
@@ -160,45 +135,6 @@ impl Stats {
     /// front, or before any session).
     pub fn session_share(&self, app: &str) -> f64 {
         self.get(app).map_or(0.0, |s| s.sessions as f64 / self.sessions.max(1) as f64)
-    }
-
-    /// How likely `app` is to come to the front in the next session, asked between sessions
-    /// (the screen off, the session in progress the one that ended): how often a session
-    /// followed by another had it in that one too where it was in the one that ended, how
-    /// often a session that followed one without it had it where it was not; each drawn toward
-    /// its share of the sessions by [`NEXT_SESSION_PRIOR`] sessions' weight, so a short history
-    /// says what the share says. Where a user goes on with the same apps after a screen-off,
-    /// the apps of the session that ended are likelier than their share; where each session
-    /// picks its apps afresh (realapps), no likelier. 0 for an app never in front.
-    pub fn next_session_chance(&self, app: &str) -> f64 {
-        let Some(s) = self.get(app) else { return 0.0 };
-        let share = self.session_share(app);
-        let (hits, tries) = if self.in_this_session(app) {
-            (s.carried, s.followed)
-        } else {
-            // Sessions followed by another: all but the one in progress.
-            (s.entered, self.sessions.saturating_sub(1).saturating_sub(s.followed))
-        };
-        (hits as f64 + NEXT_SESSION_PRIOR * share) / (tries as f64 + NEXT_SESSION_PRIOR)
-    }
-
-    /// The chance that the next usage session brings an app not seen yet: Good-Turing's
-    /// estimate over sessions, the apps seen in one session only over all the apps' session
-    /// counts (a history of apps each used once says new ones are common; one of apps used
-    /// again and again says they are rare). None before any app has been in front.
-    pub fn unseen_chance(&self) -> Option<f64> {
-        let total: u64 = self.apps.values().map(|s| s.sessions).sum();
-        let once = self.apps.values().filter(|s| s.sessions == 1).count();
-        (total > 0).then(|| once as f64 / total as f64)
-    }
-
-    /// The median learned peak of the apps that have been in front: the size to expect of an
-    /// app not seen yet. None before any has a peak.
-    pub fn median_front_peak(&self) -> Option<u64> {
-        let mut peaks: Vec<u64> =
-            self.apps.values().filter(|s| s.fronts > 0 && s.peak_bytes > 0).map(|s| s.peak_bytes).collect();
-        peaks.sort_unstable();
-        peaks.get(peaks.len() / 2).copied()
     }
 
     /// An app's statistics to learn into, made if new; at most [`MAX_APPS`] are kept.
@@ -250,60 +186,6 @@ mod tests {
             s.observe_return(50.0);
         }
         assert!((s.quickest_return_ms.unwrap() - 50.0).abs() < 1.0, "an app that became slower is learned so");
-    }
-
-    #[test]
-    fn new_apps_are_expected_while_the_history_is_of_apps_used_once() {
-        let mut s = Stats::default();
-        assert_eq!(s.unseen_chance(), None);
-        assert_eq!(s.median_front_peak(), None);
-        s.came_to_front("mail");
-        s.came_to_front("maps");
-        assert_eq!(s.unseen_chance(), Some(1.0), "two apps, each in one session");
-        for _ in 0..3 {
-            s.session_begins();
-            s.came_to_front("mail");
-            s.came_to_front("maps");
-        }
-        assert_eq!(s.unseen_chance(), Some(0.0), "the same two apps every session");
-        s.session_begins();
-        s.came_to_front("chat");
-        assert_eq!(s.unseen_chance(), Some(1.0 / 9.0));
-        s.entry("mail").observe_size(300);
-        s.entry("maps").observe_size(100);
-        s.entry("chat").observe_size(200);
-        s.entry("service").observe_size(900);
-        assert_eq!(s.median_front_peak(), Some(200), "the apps in front only, not the service");
-    }
-
-    #[test]
-    fn the_next_session_is_judged_by_how_sessions_followed_each_other() {
-        let mut s = Stats::default();
-        // 'mail' in every session, 'maps' in every other one (1, 3, 5).
-        for session in 1..=5 {
-            if session > 1 {
-                s.session_begins();
-            }
-            s.came_to_front("mail");
-            if session % 2 == 1 {
-                s.came_to_front("maps");
-            }
-        }
-        // The screen off after session 5, which had both.
-        assert!((s.next_session_chance("mail") - 1.0).abs() < 1e-9, "in every session after one it was in");
-        let maps = s.next_session_chance("maps");
-        assert!(
-            (maps - 0.3).abs() < 1e-9,
-            "never in the session after one it was in: (0 + 2 x 0.6) / (2 + 2), got {maps}"
-        );
-        assert!(maps < s.session_share("maps"), "less likely than its share says");
-        assert_eq!(s.next_session_chance("chat"), 0.0, "never in front");
-        s.session_begins();
-        s.came_to_front("mail");
-        // After session 6, without 'maps': it was in both sessions that followed one without it.
-        let maps = s.next_session_chance("maps");
-        assert!((maps - 0.75).abs() < 1e-9, "(2 + 2 x 0.5) / (2 + 2), got {maps}");
-        assert!(maps > s.session_share("maps"), "likelier than its share says");
     }
 
     #[test]

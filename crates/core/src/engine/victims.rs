@@ -42,17 +42,6 @@ pub enum VictimOrder {
 /// batch kills more apps for the same memory (swam40: 11 kills against 7 by cost per MB).
 pub const STATE_LOSS_MS: f64 = 200.0;
 
-/// How many apps the user must have opened since last coming back to an app for it to count
-/// as forgotten (`KillPolicy::forget_after_switches` when switched on): in realapps' traces
-/// (77-94 visits over 12 apps) the popular apps come back every 2-8 switches, an app used
-/// once a session drops out of sight for 25 and more.
-pub const FORGET_AFTER_SWITCHES: u64 = 25;
-
-/// Sessions seen before an app's share of them may count it as forgotten
-/// (`KillPolicy::forget_below_session_share`): with fewer, every app the first launches
-/// brought up holds a share of one session in a handful.
-pub const FORGET_MIN_SESSIONS: u64 = 5;
-
 /// An app that may be killed, with what its death frees and costs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate<'a> {
@@ -387,7 +376,6 @@ mod tests {
             ksm_mergeable: false,
             ksm_merged_bytes: None,
             frozen: None,
-            anon_refaults: None,
             age_ms: 0,
             protected: false,
         };

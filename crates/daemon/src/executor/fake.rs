@@ -21,11 +21,6 @@ pub enum Call {
         pid: u32,
         max_pages: Option<u64>,
     },
-    /// Squeezes asked for together (each is then recorded as a `Compact`).
-    Together {
-        pids: Vec<u32>,
-        at_once: usize,
-    },
     Kill {
         pid: u32,
     },
@@ -104,11 +99,6 @@ impl Actuators for Recording {
         self.check(pid)?;
         let bytes = max_pages.unwrap_or(256) * 4096;
         Ok((format!("compacted '{app}' ({pid})"), bytes))
-    }
-
-    fn compact_together(&mut self, squeezes: &[Squeeze], at_once: usize) -> Vec<Result<(String, u64), String>> {
-        self.record(Call::Together { pids: squeezes.iter().map(|s| s.pid).collect(), at_once });
-        squeezes.iter().map(|s| self.compact(s.pid, s.app, s.scope, s.max_pages)).collect()
     }
 
     fn kill(&mut self, pid: u32, _why: &str, _seen_adj: Option<i32>) -> Result<Killed, String> {

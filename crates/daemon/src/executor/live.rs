@@ -10,8 +10,6 @@ use memorch_linux::readback::Ahead;
 use memorch_linux::swapfile::SwapFileGuard;
 use memorch_linux::{appgroup, ksm, reclaim, snapshot, target, Domain, SysRoot};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// How long a freeze or thaw may take before it is reported failed (the kernel does it in
 /// well under a millisecond for an app's few threads).
@@ -35,9 +33,6 @@ pub struct Live {
     /// (`swap.read_back_ahead`); a squeeze to storage then probes zram's type first too, to
     /// tell those pages from zram's.
     read_back_ahead: bool,
-    /// Whether apps coming to the front have their pages on storage asked for at once
-    /// (`swap.ahead_at_return`): zram's type is probed before a squeeze to storage then too.
-    ahead_at_return: bool,
 }
 
 impl Live {
@@ -51,7 +46,6 @@ impl Live {
             ksm_guard: None,
             zram_type: None,
             read_back_ahead: false,
-            ahead_at_return: false,
         }
     }
 
@@ -124,33 +118,6 @@ impl Actuators for Live {
         max_pages: Option<u64>,
     ) -> Result<(String, u64), String> {
         compact_one(&self.root, &self.domain, Squeeze { pid, app, scope, max_pages })
-    }
-
-    /// `at_once` workers, this thread and helpers, each taking the next squeeze as it
-    /// finishes one: a squeeze reclaims, and so compresses into zram, on the CPU that runs it.
-    /// A helper the system cannot start leaves its share to the others.
-    fn compact_together(&mut self, squeezes: &[Squeeze], at_once: usize) -> Vec<Result<(String, u64), String>> {
-        let next = AtomicUsize::new(0);
-        type Done = Result<(String, u64), String>;
-        let results: Vec<Mutex<Option<Done>>> = squeezes.iter().map(|_| Mutex::new(None)).collect();
-        let (root, domain) = (&self.root, &self.domain);
-        let work = || loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(sq) = squeezes.get(i) else { break };
-            *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(compact_one(root, domain, *sq));
-        };
-        std::thread::scope(|s| {
-            for _ in 1..at_once.min(squeezes.len()) {
-                if let Err(e) = std::thread::Builder::new().name("memorch-squeeze".into()).spawn_scoped(s, work) {
-                    tracing::warn!(error = %e, "no helper thread for a squeeze: fewer run at once");
-                }
-            }
-            work();
-        });
-        results
-            .into_iter()
-            .map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_else(|| Err("not carried out".into())))
-            .collect()
     }
 
     fn kill(&mut self, pid: u32, why: &str, seen_adj: Option<i32>) -> Result<Killed, String> {
@@ -237,7 +204,7 @@ impl Actuators for Live {
         let pages = sq.max_pages.ok_or("a squeeze to storage needs its size (max_pages): none given")?;
         let file = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string()).and_then(|swaps| {
             // The last chance to probe zram's type before a file stands above it.
-            if self.read_back_ahead || self.ahead_at_return {
+            if self.read_back_ahead {
                 self.zram_type(&swaps);
             }
             self.add_file_of_its_own(&swaps, pages)
@@ -323,10 +290,6 @@ impl Actuators for Live {
 
     fn set_read_back_ahead(&mut self, on: bool) {
         self.read_back_ahead = on;
-    }
-
-    fn set_ahead_at_return(&mut self, on: bool) {
-        self.ahead_at_return = on;
     }
 
     fn read_ahead(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {

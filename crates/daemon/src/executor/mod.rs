@@ -48,14 +48,6 @@ pub trait Actuators {
         scope: CompactScope,
         max_pages: Option<u64>,
     ) -> Result<(String, u64), String>;
-    /// Page out several processes' pages, up to `at_once` of them at a time (each squeeze
-    /// compresses on the CPU that runs it, so on a device of several CPUs a launcher that
-    /// waits for them all waits for the longest, not for their sum). Results in the order
-    /// given. By default one after another.
-    fn compact_together(&mut self, squeezes: &[Squeeze], at_once: usize) -> Vec<Result<(String, u64), String>> {
-        let _ = at_once;
-        squeezes.iter().map(|s| self.compact(s.pid, s.app, s.scope, s.max_pages)).collect()
-    }
     /// Send SIGKILL (not waiting); `why` goes into the kill's log line. Refused if its
     /// `oom_score_adj` is now below `seen_adj`, what the decision saw: it came back to the
     /// front since (an activity manager lowers it first).
@@ -90,9 +82,6 @@ pub trait Actuators {
     /// them (`swap.read_back_ahead`); zram's swap type is then worth a probe page too, to
     /// tell them from the pages in zram.
     fn set_read_back_ahead(&mut self, _on: bool) {}
-    /// Whether apps coming to the front have their pages on storage asked for at once
-    /// (`swap.ahead_at_return`): zram's swap type is then worth a probe page too.
-    fn set_ahead_at_return(&mut self, _on: bool) {}
     /// The domain's used memory now (what a victim's death gave back is measured by it).
     fn used_bytes(&self) -> Option<u64>;
     /// The swap files this daemon added.
@@ -139,9 +128,6 @@ pub struct Executor {
     pub reaping: Vec<(Killed, u64)>,
     /// Apps this daemon froze: thawed when they come back, and all of them when it stops.
     pub frozen: BTreeSet<u32>,
-    /// How many of a decision's before-launch squeezes run at once (1: one after another);
-    /// the daemon sets it from the preset (`ahead.parallel_squeezes`) and the CPUs it has.
-    pub squeezes_at_once: usize,
     /// The nice value the memory work no launcher waits for runs at (the preset's
     /// `work_nice`); `None`: the daemon's own. Set by the daemon with [`Self::set_preset`].
     pub work_nice: Option<i32>,
@@ -158,7 +144,6 @@ impl Executor {
             actuators,
             reaping: Vec::new(),
             frozen: BTreeSet::new(),
-            squeezes_at_once: 1,
             work_nice: None,
             launcher_waits: true,
         }
@@ -168,11 +153,9 @@ impl Executor {
     /// machine, the priority of the work nobody waits for, whether zram is written back, and
     /// whether a read-back (and a return) asks for its pages on storage at once.
     pub fn set_preset(&mut self, preset: &memorch_core::engine::Preset) {
-        self.squeezes_at_once = squeezes_at_once(preset);
         self.work_nice = preset.work_nice;
         self.launcher_waits = preset.ahead.as_ref().is_some_and(|a| a.launch_waits);
         self.actuators.set_read_back_ahead(preset.swap.read_back_ahead);
-        self.actuators.set_ahead_at_return(preset.swap.ahead_at_return);
     }
 
     /// This thread at the work priority while `a` is done, if `a` is memory work no launcher
@@ -181,12 +164,8 @@ impl Executor {
     /// CPU from the app in front and from a launch.
     fn work_priority(&self, a: &Action) -> Option<memorch_linux::priority::NiceGuard> {
         let nice = self.work_nice?;
-        let memory_work = matches!(
-            a.kind,
-            ActionKind::Compact { .. }
-                | ActionKind::Reclaim { .. }
-                | ActionKind::Prefetch { .. }
-        );
+        let memory_work =
+            matches!(a.kind, ActionKind::Compact { .. } | ActionKind::Reclaim { .. } | ActionKind::Prefetch { .. });
         let launch_squeeze = a.reason.step == Step::BeforeLaunch && matches!(a.kind, ActionKind::Compact { .. });
         if !memory_work || (self.launcher_waits && launch_squeeze) {
             return None;
@@ -243,9 +222,7 @@ impl Executor {
     /// Carry out a decision. Kills go first (the fastest way to memory when it is short);
     /// outcomes come back in the engine's order. `used_before` is the domain's used memory in
     /// the decision's snapshot: reading it again would flush memcg statistics on the way to
-    /// a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot. The before-launch
-    /// step's squeezes run together, [`Self::squeezes_at_once`] at a time, where the first of
-    /// them stands in the engine's order (after a swap file added for them, say).
+    /// a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot.
     pub fn execute(
         &mut self,
         actions: &[Action],
@@ -253,47 +230,13 @@ impl Executor {
         seen_adj: &dyn Fn(u32) -> Option<i32>,
     ) -> Vec<Outcome> {
         let is_kill = |a: &Action| matches!(a.kind, ActionKind::Kill { .. });
-        let batching = self.squeezes_at_once > 1 && !self.dry_run;
-        let together: Vec<usize> = if batching {
-            actions.iter().enumerate().filter(|(_, a)| before_launch_squeeze(a).is_some()).map(|(i, _)| i).collect()
-        } else {
-            Vec::new()
-        };
-        let together = if together.len() > 1 { together } else { Vec::new() };
         let mut out: Vec<Option<Outcome>> = vec![None; actions.len()];
         for pass in [true, false] {
             for (i, a) in actions.iter().enumerate().filter(|(_, a)| is_kill(a) == pass) {
-                if out[i].is_some() {
-                    continue;
-                }
-                if together.first() == Some(&i) {
-                    for (j, o) in together.iter().zip(self.squeeze_together(actions, &together)) {
-                        out[*j] = Some(o);
-                    }
-                    continue;
-                }
                 out[i] = Some(self.one(a, used_before, seen_adj));
             }
         }
         out.into_iter().map(|o| o.expect("every action carried out")).collect()
-    }
-
-    /// The before-launch squeezes at `indices`, together.
-    fn squeeze_together(&mut self, actions: &[Action], indices: &[usize]) -> Vec<Outcome> {
-        let squeezes: Vec<Squeeze> = indices.iter().filter_map(|&i| before_launch_squeeze(&actions[i])).collect();
-        // Where the launcher is answered at once, at the work priority, as one at a time; the
-        // helper threads take this thread's priority when they start.
-        let priority = indices.first().and_then(|&i| self.work_priority(&actions[i]));
-        let t0 = Instant::now();
-        let results = self.actuators.compact_together(&squeezes, self.squeezes_at_once);
-        tracing::debug!(
-            squeezes = squeezes.len(),
-            at_once = self.squeezes_at_once,
-            ms = t0.elapsed().as_millis() as u64,
-            "squeezed together before a launch"
-        );
-        drop(priority);
-        indices.iter().zip(results).map(|(&i, r)| self.outcome(&actions[i], r)).collect()
     }
 
     fn one(&mut self, a: &Action, used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Outcome {
@@ -446,37 +389,5 @@ impl Executor {
         let ms = k.at.elapsed().as_millis() as u64;
         tracing::info!(pid = k.pid, app = %k.name, regained_bytes = regained, ms, "victim gone");
         Some(VictimGone { pid: k.pid, app: k.name, regained_bytes: regained, ms, reason: k.why })
-    }
-}
-
-/// The before-launch step's compaction of one app (a launcher waits for it where the preset
-/// says so, `ahead.launch_waits`).
-fn before_launch_squeeze(a: &Action) -> Option<Squeeze<'_>> {
-    match &a.kind {
-        // One to a storage file of its own runs alone: beside it, another squeeze's pages
-        // would go to that file too, ahead of zram.
-        ActionKind::Compact { pid, app, scope, max_pages, to_storage: false }
-            if a.reason.step == Step::BeforeLaunch =>
-        {
-            Some(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages })
-        }
-        _ => None,
-    }
-}
-
-/// At most this many squeezes at once, whatever the CPUs: measured with two (the two CPUs of
-/// these machines, docs/performance.md); on a device of many cores the daemon still leaves
-/// most of them to the rest of the system.
-const MAX_SQUEEZES_AT_ONCE: usize = 4;
-
-/// How many before-launch squeezes `preset` runs at once on this machine: one a CPU the
-/// daemon may use (at most [`MAX_SQUEEZES_AT_ONCE`]) where it asks for it; else one. A
-/// launch answered at once needs that room all the same, as it allocates.
-pub fn squeezes_at_once(preset: &memorch_core::engine::Preset) -> usize {
-    match &preset.ahead {
-        Some(a) if a.parallel_squeezes => {
-            std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_SQUEEZES_AT_ONCE))
-        }
-        _ => 1,
     }
 }

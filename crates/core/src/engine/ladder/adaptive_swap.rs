@@ -141,12 +141,6 @@ fn drained_cold_file(ctx: &Ctx) -> Option<(String, u64)> {
         .map(|d| (d.path.clone(), d.used_bytes))
 }
 
-/// Whether the preset could still add a storage swap file (it grows swap, and its files
-/// leave room for another): while it can, full swap is not the end of compression.
-pub fn can_grow(ctx: &Ctx) -> bool {
-    ctx.preset.swap.swap_files && storage_room(ctx) > 0
-}
-
 /// The storage swap the preset may still add: `max_files` files of `file_frac`, less what
 /// its files hold in size; 0 when not half a file is left (a file's size in `/proc/swaps`
 /// is its own less a header page, so four files leave a sliver, not room for a fifth).

@@ -73,46 +73,15 @@ fn mos_phase2(ctx: &mut Ctx, app: &str, expected: u64, threshold: u64) {
 /// if any, is killed at once, at the least expected cost, among cached apps, then background
 /// ones. The victims are chosen first, then the survivors give their coldest pages for what
 /// is left; the actions list the compression first (the executor kills first all the same).
-/// With `from_free`, compression covers expected + margin − free memory (what the kernel
-/// would otherwise reclaim during the launch, from every app); kills stay sized to `need`.
-/// With `ahead.kill_when_faster`, where killing beats compressing for what the launch lacks,
-/// the victims die first and compression covers only what their deaths leave.
 fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
     let budget_bytes = ahead.compress_budget_ms.unwrap_or(0) * ahead.compress_bytes_per_ms;
-    let from_free = ahead.launch_from_free;
     let margin = ctx.frac(0.02);
     let need = (expected + margin).saturating_sub(ctx.available());
-    let compress_need = if from_free { (expected + margin).saturating_sub(ctx.free()).max(need) } else { need };
-    if compress_need == 0 {
+    if need == 0 {
         ctx.quiet(ctx.reason(
             Step::BeforeLaunch,
             format!("launch of '{app}' ({}) fits in {} available", mib(expected), mib(ctx.available())),
         ));
-        return;
-    }
-    if let Some(kill) =
-        ahead.kill_when_faster.then(|| faster_than_compressing(ctx, app, need, ahead.compress_bytes_per_ms)).flatten()
-    {
-        let freed: u64 = kill.victims.iter().map(|c| c.freeable_bytes).sum();
-        ctx.reserve(kill.victims.iter().map(|c| c.pid));
-        let left = compress_need.saturating_sub(freed);
-        if left > 0 {
-            shrink::free_below(
-                ctx,
-                Step::BeforeLaunch,
-                Class::Cached,
-                left,
-                Some(budget_bytes),
-                &format!("before launching '{app}' ({}), beyond what the kill frees", mib(expected)),
-                None,
-            );
-        }
-        let r = ctx
-            .reason(Step::BeforeLaunch, format!("before launching '{app}' ({}): {} short; compressing it would take ~{:.0} ms of a CPU the launch needs, killing the least costly ~{:.0} ms expected: kill at once", mib(expected), mib(need), kill.wait_ms, kill.cost_ms))
-            .with("expected_bytes", expected as f64)
-            .with("compress_wait_ms", kill.wait_ms)
-            .with("expected_cost_ms", kill.cost_ms);
-        ctx.kill(kill.victims, need, Class::Cached, r);
         return;
     }
     let compressible = shrink::capacity(ctx, Class::Cached, Some(budget_bytes));
@@ -132,24 +101,10 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
     if let Some((v, _, _)) = &plan {
         ctx.reserve(v.iter().map(|c| c.pid));
     }
-    let left = compress_need.saturating_sub(killed);
+    let left = need.saturating_sub(killed);
     if left > 0 {
-        // A launch that fits in available memory (only `from_free` gets here with it): memory
-        // is not short yet, and the point is to spare the likely apps what the kernel's
-        // reclaim would take from them, so only the unlikely ones give.
-        let (why, spare_likely) = match need {
-            0 => (
-                format!(
-                    "before launching '{app}' ({}): fits in {} available but not in {} free",
-                    mib(expected),
-                    mib(ctx.available()),
-                    mib(ctx.free())
-                ),
-                Some(shrink::LIKELY_RETURN),
-            ),
-            _ => (format!("before launching '{app}' ({})", mib(expected)), None),
-        };
-        shrink::free_below(ctx, Step::BeforeLaunch, Class::Cached, left, Some(budget_bytes), &why, spare_likely);
+        let why = format!("before launching '{app}' ({})", mib(expected));
+        shrink::free_below(ctx, Step::BeforeLaunch, Class::Cached, left, Some(budget_bytes), &why, None);
     }
     if let Some((victims, min_class, held)) = plan {
         let r = ctx
@@ -158,29 +113,6 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
             .with("candidate_bytes", held as f64);
         ctx.kill(victims, rest, min_class, r);
     }
-}
-
-/// Cached apps to kill before a launch rather than compress for it (`ahead.kill_when_faster`).
-struct FasterKill<'a> {
-    victims: Vec<Candidate<'a>>,
-    /// What compressing `need` would take, ms of a CPU.
-    wait_ms: f64,
-    /// What the victims' deaths are expected to cost the user, ms.
-    cost_ms: f64,
-}
-
-/// The least costly cached apps (not `app`) whose deaths free `need` at once, where their
-/// expected cost to the user (`Candidate::expected_cost_ms`, summed) is under the time the
-/// kernel takes to compress `need` at `bytes_per_ms` (in the caller's context, on a CPU the
-/// launching app competes for on a small device); `None` otherwise, or where they cannot
-/// free it all (compression is then needed anyway, and the plain path weighs it).
-fn faster_than_compressing<'a>(ctx: &Ctx<'a>, app: &str, need: u64, bytes_per_ms: u64) -> Option<FasterKill<'a>> {
-    let wait_ms = need as f64 / bytes_per_ms.max(1) as f64;
-    let cands: Vec<_> = ctx.candidates(Class::Cached).into_iter().filter(|c| c.app != app).collect();
-    let victims = ctx.select(&cands, need);
-    let freed: u64 = victims.iter().map(|c| c.freeable_bytes).sum();
-    let cost_ms: f64 = victims.iter().map(Candidate::expected_cost_ms).sum();
-    (!victims.is_empty() && freed >= need && cost_ms < wait_ms).then_some(FasterKill { victims, wait_ms, cost_ms })
 }
 
 /// Victims for what compression cannot cover before a launch: cached apps if they hold

@@ -36,10 +36,6 @@ const RETURN_HALF_MS: f64 = 120_000.0;
 /// the whole of the wait (see `Ctx::return_weight`).
 pub const INSTANT_RETURN_MS: f64 = 16.0;
 
-/// An app at least this popular ([`Ctx::popularity`]: brought to the front at least half as
-/// often as the most visited app running) is one of the user's favourites.
-pub const FAVOURITE_POPULARITY: f64 = 0.5;
-
 /// The compression ratio of a snapshot's zram swap (orig / compr), or the default before it
 /// has data: what the engine assumes a compressed page saves.
 pub fn zram_ratio(snapshot: &crate::Snapshot) -> f64 {
@@ -74,32 +70,13 @@ pub struct Ctx<'a> {
     cold_bytes: u64,
     /// Why nothing was done, if nothing is.
     quiet: Option<Reason>,
-    /// The most times any running app came to the front: popularity's scale in
-    /// [`Ctx::popularity`], counted once a decision (per app it made a decision over 500 apps
-    /// quadratic: 7 ms instead of 80 µs), and only where the preset weighs popularity or has
-    /// the rarely visited pay for the whole read-back (`detection.whole_paid_by_rare`).
-    most_fronts: u64,
     /// The quickest return of the running apps, the scale of [`Ctx::return_weight`]: counted
-    /// once a decision, as `most_fronts` is, and only where the preset weighs return times.
+    /// once a decision, and only where the preset weighs return times.
     quickest_return_ms: Option<f64>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a mut State) -> Ctx<'a> {
-        let paid_by_rare =
-            matches!(&preset.detection, crate::engine::preset::Detection::Bands(b) if b.whole_paid_by_rare);
-        let most_fronts = if preset.kill.return_by_popularity || paid_by_rare {
-            input
-                .apps
-                .iter()
-                .filter(|x| x.actionable())
-                .filter_map(|x| state.stats.get(&x.name))
-                .map(|s| s.fronts)
-                .max()
-                .unwrap_or(0)
-        } else {
-            0
-        };
         let weighs_returns = preset.compaction.as_ref().is_some_and(|c| c.slow_returns_give_first);
         let quickest_return_ms = if weighs_returns {
             input
@@ -122,7 +99,6 @@ impl<'a> Ctx<'a> {
             moved_bytes: 0,
             cold_bytes: 0,
             quiet: None,
-            most_fronts,
             quickest_return_ms,
         }
     }
@@ -319,32 +295,19 @@ impl<'a> Ctx<'a> {
         self.state.switches - self.state.last_front_switch.get(&pid).copied().unwrap_or(0)
     }
 
-    /// How likely a return to `a` is soon: half recency (halved after two minutes away, the
-    /// length of a usage session: LSApp's median is 1 min 46 s), half popularity (how often
-    /// it came to the front, against the most popular app running; 1 for every app unless
-    /// the preset weighs it, `kill.return_by_popularity`).
-    ///
-    /// With `kill.return_by_sessions`, once a screen-off has divided use into sessions: half
+    /// How likely a return to `a` is soon: halved after two minutes away (the length of a
+    /// usage session: LSApp's median is 1 min 46 s), never below a half. With
+    /// `kill.return_by_sessions`, once a screen-off has divided use into sessions: half
     /// whether the app was in front in the session in progress, half the share of sessions it
-    /// was in front in. Between sessions (the screen off), with `kill.next_session_learned`,
-    /// the first half is the app's chance of being in the next session, learned from how the
-    /// sessions seen followed each other: the session in progress is then the one that
-    /// ended, and its apps are only as likely to open the next as the user has made them.
+    /// was in front in.
     pub fn p_return(&self, a: &App) -> f64 {
         let stats = &self.state.stats;
         if self.preset.kill.return_by_sessions && stats.sessions >= 2 {
-            let coming = if !self.state.screen_on && self.preset.kill.next_session_learned {
-                stats.next_session_chance(&a.name)
-            } else if stats.in_this_session(&a.name) {
-                1.0
-            } else {
-                0.0
-            };
+            let coming = if stats.in_this_session(&a.name) { 1.0 } else { 0.0 };
             return (0.5 * coming + 0.5 * stats.session_share(&a.name)).clamp(0.02, 1.0);
         }
-        let away_ms = self.away_ms(a);
-        let recency = 1.0 / (1.0 + away_ms as f64 / RETURN_HALF_MS);
-        (0.5 * recency + 0.5 * self.popularity(a)).clamp(0.02, 1.0)
+        let recency = 1.0 / (1.0 + self.away_ms(a) as f64 / RETURN_HALF_MS);
+        (0.5 * recency + 0.5).clamp(0.02, 1.0)
     }
 
     /// What a squeeze of `a` is weighed at (`Compaction::slow_returns_give_first`): its chance
@@ -363,22 +326,6 @@ impl<'a> Ctx<'a> {
             Some(ms) => p * (quickest.max(INSTANT_RETURN_MS) / ms.max(1.0)).min(1.0),
             None => p,
         }
-    }
-
-    /// How often `a` came to the front, against the most popular app running (1 for it); 1
-    /// for every app unless the preset weighs popularity (`kill.return_by_popularity`).
-    pub fn popularity(&self, a: &App) -> f64 {
-        if !self.preset.kill.return_by_popularity {
-            return 1.0;
-        }
-        self.front_share(a)
-    }
-
-    /// How often `a` came to the front, against the most popular app running (1 for it),
-    /// where the preset counts it (`most_fronts`); whether or not it weighs popularity.
-    pub fn front_share(&self, a: &App) -> f64 {
-        let fronts = self.state.stats.get(&a.name).map_or(0, |s| s.fronts);
-        (fronts + 1) as f64 / (self.most_fronts + 1) as f64
     }
 
     /// The victims of a batch that free `target` bytes, as the preset chooses: the least
@@ -561,7 +508,6 @@ pub fn run(ctx: &mut Ctx) {
     prepare_idle::run(ctx);
     home::run(ctx);
     before_launch::run(ctx);
-    kill::churn(ctx);
     under_pressure::run(ctx);
     adaptive_swap::run(ctx);
     ams::run(ctx);

@@ -134,10 +134,6 @@ fn idle_work(ctx: &mut Ctx) {
     {
         home::phase1(ctx, Step::PrepareIdle);
     }
-    if ctx.preset.refill_idle {
-        let floor = likely_launch(ctx).headroom;
-        super::prefetch::likely_at_idle(ctx, floor);
-    }
     if super::adaptive_swap::idle_file_removable(ctx) {
         let r = ctx.reason(
             Step::PrepareIdle,
@@ -170,9 +166,7 @@ fn headroom_for_likely_launches(ctx: &mut Ctx) {
         return;
     }
     let why = format!("idle: make room for the next likely launch ({}, {})", next.what, mib(next.peak));
-    let every_app = ctx.preset.ahead.as_ref().is_some_and(|a| a.unseen_from_every_app);
-    let spare_likely = (next.unseen && !every_app).then_some(super::shrink::LIKELY_RETURN);
-    super::shrink::free_below(ctx, Step::PrepareIdle, min_class, need, None, &why, spare_likely);
+    super::shrink::free_below(ctx, Step::PrepareIdle, min_class, need, None, &why, None);
 }
 
 /// The launch the idle step prepares for.
@@ -183,13 +177,9 @@ pub struct LikelyLaunch {
     pub what: String,
     /// The launch's peak: learned, or the median of the apps seen for an app not seen yet.
     pub peak: u64,
-    /// An app not seen yet (`ahead.unseen_launch_chance`), sized by the apps seen.
-    pub unseen: bool,
 }
 
-/// The most popular app not running. When every app seen is running, and the preset expects
-/// new apps (`ahead.unseen_launch_chance`) while the history says they are still likely, an
-/// app not seen yet, of the median peak of the apps seen.
+/// The most popular app not running.
 pub fn likely_launch(ctx: &Ctx) -> LikelyLaunch {
     let ahead = ctx.preset.ahead.as_ref();
     let threshold = ahead.map_or(0, |a| ctx.frac(a.threshold_frac));
@@ -201,30 +191,10 @@ pub fn likely_launch(ctx: &Ctx) -> LikelyLaunch {
         .filter(|(n, s)| !running.contains(&n.as_str()) && s.fronts > 0)
         .max_by_key(|(_, s)| (s.fronts, s.touched));
     if let Some((name, s)) = next {
-        return LikelyLaunch {
-            headroom: threshold + s.peak_bytes,
-            what: format!("'{name}'"),
-            peak: s.peak_bytes,
-            unseen: false,
-        };
+        return LikelyLaunch { headroom: threshold + s.peak_bytes, what: format!("'{name}'"), peak: s.peak_bytes };
     }
-    let unseen = ahead
-        .and_then(|a| a.unseen_launch_chance)
-        .zip(stats.unseen_chance())
-        .filter(|&(floor, chance)| chance >= floor);
-    match (unseen, stats.median_front_peak()) {
-        (Some((_, chance)), Some(peak)) => LikelyLaunch {
-            headroom: threshold + peak,
-            what: format!("an app not seen yet, {:.0} % likely, of the median peak", chance * 100.0),
-            peak,
-            unseen: true,
-        },
-        _ => {
-            let what =
-                if stats.apps.values().any(|s| s.fronts > 0) { "every app seen is running" } else { "no app seen yet" };
-            LikelyLaunch { headroom: threshold, what: what.to_string(), peak: 0, unseen: false }
-        }
-    }
+    let what = if stats.apps.values().any(|s| s.fronts > 0) { "every app seen is running" } else { "no app seen yet" };
+    LikelyLaunch { headroom: threshold, what: what.to_string(), peak: 0 }
 }
 
 /// Whole cached apps into zram, emptiest/oldest first, as far as swap room allows.

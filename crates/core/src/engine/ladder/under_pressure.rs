@@ -1,8 +1,8 @@
 //! Step 4, under pressure: compress background apps in small steps. The thesis takes 32
 //! pages of an empty app a step under "slight shortage"; SWAM takes unshared shared-object
-//! pages first (OOM cleaner); memorch sizes each app's step by refault feedback and PSI,
-//! orders apps so those whose pages come back soon go last, and takes background anon
-//! before anything of the foreground (refault study, idea 2).
+//! pages first (OOM cleaner); memorch frees what is short in proportion, from the apps least
+//! likely to be wanted soon first, and takes background anon before anything of the
+//! foreground (refault study, idea 2).
 
 use super::{mib, shrink, CompactScope, Ctx, Step};
 use crate::engine::margins::Margins;
@@ -34,11 +34,9 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
             let low = ctx.frac(b.low_available_frac);
             if ctx.available() < low {
                 Some(format!("available {} below the low band {}", mib(ctx.available()), mib(low)))
-            } else if !b.stall_near_band {
-                None
             } else if ctx.available() < 2 * low
                 && ctx.psi_some_avg10() > b.psi_some_target_pct
-                && (!b.stall_near_ongoing || ctx.stall_goes_on(b.psi_some_target_pct))
+                && ctx.stall_goes_on(b.psi_some_target_pct)
             {
                 Some(format!(
                     "PSI some {:.1} % over the {:.1} % target with available {} near the low band",
@@ -61,14 +59,6 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
 /// (issue 11: a margin grown to 12 % of the domain moved 360 MiB for a 17 MiB gap).
 pub const PRESSURE_MARGIN_FRAC: f64 = 0.02;
 
-/// Available memory at the low band and the pressure step's margin above it, in bytes:
-/// where a step that takes memory for apps likely to be wanted stops when the apps in the
-/// background are not to pay for it, so that what it takes does not bring the pressure step
-/// in at once to give it back.
-pub fn low_floor(ctx: &Ctx) -> u64 {
-    Margins::of(ctx.preset, ctx.total()).moderate_bytes + ctx.frac(PRESSURE_MARGIN_FRAC)
-}
-
 /// Available memory at the critical band and the pressure step's margin above it, in bytes:
 /// the least that the steps taking memory on purpose (the whole read-back of the app in
 /// front, a storage file's removal) leave, short of the kill band.
@@ -85,10 +75,6 @@ pub fn run(ctx: &mut Ctx) {
         return;
     }
     if let Detection::Bands(b) = &ctx.preset.detection {
-        if let Some(app) = launch_going_first(ctx, b.critical_available_frac) {
-            ctx.quiet(ctx.reason(Step::UnderPressure, format!("{why}, but '{app}' is launching with its room secured and available memory above the critical band: the rest waits for it to finish")));
-            return;
-        }
         return in_proportion(ctx, b.low_available_frac, min_class, &why);
     }
     if let (Detection::Psi(l), true) = (&ctx.preset.detection, c.shared_objects_first) {
@@ -102,16 +88,9 @@ pub fn run(ctx: &mut Ctx) {
         })
         .map(|a| (a, ctx.state.stats.get(&a.name).and_then(|s| s.refault_ratio).unwrap_or(0.0)))
         .collect();
-    apps.sort_by(|(a, ra), (b, rb)| {
+    apps.sort_by(|(a, _), (b, _)| {
         b.class
             .cmp(&a.class)
-            .then_with(|| {
-                if c.feedback {
-                    ra.partial_cmp(rb).unwrap_or(std::cmp::Ordering::Equal)
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            })
             .then_with(|| {
                 // Least recently in front first; process age where nothing was said.
                 let last = |x: &App| ctx.state.last_front_ms.get(&x.pid).copied();
@@ -137,26 +116,13 @@ pub fn run(ctx: &mut Ctx) {
             ctx.compact(a, CompactScope::SharedObjects, None, r);
             continue;
         }
-        let step = if c.feedback {
-            let base = *ctx.state.step_pages.get(&a.name).unwrap_or(&c.step_pages);
-            ((base as f64 * ctx.state.aggression) as u64).clamp(c.min_step_pages, c.max_step_pages)
-        } else {
-            c.step_pages
-        };
+        let step = c.step_pages;
         let r = ctx
             .reason(Step::UnderPressure, format!("{why}: compress {step} pages of {} app '{}'", a.class, a.name))
             .with("step_pages", step as f64)
             .with("refault_ratio", refault);
         ctx.compact(a, CompactScope::Anon, Some(step), r);
     }
-}
-
-/// The app whose launch is in flight, where the preset lets it go first
-/// (`ahead.launch_first`) and available memory is above the critical band.
-fn launch_going_first(ctx: &Ctx, critical_frac: f64) -> Option<String> {
-    let first = ctx.preset.ahead.as_ref().is_some_and(|a| a.launch_first);
-    let (app, _) = ctx.state.launch_in_flight.as_ref().filter(|_| first)?;
-    (ctx.available() >= ctx.frac(critical_frac)).then(|| app.clone())
 }
 
 /// SWAM's OOM cleaner: the resident shared-object pages only one app maps, of at most `max`
@@ -205,42 +171,11 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     let margin = ctx.frac(PRESSURE_MARGIN_FRAC * ctx.state.aggression.min(1.0));
     let target = ctx.frac(low_frac) + margin;
     let short = target.saturating_sub(ctx.available()).max(margin / 2);
-    if c.kernel_chooses {
-        // What is compressed still takes zram's share of it.
-        let bytes = ctx.moved_to_save(short);
-        let r = ctx
-            .reason(
-                Step::UnderPressure,
-                format!(
-                    "{why}: {} short: reclaim {} from the whole domain, the kernel's LRU choosing the pages",
-                    mib(short),
-                    mib(bytes)
-                ),
-            )
-            .with("need_bytes", short as f64);
-        return ctx.push(super::ActionKind::Reclaim { bytes }, r, bytes);
-    }
-    // A stall with memory above the band is no shortage yet: with `stall_near_spares_likely`,
-    // the apps likely to be wanted soon give nothing to it (issue 11: on realapps 20 small
-    // squeezes of the most visited JVM on such stalls made most of its returns warm).
-    // With `low_band_spares_likely`, neither is a dip below the band that stays above the
-    // floor of the whole read-back.
-    let spare = match &ctx.preset.detection {
-        Detection::Bands(b) if b.low_band_spares_likely => ctx.available() >= super::prefetch::whole_floor(ctx, b),
-        Detection::Bands(b) => b.stall_near_spares_likely && ctx.available() >= ctx.frac(low_frac),
-        _ => false,
-    };
-    // With `whole_paid_by_rare`, while the app in front is read back whole (under the band
-    // only as far as the rarely visited apps pay), only they give above its floor.
-    let rare_pay = match &ctx.preset.detection {
-        Detection::Bands(b) => {
-            super::prefetch::whole_paid_now(ctx) && ctx.available() >= super::prefetch::whole_floor(ctx, b)
-        }
-        _ => false,
-    };
+    // A stall with memory above the band is no shortage yet: the apps likely to be wanted
+    // soon give nothing to it (issue 11: on realapps 20 small squeezes of the most visited
+    // JVM on such stalls made most of its returns warm).
+    let spare = ctx.available() >= ctx.frac(low_frac);
     let max_p_return = spare.then_some(shrink::LIKELY_RETURN);
-    let payer = |c: &Ctx, a: &App| {
-        (!rare_pay || super::prefetch::is_rare(c, a)) && max_p_return.is_none_or(|m| c.return_weight(a) < m)
-    };
+    let payer = |c: &Ctx, a: &App| max_p_return.is_none_or(|m| c.return_weight(a) < m);
     shrink::free_from(ctx, Step::UnderPressure, min_class, short, None, why, &payer);
 }
