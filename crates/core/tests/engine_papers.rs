@@ -890,7 +890,7 @@ fn an_app_whose_returns_are_slow_anyway_gives_before_a_quick_one() {
     );
 }
 
-/// `compaction.max_share`: one decision takes at most that share of an app's anonymous
+/// `shrink::MAX_SHARE`: one decision takes at most that share of an app's anonymous
 /// memory (0.8 as shipped), whatever is short; the rest of the shortfall falls on the next app.
 #[test]
 fn one_decision_takes_at_most_the_share_of_an_app() {
@@ -916,7 +916,7 @@ fn one_decision_takes_at_most_the_share_of_an_app() {
             .collect()
     };
     let kib = |v: &[u64]| v.iter().map(|b| b / 1024).collect::<Vec<_>>();
-    for (spec, share) in [("memorch", 0.8), ("memorch:compaction.max_share=0.5", 0.5)] {
+    for (spec, share) in [("memorch", 0.8)] {
         let t = taken(spec);
         let most = (60.0 * share * MIB as f64) as u64;
         assert!(t.iter().all(|b| *b <= most), "{spec}: at most {share} of each app: {:?} KiB", kib(&t));

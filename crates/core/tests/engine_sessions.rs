@@ -81,7 +81,7 @@ fn to_storage(actions: &[Action]) -> Vec<u32> {
 }
 
 /// A file made for an unlikely app's squeeze, above zram in priority, is removed once it holds
-/// under `swap.cold_drop_below` of its size (an eighth as shipped: its app came back or went):
+/// under an eighth of its size (its app came back or went):
 /// its room would take the next pages swapped out ahead of zram. One still holding more stays,
 /// and so does a storage file below zram however empty it is (the ISOP eraser's, at idle).
 /// Removing it reads what it holds back in, so a higher share removes it only where that fits
@@ -121,22 +121,23 @@ fn a_drained_storage_file_above_zram_is_removed() {
     let below = decide(&mut engine("memorch"), 0, &with_file(0, 10), &apps, &[]);
     assert!(drops(&below).is_empty(), "below zram: not this rule's: {below:?}");
 
-    // At three quarters, 40 of 64 MiB goes while 700 MiB are available; the file holding
-    // less of two goes first.
-    let early = "memorch:swap.cold_drop_below=0.75";
-    let two = with_files(600, &[("/swap/memorch-swap-3.swap", 40, 101), ("/swap/memorch-swap-4.swap", 30, 101)]);
-    let gone = decide(&mut engine(early), 0, &two, &apps, &[]);
+    // Of two drained files, the one holding less goes first.
+    let two = with_files(600, &[("/swap/memorch-swap-3.swap", 6, 101), ("/swap/memorch-swap-4.swap", 4, 101)]);
+    let gone = decide(&mut engine("memorch"), 0, &two, &apps, &[]);
     assert_eq!(drops(&gone), vec!["/swap/memorch-swap-4.swap"], "{gone:?}");
-    let full = decide(&mut engine(early), 0, &with_file(50, 101), &apps, &[]);
-    assert!(drops(&full).is_empty(), "50 of 64 MiB is over three quarters: it stays: {full:?}");
-    // 100 MiB available leaves 28 above the critical band and its margin (7 % of 1024): 40
-    // MiB read back would not fit, 20 would. (The foreground alone: a squeeze of a cached app
-    // in the same decision would count as available what it frees.)
+    // What it holds is read back: only where that fits above the critical band and its
+    // margin (72 MiB of 1024). (The foreground alone: a squeeze of a cached app in the same
+    // decision would count as available what it frees.)
     let apps = &apps[1..];
-    let short = decide(&mut engine(early), 0, &with_files(0, &[("/swap/memorch-swap-3.swap", 40, 101)]), apps, &[]);
-    assert!(drops(&short).is_empty(), "40 MiB to read back with 28 to spare: it stays: {short:?}");
-    let fits = decide(&mut engine(early), 0, &with_files(0, &[("/swap/memorch-swap-3.swap", 20, 101)]), apps, &[]);
-    assert_eq!(drops(&fits), vec!["/swap/memorch-swap-3.swap"], "20 MiB with 28 to spare: removed: {fits:?}");
+    let available = |mb: u64| {
+        let mut s = with_files(0, &[("/swap/memorch-swap-3.swap", 6, 101)]);
+        s.memory.available_bytes = mb * MIB;
+        s
+    };
+    let short = decide(&mut engine("memorch"), 0, &available(75), apps, &[]);
+    assert!(drops(&short).is_empty(), "6 MiB to read back with 3 to spare: it stays: {short:?}");
+    let fits = decide(&mut engine("memorch"), 0, &available(100), apps, &[]);
+    assert_eq!(drops(&fits), vec!["/swap/memorch-swap-3.swap"], "6 MiB with 28 to spare: removed: {fits:?}");
 }
 
 /// A return counts toward the app's popularity (`fronts`) by what the events said before,
@@ -200,9 +201,6 @@ fn an_unlikely_apps_squeeze_goes_to_storage_of_its_own_once_zram_is_half_full() 
     let roomy = under_pressure(cold, true, &short_with_zram(20));
     assert_eq!(squeezes(&roomy).first(), Some(&10), "{roomy:?}");
     assert!(to_storage(&roomy).is_empty(), "zram a fifth full: where the kernel puts it: {roomy:?}");
-    // How full zram must be is the preset's (`swap.cold_at_zram_used`, half as shipped).
-    let early = under_pressure(&format!("{cold},swap.cold_at_zram_used=0.1"), true, &short_with_zram(20));
-    assert_eq!(to_storage(&early), vec![10], "zram a fifth full, the threshold a tenth: maps to storage: {early:?}");
     let off = under_pressure("memorch:sessions=on,swap.cold_to_storage_below=null", true, &short_with_zram(60));
     assert!(to_storage(&off).is_empty(), "off: where the kernel puts it: {off:?}");
     // Likely apps never: with the threshold under maps' chance, nothing goes.

@@ -110,7 +110,7 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     state.in_front.retain(|pid| {
         brought.contains(pid) || input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible)
     });
-    watch_refaults(state, preset, input);
+    watch_refaults(state, input);
     if let Some(psi) = input.snapshot.psi.get() {
         state.note_stall(input.now_ms, psi.some.total_us);
     }
@@ -142,13 +142,14 @@ pub fn observe_deaths(state: &mut State, events: &[Event]) {
     }
 }
 
+/// A compaction whose pages come back above this share within the window was of pages the
+/// app still used (the refault study, paper 003: re-faults of 20-37 % are the cost to avoid).
+const REFAULT_TARGET: f64 = 0.2;
+
 /// Pages of a compacted app that come back (its swap falls) within the window: the app's
 /// refault ratio (stats.rs), which `ctx explain` and the reasons show.
-fn watch_refaults(state: &mut State, preset: &Preset, input: &Input) {
-    let target = match &preset.detection {
-        Detection::Bands(b) => b.refault_target,
-        _ => 0.2,
-    };
+fn watch_refaults(state: &mut State, input: &Input) {
+    let target = REFAULT_TARGET;
     let mut done = Vec::new();
     for (pid, c) in state.compacted.iter_mut() {
         let Some(app) = input.apps.iter().find(|a| a.pid == *pid) else {

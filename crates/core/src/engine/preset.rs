@@ -128,8 +128,6 @@ pub struct Bands {
     pub psi_some_target_pct: f64,
     /// PSI full avg10 (%) that means kill now.
     pub psi_full_kill_pct: f64,
-    /// Pages that come back within the refault window above this share shrink the step.
-    pub refault_target: f64,
 }
 
 fn yes() -> bool {
@@ -141,8 +139,6 @@ fn yes() -> bool {
 pub struct Compaction {
     /// At idle (screen off), compress whole apps of at least this class; `None` = never.
     pub idle_min_class: Option<Class>,
-    /// What idle compaction takes (anon; or all = anon and file).
-    pub idle_scope: super::model::CompactScope,
     /// Under pressure, compress apps of at least this class in small steps; `None` = never.
     pub pressure_min_class: Option<Class>,
     /// Pages a step (thesis §3.3: 32).
@@ -159,22 +155,11 @@ pub struct Compaction {
     pub recompact_after_ms: u64,
     /// Apps compacted in one decision.
     pub max_apps_per_decision: usize,
-    /// The most of an app's resident anonymous memory one decision takes (the rest is what
-    /// its next return most likely needs): memorch's squeezes in proportion
-    /// ([`MAX_SHARE`] unless a variant says otherwise, `memorch:compaction.max_share=0.5`).
-    ///
-    /// [`MAX_SHARE`]: super::ladder::shrink::MAX_SHARE
-    #[serde(default = "default_max_share")]
-    pub max_share: f64,
     /// Squeezes weigh an app's chance of a return soon by how quick its returns are
     /// (`Ctx::return_weight`): a read-back adds about as much to any return, and to one that
     /// takes a frame it is the whole wait, to one that takes 50 ms a fraction of it.
     #[serde(default)]
     pub slow_returns_give_first: bool,
-}
-
-fn default_max_share() -> f64 {
-    super::ladder::shrink::MAX_SHARE
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -208,12 +193,8 @@ pub struct SwapPolicy {
     pub zram_algorithm: String,
     /// Storage swap files on demand (SWAM adaptive swap, slow path).
     pub swap_files: bool,
-    /// Add a file when zram is this full (share of its disksize)…
-    pub grow_at_zram_used_frac: f64,
     /// …or when it compresses worse than this.
     pub grow_below_ratio: f64,
-    /// Each file's size as a share of the domain's memory.
-    pub file_frac: f64,
     pub max_files: u32,
     /// Not again within this time.
     pub grow_interval_ms: u64,
@@ -250,17 +231,6 @@ pub struct SwapPolicy {
     /// squeeze goes where the kernel puts it (zram first).
     #[serde(default)]
     pub cold_to_storage_below: Option<f64>,
-    /// How full zram must be (a share of its disksize) before `cold_to_storage_below` sends
-    /// an unlikely app's squeeze to storage ([`COLD_AT_ZRAM_USED_FRAC`] as presets ship).
-    #[serde(default = "default_cold_at_zram_used")]
-    pub cold_at_zram_used: f64,
-    /// A file made for an unlikely app's squeeze is removed once it holds less than this
-    /// share of its size (its app came back, or went), and only while what it still holds
-    /// fits in available memory above the critical band (removing it reads that back in):
-    /// above zram in priority, its free room takes any page swapped out next, any app's,
-    /// ahead of zram ([`COLD_DROP_BELOW_FRAC`] as presets ship).
-    #[serde(default = "default_cold_drop_below")]
-    pub cold_drop_below: f64,
     /// While a launch is in flight (from its intent until it is reported launched), every
     /// squeeze goes to a storage swap file of its own as an unlikely app's does, whatever the
     /// app's chance of a return and zram's fill (where `cold_to_storage_below` is set and a
@@ -269,24 +239,6 @@ pub struct SwapPolicy {
     /// the launch's room is made sooner, paid for by slower reads at those apps' returns.
     #[serde(default)]
     pub launch_to_storage: bool,
-}
-
-/// How full zram must be before an unlikely app's squeeze goes to storage of its own
-/// (`SwapPolicy::cold_at_zram_used` as presets ship): with zram half empty, every page it
-/// takes is still read back faster than from storage, and there is room for the likely apps
-/// too.
-pub const COLD_AT_ZRAM_USED_FRAC: f64 = 0.5;
-
-fn default_cold_at_zram_used() -> f64 {
-    COLD_AT_ZRAM_USED_FRAC
-}
-
-/// The share of its size a file of an unlikely app's squeeze holds when it is removed
-/// (`SwapPolicy::cold_drop_below` as presets ship): an eighth, little to read back in.
-pub const COLD_DROP_BELOW_FRAC: f64 = 0.125;
-
-fn default_cold_drop_below() -> f64 {
-    COLD_DROP_BELOW_FRAC
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -321,8 +273,6 @@ pub struct Ahead {
     pub launch: bool,
     /// The LMK threshold tLmk as a share of the domain (MOS: 120 MB of 2 GB).
     pub threshold_frac: f64,
-    /// Page cache kept when reclaiming it (tPageCache), as a share of the domain.
-    pub page_cache_floor_frac: f64,
     /// Phase 1 reclaims in steps that double while the need remains (MOS Alg. 1 line 15).
     pub doubling_start_pages: Option<u64>,
     /// Phase 1 may kill cached apps for what page cache cannot give (MOS); memorch
@@ -330,8 +280,6 @@ pub struct Ahead {
     pub home_kills: bool,
     /// Compress before killing ahead of a launch, within this time budget (memorch).
     pub compress_budget_ms: Option<u64>,
-    /// Assumed compaction speed for that budget (measured: ~350 MB/s a core).
-    pub compress_bytes_per_ms: u64,
     /// The launcher waits for what is secured before a launch (MOS: phase 2 kills before the
     /// app starts). False: the daemon answers a launch at once and secures the room right
     /// after, while the app starts.
@@ -403,9 +351,7 @@ fn no_swap() -> SwapPolicy {
         zram_pct: None,
         zram_algorithm: "lzo-rle".into(),
         swap_files: false,
-        grow_at_zram_used_frac: 0.8,
         grow_below_ratio: 1.5,
-        file_frac: 0.125,
         max_files: 0,
         grow_interval_ms: 30_000,
         storage_pct: None,
@@ -414,8 +360,6 @@ fn no_swap() -> SwapPolicy {
         grow_to_need: false,
         read_back_ahead: false,
         cold_to_storage_below: None,
-        cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
-        cold_drop_below: COLD_DROP_BELOW_FRAC,
         launch_to_storage: false,
     }
 }
@@ -427,7 +371,6 @@ fn zram(pct: f64, alg: &str) -> SwapPolicy {
 fn thesis_compaction() -> Compaction {
     Compaction {
         idle_min_class: Some(Class::Empty),
-        idle_scope: super::model::CompactScope::Anon,
         pressure_min_class: Some(Class::Empty),
         step_pages: 32,
         min_step_pages: 32,
@@ -436,7 +379,6 @@ fn thesis_compaction() -> Compaction {
         min_anon_bytes: 0,
         recompact_after_ms: 0,
         max_apps_per_decision: 1,
-        max_share: default_max_share(),
         slow_returns_give_first: false,
     }
 }
@@ -502,7 +444,6 @@ impl Preset {
             _ if k.starts_with("detection.kill_timeout_ms") => "lmkd kill timeout 100 ms: one kill, then wait for it to die",
             _ if k.starts_with("detection.critical_available_frac") => "ChromeOS resourced critical margin 5.2 % (anchors.md)",
             _ if k.starts_with("detection.psi_some_target_pct") => "Senpai/TMO: aim for a small bounded pressure (anchors.md)",
-            _ if k.starts_with("detection.refault_target") => "refault study (paper 003): re-fault 20–37 % is the cost to avoid",
             _ if k.starts_with("detection.") => "memorch (DESIGN.md §4): bands chosen here, documented in docs/presets.md",
             "thesis" if k.starts_with("compaction.") => "thesis §3.3: empty apps first, whole at idle, 32 pages a step under slight shortage",
             "memorch" if k == "ksm.min_saving_frac" => "issue 11: KSM must pay for ksmd's CPU, every three passes of ksmd over the apps: on realapps with every app opted in (--ksm; real programs' data is their own) it stopped after 1-4 MiB merged, ksmd 0.75 s a run against 11.6 s; on thesis-ksm the same 168 MiB merged for 4.4-5.1 s of ksmd against 15-17 s (docs/results.md); null runs it whenever the apps qualify, as the thesis does",
@@ -513,7 +454,6 @@ impl Preset {
             "mos" | "memorch" if k.starts_with("ahead.threshold_frac") => "MOS §IV: LMK threshold 120 MB on a 2 GB Nexus 5",
             "mos" if k.starts_with("ahead.") => "MOS §IV Algorithm 1: phase 1 at home (page cache, then app cache), phase 2 before launch, reclaim count doubling",
             "memorch" if k == "compaction.shared_objects_first" => "SWAM's OOM cleaner (SWAM §4): the code pages only one app maps go first; off: on realapps the same kills and p95, less stall and fewer file refaults without it, on swam40 fewer kills (docs/results.md); memorch:so_first=on turns it on",
-            "memorch" if k == "compaction.max_share" => "issue 11: most of one app before the next, so few returns are warm; 0.5 and 0.35 made warm returns no cheaper on realapps (docs/results.md)",
             "memorch" if k == "compaction.slow_returns_give_first" => "issue 11: a read-back adds about as much to any return (realapps: 15-300 ms), the whole wait of a return answered within a frame and a fraction of one that takes 50 ms; Android's activity manager reports each warm start's time; on: on realapps (twelve paired runs, seeds 3-8) p50 shorter in ten, by 4 % (geometric mean), p95 (first launches) longer in nine, by 7 %, the whole wait the same; on swam40 (three paired runs) p50 shorter in two, p95 and kills the same (docs/results.md); memorch:compaction.slow_returns_give_first=false is the preset before",
             "memorch" if k.starts_with("compaction.") => "DESIGN.md §4 step 4; CachedAppOptimizer throttles (anchors.md); amounts in proportion to the shortfall (docs/presets.md)",
             "memorch" if k.starts_with("freeze_after_ms") => "Android's cached-app freezer (CachedAppOptimizer, 10 s debounce; anchors.md \"Newer\"); off: on realapps it made returns slower (p50 13.8 against 8.6 ms, docs/results.md); memorch:freeze=on turns it on",
@@ -534,8 +474,6 @@ impl Preset {
             "memorch" if k.starts_with("ahead.") => "DESIGN.md §4 steps 2–3 (MOS, compress first); speed from docs/performance.md",
             "memorch" if k == "swap.cold_to_storage_below" => "issue 11: memorch's warm returns on realapps cost three times the peers' a page because a third to a half came from storage swap, and those were the likely apps' pages: zram filled with the first squeezes, of the unlikely apps (docs/results.md); a storage file above zram in priority, made for one unlikely app's squeeze, sends its pages past zram (the kernel has no zram writeback here), and a squeeze to storage frees all it moves, so fewer apps give; 0.25 (not used in the session in progress, in under half the sessions): on realapps, six paired runs over seeds 3-8, p50 shorter in all six (seeds 3-5: 6.09 against 6.51 ms; 6-8: 15.2 against 18.3), p95 in four, stall lower, half the squeezes, no kills either way; 0.1 was between the two, 0.5 longer on all of seeds 3-5 (docs/results.md); memorch:swap.cold_to_storage_below=null turns it off",
             "memorch" if k == "swap.launch_to_storage" => "issue 11: a first launch under pressure ran while its room was compressed into zram beside it (realapps: 'chat', 97 MiB short, 131 MiB squeezed at ~22 µs a page while it started, 1294 ms against ~400 with room); a squeeze to storage moved ~6-13 µs a page in the same run and frees all it moves, so fewer apps give; on: on realapps, twelve paired runs over seeds 3-14, p50 shorter in nine (0.80x, geometric mean), hot returns more in ten, p95 shorter in five and the wait in four (1.00x and 1.01x), the warm returns slower a page (more of them from storage), the daemon's CPU lower in ten; swam40: 0 kills against 4, 36.0 apps alive against 33.6 (docs/results.md); memorch:swap.launch_to_storage=false is the preset before",
-            "memorch" if k == "swap.cold_drop_below" => "issue 11: a file made for an unlikely app's squeeze sits above zram in priority, and once its own pages come back its free room takes any app's next pages swapped out, ahead of zram: on realapps' seed 4 such files took 277 MiB so; an eighth, little to read back in: three quarters, six paired runs over seeds 3-8, p50 longer in four, p95 shorter in four, a third more CPU, each swapoff blocking the daemon ~0.45 s (docs/results.md)",
-            "memorch" if k == "swap.cold_at_zram_used" => "issue 11: with zram half empty, every page it takes is still read back faster than from storage, and there is room for the likely apps too; a quarter: on realapps (seeds 3-8, six paired runs) p50 longer in four pairs, p95 shorter in four, less stall; the cap of twelve files was reached in every run either way (docs/results.md)",
             "memorch" if k == "swap.grow_to_need" || k == "swap.max_files" => "issue 11: a launch killed an app for 80 MiB with zram 63 % full (SWAM adds one file, once zram is 80 % full), and four files were full before launches that then killed; a file sized to what a launch needs, up to eight files' worth: on realapps' seeds 6-8 no kill in three runs against 2, 3 and 2 (docs/results.md); memorch:swap.grow_to_need=off, memorch:swap.max_files=4 as SWAM",
             "memorch" if k.starts_with("swap.") => "Tizen: zram half of RAM, lz4; SWAM adaptive swap for files, every 5 s while zram is full (SWAM's 30 s killed apps on realapps while one file filled, docs/results.md)",
             "mos" | "android-4.4" if k.starts_with("swap.") => "MOS §I: \"mobile devices do not perform memory swapping\" (Nexus 5, Android 4.4): no swap",
@@ -687,11 +625,9 @@ fn mos() -> Preset {
             home: true,
             launch: true,
             threshold_frac: 120.0 / 2048.0,
-            page_cache_floor_frac: 0.02,
             doubling_start_pages: Some(32),
             home_kills: true,
             compress_budget_ms: None,
-            compress_bytes_per_ms: 350_000,
             launch_waits: true,
         }),
         app_groups: false,
@@ -717,7 +653,6 @@ fn swam() -> Preset {
         }),
         compaction: Some(Compaction {
             idle_min_class: None,
-            idle_scope: super::model::CompactScope::Anon,
             pressure_min_class: Some(Class::Service),
             step_pages: 1024,
             min_step_pages: 1024,
@@ -726,7 +661,6 @@ fn swam() -> Preset {
             min_anon_bytes: 0,
             recompact_after_ms: 10_000,
             max_apps_per_decision: 2,
-            max_share: default_max_share(),
             slow_returns_give_first: false,
         }),
         ksm: None,
@@ -734,9 +668,7 @@ fn swam() -> Preset {
             zram_pct: Some(12.5),
             zram_algorithm: "lz4".into(),
             swap_files: true,
-            grow_at_zram_used_frac: 0.8,
             grow_below_ratio: 0.0,
-            file_frac: 0.125,
             max_files: 4,
             // On demand: the next file as soon as the last one fills (an empty file still
             // blocks the next); SWAM gives no interval.
@@ -747,8 +679,6 @@ fn swam() -> Preset {
             grow_to_need: false,
             read_back_ahead: false,
             cold_to_storage_below: None,
-            cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
-            cold_drop_below: COLD_DROP_BELOW_FRAC,
             launch_to_storage: false,
         },
         kill: KillPolicy::plain(KillMode::OnePerTrigger, VictimOrder::OomBadnessOverRelaunch),
@@ -817,11 +747,9 @@ fn memorch() -> Preset {
             extreme_available_frac: 0.02,
             psi_some_target_pct: 1.0,
             psi_full_kill_pct: 10.0,
-            refault_target: 0.2,
         }),
         compaction: Some(Compaction {
             idle_min_class: Some(Class::Cached),
-            idle_scope: super::model::CompactScope::Anon,
             pressure_min_class: Some(Class::Service),
             step_pages: 32,
             min_step_pages: 256,
@@ -834,7 +762,6 @@ fn memorch() -> Preset {
             min_anon_bytes: 4 * MIB,
             recompact_after_ms: 10_000,
             max_apps_per_decision: 4,
-            max_share: default_max_share(),
             // On: on realapps (twelve paired runs, seeds 3-8) p50 shorter in ten, by 4 %
             // (geometric mean), p95 longer in nine, by 7 %; on swam40 (three) p50 shorter in
             // two, p95 the same (docs/results.md).
@@ -848,9 +775,7 @@ fn memorch() -> Preset {
             zram_pct: Some(50.0),
             zram_algorithm: "lz4".into(),
             swap_files: true,
-            grow_at_zram_used_frac: 0.8,
             grow_below_ratio: 1.5,
-            file_frac: 0.125,
             // Eight files' worth (as much storage swap as the domain has memory), not SWAM's
             // four: on realapps' seeds 6-8 the four were full before two launches and a
             // critical band, each of which cost a kill; with eight, none (docs/results.md).
@@ -873,8 +798,6 @@ fn memorch() -> Preset {
             // on by measurement (realapps, six paired runs over seeds 3-8: p50 shorter in
             // all six, fewer squeezes and warm returns; docs/results.md).
             cold_to_storage_below: Some(0.25),
-            cold_at_zram_used: COLD_AT_ZRAM_USED_FRAC,
-            cold_drop_below: COLD_DROP_BELOW_FRAC,
             // Every squeeze to storage of its own while a launch is in flight: on by
             // measurement (realapps, twelve paired runs over seeds 3-14: p50 shorter in nine,
             // hot returns more in ten, p95 and the wait as before; docs/results.md).
@@ -893,11 +816,9 @@ fn memorch() -> Preset {
             home: true,
             launch: true,
             threshold_frac: 120.0 / 2048.0,
-            page_cache_floor_frac: 0.02,
             doubling_start_pages: None,
             home_kills: false,
             compress_budget_ms: Some(300),
-            compress_bytes_per_ms: 350_000,
             // Answered at once, the room made beside the launch at the apps' priority
             // (`work_nice` below): p50 and p95 shorter on realapps in two benches; at the
             // daemon's priority the launch competed with its squeezes (docs/results.md).

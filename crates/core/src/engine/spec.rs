@@ -183,11 +183,6 @@ fn apply_parameter(p: &mut Preset, key: &str, value: &str) -> Result<(), String>
 
 /// Values a type allows but the engine cannot use (the type alone is checked by serde).
 fn check_ranges(p: &Preset) -> Result<(), String> {
-    if let Some(c) = &p.compaction {
-        if !(c.max_share > 0.0 && c.max_share <= 1.0) {
-            return Err(format!("compaction.max_share is the share of an app's anonymous memory one decision may take: give a number above 0 and at most 1 ({} as shipped)", super::ladder::shrink::MAX_SHARE));
-        }
-    }
     if let Some(n) = p.work_nice {
         if !(-20..=19).contains(&n) {
             return Err(format!("work_nice is the nice value the daemon's background memory work runs at: give -20 to 19 (0 is the apps' own), or null for the daemon's own ({n} given)"));
@@ -268,20 +263,6 @@ mod tests {
         assert!(Preset::from_spec("memorch:compaction.step_pages=off")
             .unwrap_err()
             .contains("compaction.step_pages=off"));
-    }
-
-    #[test]
-    fn a_share_must_be_a_share() {
-        let p = Preset::from_spec("memorch:compaction.max_share=0.5").unwrap();
-        assert_eq!(p.compaction.unwrap().max_share, 0.5);
-        for bad in ["0", "1.5", "-0.2"] {
-            let e = Preset::from_spec(&format!("memorch:compaction.max_share={bad}")).unwrap_err();
-            assert!(e.contains(&format!("compaction.max_share={bad}")) && e.contains("at most 1"), "{e}");
-        }
-        assert_eq!(
-            Preset::by_name("memorch").unwrap().compaction.unwrap().max_share,
-            super::super::ladder::shrink::MAX_SHARE
-        );
     }
 
     #[test]

@@ -6,6 +6,21 @@ use super::under_pressure::{critical_floor, pressure};
 use super::{mib, ActionKind, Ctx, Step};
 use crate::engine::model::App;
 
+/// Zram this full (of its disksize) grows storage swap (SWAM adds a file once zram is 80 %
+/// full).
+pub const GROW_AT_ZRAM_USED_FRAC: f64 = 0.8;
+
+/// A storage swap file's size, as a share of the domain (an eighth).
+pub const FILE_FRAC: f64 = 0.125;
+
+/// An unlikely app's squeeze goes to a storage file of its own only once zram is this full:
+/// with zram half empty, every page it takes still reads back faster than from storage.
+pub const COLD_AT_ZRAM_USED_FRAC: f64 = 0.5;
+
+/// A storage file made for an unlikely app's squeeze (above zram in priority) is removed once
+/// it holds under this share of its size: its free room would take any page ahead of zram.
+pub const COLD_DROP_BELOW_FRAC: f64 = 0.125;
+
 /// How full zram is (its swap devices' data against their disksize), or the swap devices'
 /// own fill where there are no zram statistics; 1 without swap.
 fn zram_used(ctx: &Ctx) -> f64 {
@@ -38,11 +53,11 @@ pub fn run(ctx: &mut Ctx) {
         return;
     }
     if let Some((path, used)) = drained_cold_file(ctx) {
-        let r = ctx.reason(Step::AdaptiveSwap, format!("{path}, made for an unlikely app's pages above zram in priority, holds under {:.0} % of its size now ({} left, read back in): remove it, before its room takes the next pages swapped out ahead of zram", p.cold_drop_below * 100.0, mib(used)));
+        let r = ctx.reason(Step::AdaptiveSwap, format!("{path}, made for an unlikely app's pages above zram in priority, holds under {:.0} % of its size now ({} left, read back in): remove it, before its room takes the next pages swapped out ahead of zram", COLD_DROP_BELOW_FRAC * 100.0, mib(used)));
         ctx.push(ActionKind::SwapDropCold { path }, r, 0);
     }
     let zram_used = zram_used(ctx);
-    let on_demand = (p.grow_on_fill && zram_used >= p.grow_at_zram_used_frac).then(|| "swap is filling".to_string());
+    let on_demand = (p.grow_on_fill && zram_used >= GROW_AT_ZRAM_USED_FRAC).then(|| "swap is filling".to_string());
     match pressure(ctx).or_else(|| ctx.pressure_event().map(|l| format!("PSI {l:?} stall trigger"))).or(on_demand) {
         Some(why) => grow(ctx, &why, 0),
         None if idle_file_removable(ctx) => {
@@ -76,7 +91,7 @@ pub const MAX_COLD_FILES: usize = 12;
 
 /// Whether `app`'s squeeze of `anon_moved` bytes goes to a storage file of its own, above
 /// zram in priority, and the app's chance of a return soon if so: the preset sends unlikely
-/// apps there (`swap.cold_to_storage_below`), zram is at least `swap.cold_at_zram_used`
+/// apps there (`swap.cold_to_storage_below`), zram is at least [`COLD_AT_ZRAM_USED_FRAC`]
 /// full, and the preset's storage swap has the room (issue 11: on realapps zram filled with
 /// the first squeezes, of the unlikely apps, and the likely apps' pages went to storage,
 /// read back three times slower a page).
@@ -87,7 +102,7 @@ pub fn cold_to_storage(ctx: &Ctx, app: &App, anon_moved: u64) -> Option<f64> {
     let below = ctx.preset.swap.cold_to_storage_below?;
     let launching = ctx.preset.swap.launch_to_storage && ctx.state.launch_in_flight.is_some();
     if anon_moved < COLD_MIN_BYTES
-        || (!launching && zram_used(ctx) < ctx.preset.swap.cold_at_zram_used)
+        || (!launching && zram_used(ctx) < COLD_AT_ZRAM_USED_FRAC)
         || !can_make_file_of_its_own(ctx, anon_moved)
     {
         return None;
@@ -120,7 +135,7 @@ fn cold_files(ctx: &Ctx) -> usize {
     })
 }
 
-/// A swap file above zram in priority that holds under `swap.cold_drop_below` of its size
+/// A swap file above zram in priority that holds under [`COLD_DROP_BELOW_FRAC`] of its size
 /// (its app came back, or went), the one holding least, with what it holds: its free room
 /// takes any page swapped out, ahead of zram. Removing it reads what it holds back in, so
 /// only where that fits in available memory above the critical band and its margin, as
@@ -130,7 +145,7 @@ fn drained_cold_file(ctx: &Ctx) -> Option<(String, u64)> {
     let cold = cold_priority(ctx)?;
     let floor = critical_floor(ctx);
     let room = ctx.available().saturating_sub(floor);
-    let below = ctx.preset.swap.cold_drop_below;
+    let below = COLD_DROP_BELOW_FRAC;
     ctx.input
         .snapshot
         .swap
@@ -141,12 +156,12 @@ fn drained_cold_file(ctx: &Ctx) -> Option<(String, u64)> {
         .map(|d| (d.path.clone(), d.used_bytes))
 }
 
-/// The storage swap the preset may still add: `max_files` files of `file_frac`, less what
+/// The storage swap the preset may still add: `max_files` files of [`FILE_FRAC`], less what
 /// its files hold in size; 0 when not half a file is left (a file's size in `/proc/swaps`
 /// is its own less a header page, so four files leave a sliver, not room for a fifth).
 fn storage_room(ctx: &Ctx) -> u64 {
     let p = &ctx.preset.swap;
-    let unit = ctx.frac(p.file_frac);
+    let unit = ctx.frac(FILE_FRAC);
     let files: u64 = ctx.input.snapshot.swap.devices.iter().filter(|d| d.kind == "file").map(|d| d.size_bytes).sum();
     let room = (u64::from(p.max_files) * unit).saturating_sub(files);
     if room < unit / 2 {
@@ -172,7 +187,7 @@ pub fn idle_file_removable(ctx: &Ctx) -> bool {
     p.swap_files
         && !held
         && ctx.input.snapshot.swap.devices.iter().any(|d| plain_file(ctx, d) && d.used_bytes == 0)
-        && zram_used(ctx) < p.grow_at_zram_used_frac / 2.0
+        && zram_used(ctx) < GROW_AT_ZRAM_USED_FRAC / 2.0
         && !ctx.has_pushed(|k| matches!(k, ActionKind::SwapShrink))
 }
 
@@ -194,7 +209,7 @@ pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let grown = ctx.has_pushed(|k| matches!(k, ActionKind::SwapGrow { .. }));
     let room = storage_room(ctx);
     if !p.swap_files
-        || !(zram_used >= p.grow_at_zram_used_frac || bad_ratio || to_need)
+        || !(zram_used >= GROW_AT_ZRAM_USED_FRAC || bad_ratio || to_need)
         || room == 0
         || recent
         || (idle_file && !to_need)
@@ -202,11 +217,11 @@ pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     {
         return;
     }
-    let unit = ctx.frac(p.file_frac);
+    let unit = ctx.frac(FILE_FRAC);
     let bytes = if to_need { short.div_ceil(unit.max(1)).max(1) * unit } else { unit }.min(room);
     let what = if bad_ratio {
         format!("zram compresses only {:.2}×", ctx.zram_ratio())
-    } else if zram_used >= p.grow_at_zram_used_frac {
+    } else if zram_used >= GROW_AT_ZRAM_USED_FRAC {
         format!("zram is {:.0} % full", zram_used * 100.0)
     } else {
         format!("zram's room ({:.0} % full) and compression leave {} short", zram_used * 100.0, mib(short))

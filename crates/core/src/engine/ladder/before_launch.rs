@@ -68,13 +68,17 @@ fn mos_phase2(ctx: &mut Ctx, app: &str, expected: u64, threshold: u64) {
     ctx.kill(victims, need, Class::Cached, r);
 }
 
+/// What the kernel compresses into zram a millisecond of one CPU (lz4, docs/performance.md):
+/// what a launch's squeeze budget (`ahead.compress_budget_ms`) buys.
+pub const COMPRESS_BYTES_PER_MS: u64 = 350_000;
+
 /// memorch: need = expected + margin − available. What compression (within the time
 /// budget) and the kernel's swapping (within swap room) can cover is left to them; the rest,
 /// if any, is killed at once, at the least expected cost, among cached apps, then background
 /// ones. The victims are chosen first, then the survivors give their coldest pages for what
 /// is left; the actions list the compression first (the executor kills first all the same).
 fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
-    let budget_bytes = ahead.compress_budget_ms.unwrap_or(0) * ahead.compress_bytes_per_ms;
+    let budget_bytes = ahead.compress_budget_ms.unwrap_or(0) * COMPRESS_BYTES_PER_MS;
     let margin = ctx.frac(0.02);
     let need = (expected + margin).saturating_sub(ctx.available());
     if need == 0 {

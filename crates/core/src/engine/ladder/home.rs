@@ -6,6 +6,10 @@ use super::{mib, ActionKind, Ctx, Event, Step, PAGE};
 use crate::engine::victims::Candidate;
 use crate::Class;
 
+/// Page cache MOS's phase 1 leaves: a share of the domain (the launcher's and the app in
+/// front's own files).
+const PAGE_CACHE_FLOOR_FRAC: f64 = 0.02;
+
 pub fn run(ctx: &mut Ctx) {
     if ctx.has_event(|e| matches!(e, Event::Home)) {
         phase1(ctx, Step::Home);
@@ -38,7 +42,7 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
         ctx.quiet(ctx.reason(step, format!("free {} is at the launch threshold {}", mib(ctx.free()), mib(threshold))));
         return;
     }
-    let floor = ctx.frac(ahead.page_cache_floor_frac);
+    let floor = ctx.frac(PAGE_CACHE_FLOOR_FRAC);
     let from_cache = need.min(ctx.file_bytes().saturating_sub(floor));
     if from_cache > 0 {
         match ahead.doubling_start_pages {

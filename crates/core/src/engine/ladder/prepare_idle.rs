@@ -5,7 +5,7 @@
 //! memory to the launch threshold (MOS phase 1); remove swap files that hold nothing (SWAM's
 //! ISOP eraser). With the screen on, stop the KSM this step started.
 
-use super::{home, mib, ActionKind, Ctx, Step};
+use super::{home, mib, ActionKind, CompactScope, Ctx, Step};
 use crate::engine::model::App;
 use crate::engine::preset::KsmPolicy;
 use crate::engine::KsmTrial;
@@ -236,6 +236,6 @@ fn compress_whole(ctx: &mut Ctx) {
                 ),
             )
             .with("anon_bytes", a.anon_bytes as f64);
-        ctx.compact(a, c.idle_scope, None, r);
+        ctx.compact(a, CompactScope::Anon, None, r);
     }
 }

@@ -13,15 +13,10 @@ use crate::Class;
 /// taken from it is read back on a return that is probably near.
 pub const LIKELY_RETURN: f64 = 0.5;
 
-/// The most of an app's anonymous memory one decision takes, as presets ship
-/// (`Compaction::max_share`): the rest is what its next return most likely needs. High, so
-/// that what is short warms few apps' returns rather than a little of many.
+/// The most of an app's anonymous memory one decision takes: the rest is what its next
+/// return most likely needs. High, so that what is short warms few apps' returns rather than
+/// a little of many (0.5 and 0.35 made warm returns no cheaper on realapps).
 pub const MAX_SHARE: f64 = 0.8;
-
-/// The preset's [`MAX_SHARE`] (`Compaction::max_share`).
-fn max_share(ctx: &Ctx) -> f64 {
-    ctx.preset.compaction.as_ref().map_or(MAX_SHARE, |c| c.max_share)
-}
 
 /// What [`free`] could get back from apps of at least `min_class` within `budget` bytes moved
 /// (and the swap room left): the most it would ask of each (the preset's share of it),
@@ -35,7 +30,7 @@ pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
 /// those of at least `min_class` with enough to give and not dry.
 fn movable<'a>(ctx: &Ctx, apps: impl Iterator<Item = &'a App>, min_class: Class) -> u64 {
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
-    let share = max_share(ctx);
+    let share = MAX_SHARE;
     apps.filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid))
         .map(|a| (a.anon_bytes as f64 * share) as u64)
         .sum()
@@ -96,7 +91,7 @@ pub fn free_from(
         if to_move < min_step {
             break;
         }
-        let allowed = (a.anon_bytes as f64 * max_share(ctx)) as u64;
+        let allowed = (a.anon_bytes as f64 * MAX_SHARE) as u64;
         let take = to_move.min(allowed).max(min_step) / PAGE * PAGE;
         let r = ctx
             .reason(
