@@ -9,7 +9,6 @@ use crate::report::{self, Summary};
 use crate::results::{RunResult, Visit};
 use crate::running;
 use crate::scenario::{expand, resolve_program, Assets, Scenario, IDLE};
-use memorch_core::engine::Preset;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,7 +58,7 @@ pub fn check_managers(managers: &[String]) -> Result<(), String> {
         if is_peer(m) {
             continue;
         }
-        if let Err(e) = Preset::from_spec(m) {
+        if let Err(e) = memorch_daemon::preset_file::load(m) {
             let peers = PEERS.map(|p| p.0).join(", ");
             return Err(if m.contains(':') {
                 format!("manager '{m}': {e}")

@@ -162,7 +162,7 @@ pub fn swap_of(scenario: &crate::scenario::Scenario, manager: &str) -> Result<(O
     if crate::peer::is_peer(manager) {
         return Ok((Some(scenario.zram_pct), scenario.zram_algorithm.clone()));
     }
-    let preset = memorch_core::engine::Preset::from_spec(manager)?;
+    let preset = memorch_daemon::preset_file::load(manager)?;
     Ok((preset.swap.zram_pct, preset.swap.zram_algorithm))
 }
 

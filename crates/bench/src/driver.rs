@@ -207,7 +207,7 @@ impl<'a> Run<'a> {
             fg_visit: None,
             idle_available: Vec::new(),
             launches: Vec::new(),
-            app_groups: !is_peer && memorch_core::engine::Preset::from_spec(manager).is_ok_and(|p| p.app_groups),
+            app_groups: !is_peer && memorch_daemon::preset_file::load(manager).is_ok_and(|p| p.app_groups),
             app_scopes: device_opts.app_scopes,
             interrupted: false,
             aborted: None,

@@ -24,23 +24,30 @@ pub const DAEMON_BINARY: &str = "memorchd";
 /// Examples:
 ///   memorch run                                       the whole machine, preset memorch
 ///   memorch run --domain cgroup:/a/phone --preset lmkd --dry-run
+///   memorch run --preset-file ./mine.toml                  your own preset file
 ///   memorch run --config /etc/memorch.toml --log-format json
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
+    /// The config file (TOML); without it, the built-in defaults.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// kernel, lmk-classic, compcache, thesis, lmkd, mos, swam or memorch.
-    #[arg(long)]
+    /// A preset (`memorch presets` lists them), a variant (memorch:home=off) or file:PATH.
+    #[arg(long, conflicts_with = "preset_file")]
     preset: Option<String>,
+    /// A preset file of your own, in the shipped files' form (`memorch presets show memorch`).
+    #[arg(long, value_name = "FILE")]
+    preset_file: Option<PathBuf>,
     /// system or cgroup:PATH.
     #[arg(long)]
     domain: Option<String>,
     /// Log every action it would take; take none (and set nothing up).
     #[arg(long)]
     dry_run: bool,
+    /// The control socket (default /run/memorch/memorch.sock).
     #[arg(long)]
     socket: Option<PathBuf>,
+    /// Where learned app statistics are kept across restarts (default /var/lib/memorch).
     #[arg(long)]
     state_dir: Option<PathBuf>,
     /// text or json.
@@ -55,8 +62,9 @@ pub fn run(a: Args) -> Result<()> {
     };
     // Paths as the daemon will keep them: absolute, whatever its working directory later.
     let absolute = |p: Option<PathBuf>| p.map(std::path::absolute).transpose();
+    let preset_file = absolute(a.preset_file).context("--preset-file")?;
     let overrides = Overrides {
-        preset: a.preset,
+        preset: a.preset.or(preset_file.map(|f| format!("file:{}", f.display()))),
         domain: a.domain,
         dry_run: a.dry_run,
         socket: absolute(a.socket).context("--socket")?,

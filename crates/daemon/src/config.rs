@@ -166,7 +166,7 @@ impl Config {
     }
 
     pub fn preset(&self) -> Preset {
-        Preset::from_spec(&self.preset).expect("validated")
+        crate::preset_file::load(&self.preset).expect("validated")
     }
 
     pub fn domain_spec(&self) -> DomainSpec {
@@ -183,7 +183,7 @@ impl Config {
             Some(l) => format!("line {l}: "),
             None => String::new(),
         };
-        if let Err(e) = Preset::from_spec(&self.preset) {
+        if let Err(e) = crate::preset_file::load(&self.preset) {
             return Err(format!("{}preset = \"{}\": {e}", at(None, "preset"), self.preset));
         }
         if let Err(e) = self.domain.parse::<DomainSpec>() {

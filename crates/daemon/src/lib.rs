@@ -11,6 +11,7 @@ pub mod machine;
 pub mod metrics;
 pub mod notify;
 pub mod polling;
+pub mod preset_file;
 pub mod reload;
 pub mod server;
 pub mod store;

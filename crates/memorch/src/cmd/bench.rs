@@ -18,8 +18,8 @@ use std::sync::Mutex;
 /// compression, and the manager's own CPU and memory.
 ///
 /// Managers: `kernel` (no manager), every preset (`memorch presets`), a preset with a step
-/// left out or a parameter changed (`memorch:home=off`, `memorch:compaction.step_pages=64`:
-/// `memorch presets show NAME` lists them), the papers' baselines (`android-4.4`,
+/// left out or a key changed (`memorch:home=off`, `memorch:swap.zram_pct=25`: `memorch
+/// presets show NAME` prints them), a preset file of your own (`file:PATH`), the papers' baselines (`android-4.4`,
 /// `swam-zram`, `swam-nand`, `swam-zram-nand`, `meego-mmc`, `meego-zram`, `meego-zram-mmc`),
 /// and the peers `earlyoom` and `nohang` (Debian's packages, run unmodified inside the
 /// device's namespace with lxcfs showing them the device's memory; scripts/setup installs
@@ -41,6 +41,7 @@ use std::sync::Mutex;
 ///   memorch bench --managers kernel,lmkd,memorch --repeat 3
 ///   memorch bench --scenario realapps --managers kernel,earlyoom,memorch
 ///   memorch bench --managers memorch,memorch:home=off,memorch:idle=off --repeat 3
+///   memorch bench --managers memorch,file:mine.toml --repeat 3
 ///   memorch bench --scenario mos26 --managers android-4.4,mos --repeat 3
 ///   memorch bench --scenario refault --managers kernel,kernel+nokswapd --repeat 3
 ///   memorch bench --scenario realapps --managers memorch,memorch:app_groups=false+scopes
@@ -162,7 +163,11 @@ fn rejoin_variants(items: &[String]) -> Vec<String> {
                 last.push(',');
                 last.push_str(m);
             }
-            _ => out.push(m.to_string()),
+            // A preset file by its absolute path: the daemon starts in another directory.
+            _ => out.push(match m.strip_prefix("file:").map(std::path::absolute) {
+                Some(Ok(path)) => format!("file:{}", path.display()),
+                _ => m.to_string(),
+            }),
         }
     }
     out

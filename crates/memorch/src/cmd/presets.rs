@@ -1,15 +1,19 @@
 //! `memorch presets` and `memorch presets show NAME`.
 
 use anyhow::Result;
-use memorch_core::engine::preset::Preset;
+use memorch_core::engine::preset::{Preset, NAMES};
 use memorch_core::engine::spec::SWITCHES;
 
 /// The presets: each paper's system as the same engine, so their claims can be re-run side
-/// by side. `memorch` is the default.
+/// by side. `memorch` is the default. Each is a TOML file (presets/ in the source, embedded
+/// in the binary); `presets show NAME` prints it, each key with what it does and its source.
 ///
-/// Anywhere a preset is named (`memorch run --preset`, `memorch bench --managers`), a variant
-/// may be given as PRESET:key=value,…: a step switched off or on (`memorch:home=off`), or a
-/// parameter changed (`memorch:compaction.step_pages=64`). `presets show NAME` lists both.
+/// Anywhere a preset is named (`memorch run --preset`, `memorch bench --managers`), give
+///   NAME                  a shipped preset
+///   NAME:key=value,…      a variant: a step switched off or on (`memorch:home=off`), or a
+///                         key changed (`memorch:swap.zram_pct=25`)
+///   file:PATH             your own file, in the shipped files' form (start from
+///                         `memorch presets show memorch > mine.toml`)
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -19,10 +23,12 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Show {
-    /// Every step switch and parameter of a preset (or of a variant, PRESET:key=value,…),
-    /// its value and where it comes from.
+    /// Print a preset's file (NAME, a variant NAME:key=value,…, or file:PATH), with the
+    /// step switches a variant may name.
     Show {
+        /// The preset, variant or file:PATH.
         name: String,
+        /// The preset as the engine reads it, every key with its value, as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -30,38 +36,32 @@ enum Show {
 
 pub fn run(a: Args) -> Result<()> {
     match a.show {
-        None => {
-            let all = Preset::all();
-            let width = all.iter().map(|p| p.name.len()).max().unwrap_or(0);
-            for (i, p) in all.iter().enumerate() {
-                if i == memorch_core::engine::preset::NAMES.len() {
-                    println!("\nthe papers' baselines, to re-run their comparisons:");
-                }
-                println!("{:<width$} {}", p.name, p.summary);
-            }
-            println!("\n'memorch presets show NAME' lists every parameter; docs/presets.md explains them.");
-        }
+        None => list(),
         Some(Show::Show { name, json }) => {
-            let p = Preset::from_spec(&name).map_err(|e| anyhow::anyhow!(e))?;
+            let p = memorch_daemon::preset_file::load(&name).map_err(|e| anyhow::anyhow!(e))?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&p)?);
                 return Ok(());
             }
-            println!("# {}: {}", p.name, p.summary);
-            println!("\n# Steps ({}:STEP=off leaves one out; '-' = this preset has no such step)", p.base_name());
-            let key_width = SWITCHES.iter().map(|s| s.key.len()).max().unwrap_or(0);
+            print!("{}", memorch_daemon::preset_file::text(&name).map_err(|e| anyhow::anyhow!(e))?);
+            println!("\n# Steps a variant may switch ({}:STEP=off; '-': this preset has no such step):", p.base_name());
             for s in &SWITCHES {
                 let state = (s.get)(&p).map_or("-", |on| if on { "on" } else { "off" });
-                println!("{:<key_width$} {state:<4} # {}", s.key, s.what);
-            }
-            println!("\n# Parameters ({}:KEY=VALUE changes one)", p.base_name());
-            let rows = p.parameters();
-            let width = rows.iter().map(|(k, v)| k.len() + v.len() + 3).max().unwrap_or(0).min(60);
-            for (k, val) in rows {
-                let line = format!("{k} = {val}");
-                println!("{line:<width$}  # {}", p.source(&k));
+                println!("#   {:<12} {state:<4} {}", s.key, s.what);
             }
         }
     }
     Ok(())
+}
+
+fn list() {
+    let all = Preset::all();
+    let width = all.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    for (i, p) in all.iter().enumerate() {
+        if i == NAMES.len() {
+            println!("\nthe papers' baselines, to re-run their comparisons:");
+        }
+        println!("{:<width$} {}", p.name, p.summary);
+    }
+    println!("\n'memorch presets show NAME' prints a preset's file; docs/presets.md explains the keys.");
 }
