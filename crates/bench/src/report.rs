@@ -368,7 +368,7 @@ pub fn table(sums: &[Summary]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::results::{Kill, Visit};
 

@@ -1,41 +1,114 @@
-//! `memorch report RESULTS.json`: the table and report.html again, from a bench's results.
+//! `memorch report`: the table and report.html again from a bench's results; two managers
+//! paired run by run; docs/results.md regenerated from its curated results.
 
 use anyhow::{Context, Result};
-use memorch_bench::report;
 use memorch_bench::results::RunResult;
-use std::path::PathBuf;
+use memorch_bench::{paired, report, summary_md};
+use std::path::{Path, PathBuf};
 
-/// Summarise a bench's results.json again: print the table and write report.html beside it
-/// (or to --html), e.g. after a newer memorch changed how reports look, or to compare runs
-/// of several benches put in one file.
+/// Read benches' results again: print the table and write report.html beside the first
+/// (or to --html); with --pair, compare two managers run by run, each seed's run of one
+/// beside the same seed's run of the other (a manager named NAME@N is NAME's runs in the Nth
+/// file: two builds' runs of one preset); with --summary, write docs/results.md from the
+/// curated results its manifest lists.
 ///
 /// Examples:
 ///   memorch report bench-out/quick-1795394529/results.json
 ///   memorch report results.json --html /tmp/report.html
+///   memorch report --pair memorch,earlyoom a/results.json b/results.json
+///   memorch report --pair memorch@1,memorch@2 before/results.json after/results.json
+///   memorch report --summary docs/results/summary.toml
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A results.json written by `memorch bench`.
-    results: PathBuf,
-    /// Where report.html goes (default: beside the results).
+    /// results.json files written by `memorch bench`.
+    #[arg(required_unless_present = "summary")]
+    results: Vec<PathBuf>,
+    /// Where report.html goes (default: beside the first results).
     #[arg(long)]
     html: Option<PathBuf>,
+    /// Two managers, A,B: their runs paired by seed, and A/B over the pairs.
+    #[arg(long, value_name = "A,B", conflicts_with = "summary")]
+    pair: Option<String>,
+    /// A manifest of curated results (docs/results/summary.toml): write the page it names.
+    #[arg(long, value_name = "MANIFEST")]
+    summary: Option<PathBuf>,
+    /// Where --summary writes (default: results.md beside the manifest's directory).
+    #[arg(long, requires = "summary")]
+    out: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let text = std::fs::read_to_string(&a.results).with_context(|| format!("reading {}", a.results.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", a.results.display()))?;
-    let runs: Vec<RunResult> = serde_json::from_value(v["runs"].clone())
-        .with_context(|| format!("{}: its runs are not a memorch bench's", a.results.display()))?;
-    anyhow::ensure!(!runs.is_empty(), "{}: no runs in it", a.results.display());
+    if let Some(manifest) = &a.summary {
+        return summary(manifest, a.out);
+    }
+    let files: Vec<Vec<RunResult>> = a.results.iter().map(|p| read(p)).collect::<Result<_>>()?;
+    if let Some(pair) = &a.pair {
+        let (x, y) = pair.split_once(',').context("--pair takes two managers: A,B")?;
+        let (ra, rb) = (select(&files, x)?, select(&files, y)?);
+        print!("{}", paired::table(x, y, &paired::pairs(&ra, &rb)));
+        return Ok(());
+    }
+    let runs: Vec<RunResult> = files.into_iter().flatten().collect();
     let sums = report::summarize(&runs);
+    let first = &a.results[0];
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(first)?)?;
     let name = v["scenario"].as_str().unwrap_or("?");
     let html =
         memorch_bench::html::report(name, v["description"].as_str().unwrap_or(""), &sums, &runs, v["stopped"].as_str());
-    let out = a.html.unwrap_or_else(|| a.results.with_file_name("report.html"));
+    let out = a.html.unwrap_or_else(|| first.with_file_name("report.html"));
     std::fs::write(&out, html).with_context(|| format!("writing {}", out.display()))?;
     print!("{}", report::table(&sums));
     println!("\nreport: {}", out.display());
+    Ok(())
+}
+
+fn read(path: &Path) -> Result<Vec<RunResult>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let runs: Vec<RunResult> = serde_json::from_value(v["runs"].clone())
+        .with_context(|| format!("{}: its runs are not a memorch bench's", path.display()))?;
+    anyhow::ensure!(!runs.is_empty(), "{}: no runs in it", path.display());
+    Ok(runs)
+}
+
+/// The runs `spec` names: NAME in every file, or NAME@N in the Nth.
+fn select<'a>(files: &'a [Vec<RunResult>], spec: &str) -> Result<Vec<&'a RunResult>> {
+    let (name, file) = match spec.rsplit_once('@') {
+        Some((n, i)) => (
+            n,
+            Some(
+                i.parse::<usize>()
+                    .ok()
+                    .filter(|i| (1..=files.len()).contains(i))
+                    .with_context(|| format!("{spec}: @N names one of the {} files, from 1", files.len()))?,
+            ),
+        ),
+        None => (spec, None),
+    };
+    let runs: Vec<&RunResult> = files
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| file.is_none_or(|f| f == i + 1))
+        .flat_map(|(_, runs)| runs.iter().filter(|r| r.manager == name))
+        .collect();
+    anyhow::ensure!(!runs.is_empty(), "no runs of '{name}' in the files given");
+    Ok(runs)
+}
+
+fn summary(manifest: &Path, out: Option<PathBuf>) -> Result<()> {
+    let text = std::fs::read_to_string(manifest).with_context(|| format!("reading {}", manifest.display()))?;
+    let m: summary_md::Manifest = toml::from_str(&text).with_context(|| format!("{}", manifest.display()))?;
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    let stamp = format!(
+        "Generated by `memorch report --summary {}` (memorch {}); edit the manifest, not this page.",
+        manifest.display(),
+        env!("MEMORCH_COMMIT")
+    );
+    let page = summary_md::render(&m, dir, &stamp).map_err(|e| anyhow::anyhow!(e))?;
+    let out = out.unwrap_or_else(|| dir.parent().unwrap_or(Path::new(".")).join("results.md"));
+    std::fs::write(&out, page).with_context(|| format!("writing {}", out.display()))?;
+    println!("wrote {}", out.display());
     Ok(())
 }

@@ -1,0 +1,188 @@
+//! docs/results.md from a small curated set of results (`memorch report --summary
+//! MANIFEST`): the manifest names each section's results.json, its command, the claim it
+//! tests and the words that read it; every figure comes from the files, so the page is
+//! regenerated, never edited.
+
+use crate::report::{num, summarize, Figure, Summary};
+use crate::results::RunResult;
+use serde::Deserialize;
+use std::fmt::Write;
+use std::path::Path;
+
+/// The manifest (`docs/results/summary.toml`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub title: String,
+    pub intro: String,
+    /// The papers' claims against this bench, one row each.
+    #[serde(default)]
+    pub claims: Vec<Claim>,
+    pub sections: Vec<Section>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    pub paper: String,
+    pub claim: String,
+    pub baseline: String,
+    pub here: String,
+    pub holds: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Section {
+    pub title: String,
+    /// The results.json, relative to the manifest.
+    pub results: String,
+    /// The commit and day it was measured by, where the file does not say.
+    pub measured: String,
+    pub command: String,
+    /// The table's columns ([`COLUMNS`] names them).
+    pub columns: Vec<String>,
+    /// With a subject, a line of its ratios to the best other manager.
+    #[serde(default)]
+    pub subject: Option<String>,
+    #[serde(default)]
+    pub notes: String,
+}
+
+type Column = (&'static str, fn(&Summary) -> Option<String>);
+
+fn fig(f: Option<Figure>) -> Option<String> {
+    f.map(|f| num(f.median))
+}
+
+/// The columns a section may show: name, and its cell of a manager's summary (medians).
+const COLUMNS: [Column; 14] = [
+    ("hot/warm/cold", |s| Some(format!("{}/{}/{}", num(s.hot.median), num(s.warm.median), num(s.cold.median)))),
+    ("failed", |s| fig(Some(s.failed))),
+    ("wait s", |s| fig(Some(s.wait_s))),
+    ("kills m/k/fg", |s| {
+        let m = if s.has_manager { num(s.kills_by_manager.median) } else { "-".into() };
+        Some(format!("{m}/{}/{}", num(s.kills_by_kernel.median), num(s.foreground_kills.median)))
+    }),
+    ("p95 ms", |s| fig(s.latency_p95_ms)),
+    ("p50 ms", |s| fig(s.latency_p50_ms)),
+    ("alive", |s| fig(Some(s.live_apps_mean))),
+    ("idle MiB", |s| fig(s.idle_available_mib)),
+    ("refaults f/a", |s| Some(format!("{}/{}", num(s.refault_file_pages.median), num(s.refault_anon_pages.median)))),
+    ("direct", |s| fig(s.direct_reclaims)),
+    ("reclaim calls", |s| fig(s.reclaim_calls)),
+    ("ksmd cpu s", |s| fig(s.ksmd_cpu_s)),
+    ("psi full s", |s| fig(Some(s.psi_full_s))),
+    ("cpu s", |s| s.has_manager.then(|| num(s.manager_cpu_s.median))),
+];
+
+/// The page: title, intro, the claims, then each section with its table.
+pub fn render(m: &Manifest, dir: &Path, stamp: &str) -> Result<String, String> {
+    let mut o = format!("# {}\n\n<!-- {stamp} -->\n\n{}\n", m.title, m.intro.trim());
+    if !m.claims.is_empty() {
+        o.push_str("\n| paper | its claim | its baseline here | here | holds? |\n|---|---|---|---|---|\n");
+        for c in &m.claims {
+            let _ = writeln!(o, "| {} | {} | {} | {} | {} |", c.paper, c.claim, c.baseline, c.here, c.holds);
+        }
+    }
+    for s in &m.sections {
+        o.push_str(&section(s, dir)?);
+    }
+    Ok(o)
+}
+
+fn section(s: &Section, dir: &Path) -> Result<String, String> {
+    let path = dir.join(&s.results);
+    let runs = read_runs(&path)?;
+    let sums = summarize(&runs);
+    let seeds: std::collections::BTreeSet<u64> = runs.iter().map(|r| r.seed).collect();
+    let mut o = format!("\n## {}\n\n```sh\n{}\n```\n\n", s.title, s.command);
+    let _ = writeln!(
+        o,
+        "Measured by {}; seeds {}; medians of each manager's runs ([{}]({})).\n",
+        s.measured,
+        seeds.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
+        s.results,
+        Path::new("results").join(&s.results).display()
+    );
+    o.push_str(&table(&sums, &s.columns)?);
+    if let Some(subject) = &s.subject {
+        o.push_str(&ratios(&sums, subject)?);
+    }
+    if !s.notes.trim().is_empty() {
+        let _ = write!(o, "\n{}\n", s.notes.trim());
+    }
+    Ok(o)
+}
+
+fn read_runs(path: &Path) -> Result<Vec<RunResult>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_value(v["runs"].clone())
+        .map_err(|e| format!("{}: its runs are not a bench's: {e}", path.display()))
+}
+
+fn table(sums: &[Summary], columns: &[String]) -> Result<String, String> {
+    let cols: Vec<&Column> = columns
+        .iter()
+        .map(|c| {
+            COLUMNS
+                .iter()
+                .find(|(n, _)| n == c)
+                .ok_or_else(|| format!("column '{c}': give one of {}", COLUMNS.map(|c| c.0).join(", ")))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut o = format!("| manager | runs | {} |\n|---|---|{}\n", columns.join(" | "), "---|".repeat(cols.len()));
+    for s in sums {
+        let cells: Vec<String> = cols.iter().map(|(_, f)| f(s).unwrap_or_else(|| "-".into())).collect();
+        let _ = writeln!(o, "| `{}` | {} | {} |", s.manager, s.runs, cells.join(" | "));
+    }
+    Ok(o)
+}
+
+/// The subject's wait, p95 and p50 as ratios to the best (lowest) other manager's, and its
+/// kills beside the fewest.
+fn ratios(sums: &[Summary], subject: &str) -> Result<String, String> {
+    let me = sums.iter().find(|s| s.manager == subject).ok_or_else(|| format!("no runs of '{subject}'"))?;
+    let others: Vec<&Summary> = sums.iter().filter(|s| s.manager != subject).collect();
+    let best = |f: fn(&Summary) -> Option<f64>| {
+        others.iter().filter_map(|s| Some((f(s)?, s.manager.as_str()))).min_by(|a, b| a.0.total_cmp(&b.0))
+    };
+    let mut parts = Vec::new();
+    for (name, f) in [
+        ("wait", (|s: &Summary| Some(s.wait_s.median)) as fn(&Summary) -> Option<f64>),
+        ("p95", |s| s.latency_p95_ms.map(|f| f.median)),
+        ("p50", |s| s.latency_p50_ms.map(|f| f.median)),
+    ] {
+        if let (Some(mine), Some((theirs, who))) = (f(me), best(f)) {
+            parts.push(format!("{name} {:.2}× `{who}`'s", mine / theirs));
+        }
+    }
+    fn kills(s: &Summary) -> f64 {
+        s.kills_by_manager.median + s.kills_by_kernel.median
+    }
+    if let Some((fewest, who)) = best(|s| Some(kills(s))) {
+        parts.push(format!("kills {} against `{who}`'s {}", num(kills(me)), num(fewest)));
+    }
+    Ok(format!("\n`{subject}` against the best other: {}.\n", parts.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::run;
+
+    #[test]
+    fn a_section_shows_its_columns_and_the_subjects_ratios_to_the_best_other() {
+        let runs = vec![
+            run("kernel", &[("a", 100.0), ("a", 300.0)], &[("b", memorch_core::Class::Cached)]),
+            run("memorch", &[("a", 50.0), ("a", 150.0)], &[]),
+        ];
+        let sums = summarize(&runs);
+        let t = table(&sums, &["wait s".into(), "p50 ms".into()]).unwrap();
+        assert!(t.contains("| `memorch` | 1 | 0.20 | 50 |"), "{t}");
+        assert!(table(&sums, &["bogus".into()]).unwrap_err().contains("give one of"));
+        let r = ratios(&sums, "memorch").unwrap();
+        assert!(r.contains("wait 0.50× `kernel`'s") && r.contains("kills 0 against `kernel`'s 1"), "{r}");
+    }
+}
