@@ -1,4 +1,4 @@
-//! Page contents for synthetic apps, mixed as real apps' pages are (anchors.md: 6 % zero and
+//! Page contents for synthetic apps, mixed as real apps' pages are (published zram measurements: 6 % zero and
 //! 2.5 % same-filled pages among swapped-out Android pages, 10–20 % duplicated across apps,
 //! the rest text-like at ~2–3× or incompressible).
 //!
@@ -30,7 +30,7 @@ pub struct Mix {
 }
 
 impl Mix {
-    /// anchors.md: zero 6 %, same 2.5 %, duplicated 15 % (of 10–20 %), random 11 % (the
+    /// Published zram measurements: zero 6 %, same 2.5 %, duplicated 15 % (of 10–20 %), random 11 % (the
     /// measured corpus), text the rest.
     pub const REALISTIC: Mix = Mix { zero: 60, same: 25, shared: 150, random: 110 };
 

@@ -4,8 +4,8 @@
 //! the JVM, Node.js and Python apps their records), and whether those pages are still cached
 //! decides much of the launch: `realapps`' `kv` (redis-server 7.0 loading `kv.rdb`) was ready
 //! in 0.57-0.70 s with its file in the page cache and in 0.60-1.76 s without, slowest when the
-//! virtual disk's host has not cached it either (`scripts/first-launch-cache.py`, outside the
-//! bench on these machines). The pages a run's device read outlive its group
+//! virtual disk's host has not cached it either (measured outside the bench on these
+//! machines). The pages a run's device read outlive its group
 //! (the kernel hands them to the parent group), so without this a run inherits the cache the
 //! previous run left, another manager's: first launches, which set p95 on `realapps`, then
 //! differ by the order of the runs rather than by the manager. A phone's first launch of the

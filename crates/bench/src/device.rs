@@ -1,4 +1,4 @@
-//! A virtual device (DESIGN.md §7): a sandbox cgroup with the device's RAM as its limit, a v2
+//! A virtual device (docs/design.md, "The bench"): a sandbox cgroup with the device's RAM as its limit, a v2
 //! group at the same path for PSI, and zram as its swap. A keeper (keeper.rs) lowers the
 //! limit by zram's pool as it grows (a v1 memcg is not charged for it) and reclaims in the
 //! background below a low watermark, as kswapd does on a phone. Its processes run in a PID

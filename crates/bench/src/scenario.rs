@@ -84,7 +84,7 @@ pub struct Visits {
     pub idle_every: usize,
     #[serde(default = "default_idle_ms")]
     pub idle_ms: u64,
-    /// Sessions as the LSApp study measured them (anchors.md): each uses 1 to 4 apps chosen
+    /// Sessions as the LSApp study measured them: each uses 1 to 4 apps chosen
     /// by popularity (2.18 on average), switches between them, and ends with the screen off
     /// for `idle_ms`. 0: no sessions (`revisits` instead).
     #[serde(default)]

@@ -35,13 +35,16 @@ pub struct Claim {
 #[serde(deny_unknown_fields)]
 pub struct Section {
     pub title: String,
-    /// The results.json, relative to the manifest.
-    pub results: String,
+    /// The results.json files, relative to the manifest; their runs pooled.
+    pub results: Vec<String>,
     /// The commit and day it was measured by, where the file does not say.
     pub measured: String,
     pub command: String,
     /// The table's columns ([`COLUMNS`] names them).
     pub columns: Vec<String>,
+    /// The managers shown, in this order (default: every one, as they ran).
+    #[serde(default)]
+    pub managers: Vec<String>,
     /// With a subject, a line of its ratios to the best other manager.
     #[serde(default)]
     pub subject: Option<String>,
@@ -92,18 +95,23 @@ pub fn render(m: &Manifest, dir: &Path, stamp: &str) -> Result<String, String> {
 }
 
 fn section(s: &Section, dir: &Path) -> Result<String, String> {
-    let path = dir.join(&s.results);
-    let runs = read_runs(&path)?;
-    let sums = summarize(&runs);
+    let mut runs = Vec::new();
+    for f in &s.results {
+        runs.extend(read_runs(&dir.join(f))?);
+    }
+    let mut sums = summarize(&runs);
+    if !s.managers.is_empty() {
+        sums = s.managers.iter().filter_map(|m| sums.iter().find(|x| &x.manager == m).cloned()).collect();
+    }
     let seeds: std::collections::BTreeSet<u64> = runs.iter().map(|r| r.seed).collect();
     let mut o = format!("\n## {}\n\n```sh\n{}\n```\n\n", s.title, s.command);
+    let files: Vec<String> = s.results.iter().map(|f| format!("[{f}](results/{f})")).collect();
     let _ = writeln!(
         o,
-        "Measured by {}; seeds {}; medians of each manager's runs ([{}]({})).\n",
+        "Measured by {}; seeds {}; medians of each manager's runs ({}).\n",
         s.measured,
         seeds.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
-        s.results,
-        Path::new("results").join(&s.results).display()
+        files.join(", ")
     );
     o.push_str(&table(&sums, &s.columns)?);
     if let Some(subject) = &s.subject {

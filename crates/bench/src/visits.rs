@@ -1,5 +1,5 @@
 //! The order in which the user visits a scenario's apps: an explicit sequence, every app
-//! launched then revisits by Zipf popularity, or LSApp sessions (anchors.md): 1 to 4 apps a
+//! launched then revisits by Zipf popularity, or LSApp sessions (the LSApp usage study): 1 to 4 apps a
 //! session chosen by popularity, switches among them, the screen off between sessions.
 //! Deterministic for a seed, so every manager sees the same day.
 

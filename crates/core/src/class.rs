@@ -1,4 +1,4 @@
-//! App importance classes, in Android's `oom_score_adj` bands (DESIGN.md §1), so that Android
+//! App importance classes, in Android's `oom_score_adj` bands (docs/design.md, "Words"), so that Android
 //! and non-Android inputs mean the same thing.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! What memorch sees of a memory domain at one moment (DESIGN.md §3).
+//! What memorch sees of a memory domain at one moment (docs/architecture.md, "Snapshots").
 //!
 //! Sizes are bytes; kernel counters of events (refaults, swap-ins) keep their unit in their
 //! name (`_pages`). A facility that the machine lacks (no zram set up, no KSM, no PSI) is a

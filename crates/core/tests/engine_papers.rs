@@ -396,7 +396,7 @@ fn lmkd_kills_only_for_its_reasons() {
     assert_eq!(kills(&decide(&mut e2, 100, &still, &apps(), &[Event::Poll])), vec![vec![12]]);
 }
 
-/// DESIGN.md §4 step 3: a launch larger than available is met before it starts, in one
+/// The ladder's step 3 (docs/design.md): a launch larger than available is met before it starts, in one
 /// decision: compress within the budget, then kill at once what is still short; the
 /// foreground is never touched.
 #[test]
@@ -603,7 +603,7 @@ fn memorch_moves_what_is_short_at_the_saving_of_where_pages_go() {
     assert!((to_storage - short).abs() < 2.0, "to storage: {short:.1} MiB short moves {to_storage:.1} MiB");
 }
 
-/// DESIGN.md §4 step 5: kill only when the ladder above cannot meet the target. With zram
+/// The ladder's step 5 (docs/design.md): kill only when the ladder above cannot meet the target. With zram
 /// room left, memorch compresses at the critical band; with zram full, it grows swap onto
 /// storage (SWAM's slow path) instead of killing; with that grown to its limit too, it kills.
 #[test]
@@ -630,7 +630,7 @@ fn memorch_kills_only_when_swap_cannot_take_more() {
     assert!(!acts.iter().any(|a| matches!(a.kind, ActionKind::SwapGrow { .. })), "no file past the limit: {acts:?}");
 }
 
-/// DESIGN.md §8: after a kill, no further kill until the victim's memory is back (its pidfd
+/// Safety (docs/design.md): after a kill, no further kill until the victim's memory is back (its pidfd
 /// says so) or the step's bound passes. A victim missing from the process list may still be
 /// freeing its memory: a decision 2 ms later, memory still short, must not kill again (it
 /// once killed a device's namespace init that way).

@@ -1,4 +1,4 @@
-//! The domain memorch manages: the whole machine, or one cgroup (DESIGN.md §1).
+//! The domain memorch manages: the whole machine, or one cgroup (docs/design.md, "Words").
 
 use crate::cgroup::{self, CgroupDirs};
 use crate::error::{Error, Result};

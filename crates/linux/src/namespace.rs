@@ -1,4 +1,4 @@
-//! The PID and mount namespace of a virtual device (DESIGN.md §7). Inside it, `/proc` lists
+//! The PID and mount namespace of a virtual device (docs/design.md, "The bench"). Inside it, `/proc` lists
 //! only the device's processes and `/proc/meminfo`, `/proc/swaps` and
 //! `/proc/pressure/memory` describe the device, so an unmodified peer (earlyoom, nohang) run
 //! inside sees, and can kill, nothing else.

@@ -1,5 +1,5 @@
 //! Reading an app's swapped-out pages back into its own page tables, as its own touch would,
-//! ahead of its return (ASAP's prepaging at app switch; anchors.md).
+//! ahead of its return (ASAP's prepaging at app switch).
 //!
 //! The pages are read through `/proc/PID/mem`: each read faults the page in *in the target*
 //! (the kernel's swap-in path, `do_swap_page`), which maps it with its accessed bit set, so

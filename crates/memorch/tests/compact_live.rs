@@ -230,7 +230,7 @@ fn a_squeeze_to_storage_fills_a_file_of_its_own_above_zram_whose_removal_reads_i
 
 /// A process not in a group of its own is squeezed with process_madvise, and the pages it
 /// sends to a storage file stay in the swap cache, charged to the domain, until the kernel
-/// reclaims them again (`scripts/storage-squeeze-probe.py`: 0 of 128 MiB freed in 2 s). The
+/// reclaims them again (measured: 0 of 128 MiB freed in 2 s). The
 /// squeeze frees them at once, as a squeeze to zram does: what it moved is memory the domain
 /// has back when it returns, which is what the engine counts.
 #[test]

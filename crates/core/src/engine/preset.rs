@@ -55,7 +55,7 @@ impl Minfree {
     }
 }
 
-/// Android lmkd's PSI-driven strategy (AOSP lmkd, `mp_event_psi`), as anchors.md records it.
+/// Android lmkd's PSI-driven strategy (AOSP lmkd, `mp_event_psi`), as AOSP's lmkd.cpp has it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Lmkd {

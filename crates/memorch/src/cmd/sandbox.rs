@@ -1,4 +1,4 @@
-//! `memorch sandbox`: virtual devices by hand (DESIGN.md §7).
+//! `memorch sandbox`: virtual devices by hand (docs/design.md, "The bench").
 
 use crate::human::bytes;
 use anyhow::{Context, Result};

@@ -1,4 +1,4 @@
-//! The ladder (DESIGN.md §4): cheapest and least harmful steps first, one file a step. Each
+//! The ladder (docs/design.md): cheapest and least harmful steps first, one file a step. Each
 //! step looks at the [`Ctx`] (what is seen, what earlier steps already decided) and adds
 //! actions with their reasons. The preset decides which steps act and how.
 
