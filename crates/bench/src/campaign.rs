@@ -4,7 +4,7 @@
 //! down the list ([`run_order`]), so no manager always runs first.
 
 use crate::driver::{self, RunConfig};
-use crate::peer::{is_peer, PEERS};
+use crate::peers::{is_peer, PEERS};
 use crate::report::{self, Summary};
 use crate::results::{RunResult, Visit};
 use crate::running;

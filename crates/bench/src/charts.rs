@@ -2,7 +2,7 @@
 //! events marked, and the kills' bars. Round ticks, one colour a manager (the caller's), no
 //! fonts or libraries needed to make or view them.
 
-use crate::html::esc;
+
 use crate::report::num;
 use std::fmt::Write;
 
@@ -337,4 +337,8 @@ mod tests {
         );
         assert!(k.contains("url(#hatch)"), "the kernel's kills hatched");
     }
+}
+
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }

@@ -159,7 +159,7 @@ impl Device {
 /// The swap a manager's device gets: the preset's own set-up (none for `lmk-classic`, …),
 /// or for a peer the scenario's (the device as shipped).
 pub fn swap_of(scenario: &crate::scenario::Scenario, manager: &str) -> Result<(Option<f64>, String), String> {
-    if crate::peer::is_peer(manager) {
+    if crate::peers::is_peer(manager) {
         return Ok((Some(scenario.zram_pct), scenario.zram_algorithm.clone()));
     }
     let preset = memorch_daemon::preset_file::load(manager)?;

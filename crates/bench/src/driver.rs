@@ -7,7 +7,7 @@
 use crate::attribution::KillBook;
 use crate::device::Device;
 use crate::managed::ManagedDaemon;
-use crate::peer::{self, Peer};
+use crate::peer::Peer;
 use crate::results::{DeviceInfo, Kill, RunResult, Sample, Visit};
 use crate::running::{self, Running};
 use crate::scenario::{expand, AppDef, Scenario, IDLE};
@@ -145,7 +145,7 @@ impl<'a> Run<'a> {
         let s = cfg.scenario;
         let root = SysRoot::live();
         let (manager, device_opts) = crate::device::split_manager(cfg.manager);
-        let is_peer = peer::is_peer(manager);
+        let is_peer = crate::peers::is_peer(manager);
         if is_peer && cfg.lxcfs.is_none() {
             return Err(format!(
                 "{manager} needs lxcfs to see the device's memory: apt-get install lxcfs (scripts/setup does)"

@@ -5,7 +5,7 @@
 //! distribution, kills by class and killer with counts. One colour per manager throughout;
 //! inline SVG drawn here: one self-contained file, no fonts or libraries needed.
 
-use crate::charts::{kills_chart, line_chart, Series};
+use crate::charts::{esc, kills_chart, line_chart, Series};
 use crate::report::{num, Figure, Summary};
 use crate::results::{RunResult, Sample};
 use memorch_core::Class;
@@ -27,9 +27,6 @@ const CLASS_ORDER: [Class; 8] = [
     Class::Cached,
     Class::Empty,
 ];
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
 
 /// Kills by killer and class, counted over all runs, as a table.
 fn kills_table(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn Fn(&str) -> &'static str) {

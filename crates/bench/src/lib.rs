@@ -15,6 +15,7 @@ pub mod kswapd;
 pub mod managed;
 pub mod paired;
 pub mod peer;
+pub mod peers;
 pub mod report;
 pub mod results;
 pub mod running;

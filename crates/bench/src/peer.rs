@@ -4,22 +4,11 @@
 //! not charged to the device's RAM.
 
 use crate::device::Device;
+use crate::peers::PEERS;
 use memorch_linux::{process, SysRoot};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-
-/// The peers `memorch bench --managers` knows, with the command each runs as its Debian
-/// service does (earlyoom's arguments from /etc/default/earlyoom) and a line it prints once
-/// it watches memory.
-pub const PEERS: [(&str, &[&str], &str); 2] = [
-    ("earlyoom", &["earlyoom", "-r", "3600"], "mem total"),
-    ("nohang", &["nohang", "--monitor", "--config", "/etc/nohang/nohang.conf"], "Monitoring has started"),
-];
-
-pub fn is_peer(manager: &str) -> bool {
-    PEERS.iter().any(|(n, _, _)| *n == manager)
-}
 
 /// How long a peer may take to start watching.
 const START_TIMEOUT: Duration = Duration::from_secs(30);

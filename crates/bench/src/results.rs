@@ -1,5 +1,5 @@
 //! What one run measured: its visits, kills, samples over time and counters. `results.json`
-//! holds these as they are; [`crate::report`] summarises them per manager.
+//! holds these as they are; report.rs summarises them per manager.
 
 use memorch_core::Class;
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@
 //! name (`_pages`). A facility that the machine lacks (no zram set up, no KSM, no PSI) is a
 //! [`Facility::Unavailable`] with the reason, never an error: memorch degrades.
 
-use crate::Class;
+use crate::class::Class;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 

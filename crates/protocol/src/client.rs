@@ -1,6 +1,8 @@
 //! The one client of the control socket.
 
-use crate::{Answer, Event, Request, Status};
+use crate::answer::{Answer, Status};
+use crate::event::Event;
+use crate::request::Request;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 use super::ladder::zram_ratio;
 use super::model::App;
 use super::victims::{self, Candidate};
-use super::Engine;
+use super::decide::Engine;
 use crate::Snapshot;
 
 #[derive(Debug, Clone, PartialEq)]

@@ -5,7 +5,8 @@
 use super::model::Event;
 use super::preset::{Detection, Preset};
 use super::stats::REFAULT_WINDOW_MS;
-use super::{Input, Seen, State};
+use super::input::Input;
+use super::state::{Seen, State};
 
 /// How much younger than at the last look a process may read before its pid is taken for
 /// another process's: its age comes from clock ticks and the uptime read at another moment.
@@ -105,7 +106,7 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     // still be freeing its memory. Each step waits at most its own bound (`kill_pending`).
     // Forget marks of apps that are gone.
     state.keep_pids(|pid| alive(&pid));
-    state.dry.retain(|_, at| input.now_ms.saturating_sub(*at) < super::learn::DRY_MS);
+    state.dry.retain(|_, at| input.now_ms.saturating_sub(*at) < super::state::DRY_MS);
     // In front or visible now: brought there by this input's events, or so in its classes.
     state.in_front.retain(|pid| {
         brought.contains(pid) || input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible)

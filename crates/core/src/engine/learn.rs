@@ -6,11 +6,9 @@
 use super::ladder::lmkd::THRASH_KILL;
 use super::model::{Action, ActionKind, App, CompactScope, PAGE};
 use super::preset::{Detection, KsmPolicy};
-use super::{Compacted, Engine, Input, KsmTrial};
-
-/// How long an app whose compaction gave little is passed over (unless it comes to the
-/// front, and its pages with it).
-pub const DRY_MS: u64 = 60_000;
+use super::state::{Compacted, KsmTrial};
+use super::decide::Engine;
+use super::input::Input;
 
 /// A compaction that moved less than this share of what it asked found little cold memory
 /// left, and a read-back that read less found little in swap it can reach: asking again

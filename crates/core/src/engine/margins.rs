@@ -4,6 +4,7 @@
 //! Android's `onTrimMemory` and the freedesktop low-memory-monitor send them. The engine
 //! decides on the same figures it serves, so an app that acts on them acts first.
 
+pub use super::model::TrimLevel;
 use super::preset::{Detection, Preset};
 use serde::{Deserialize, Serialize};
 
@@ -59,39 +60,6 @@ impl Margins {
             Some(TrimLevel::Moderate)
         } else {
             None
-        }
-    }
-}
-
-/// How urgently apps are asked to give memory back (Android's `onTrimMemory` levels; the
-/// freedesktop `LowMemoryWarning` byte in [`TrimLevel::dbus_level`]). `Hidden` goes to one
-/// app only: it left the screen, so what only its UI needs can go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TrimLevel {
-    Hidden,
-    Moderate,
-    Low,
-    Critical,
-}
-
-impl TrimLevel {
-    pub fn name(self) -> &'static str {
-        match self {
-            TrimLevel::Hidden => "hidden",
-            TrimLevel::Moderate => "moderate",
-            TrimLevel::Low => "low",
-            TrimLevel::Critical => "critical",
-        }
-    }
-
-    /// The freedesktop low-memory-monitor level: 50 low, 100 medium, 255 critical.
-    pub fn dbus_level(self) -> Option<u8> {
-        match self {
-            TrimLevel::Hidden => None,
-            TrimLevel::Moderate => Some(50),
-            TrimLevel::Low => Some(100),
-            TrimLevel::Critical => Some(255),
         }
     }
 }

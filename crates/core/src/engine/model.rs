@@ -216,7 +216,7 @@ pub enum ActionKind {
     },
     /// Tell apps that listen to give memory back (`pid`: only that app; else all of them).
     Trim {
-        level: super::margins::TrimLevel,
+        level: TrimLevel,
         pid: Option<u32>,
     },
     /// Kill these apps at once; `min_class` is the most important class the step allowed.
@@ -323,4 +323,37 @@ pub const PAGE: u64 = 4096;
 /// `bytes` as MiB with one decimal, for reason texts.
 pub fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / MIB as f64)
+}
+
+/// How urgently apps are asked to give memory back (Android's `onTrimMemory` levels; the
+/// freedesktop `LowMemoryWarning` byte in [`TrimLevel::dbus_level`]). `Hidden` goes to one
+/// app only: it left the screen, so what only its UI needs can go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimLevel {
+    Hidden,
+    Moderate,
+    Low,
+    Critical,
+}
+
+impl TrimLevel {
+    pub fn name(self) -> &'static str {
+        match self {
+            TrimLevel::Hidden => "hidden",
+            TrimLevel::Moderate => "moderate",
+            TrimLevel::Low => "low",
+            TrimLevel::Critical => "critical",
+        }
+    }
+
+    /// The freedesktop low-memory-monitor level: 50 low, 100 medium, 255 critical.
+    pub fn dbus_level(self) -> Option<u8> {
+        match self {
+            TrimLevel::Hidden => None,
+            TrimLevel::Moderate => Some(50),
+            TrimLevel::Low => Some(100),
+            TrimLevel::Critical => Some(255),
+        }
+    }
 }

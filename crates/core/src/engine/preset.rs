@@ -391,8 +391,16 @@ impl Preset {
     pub fn from_toml(name: &str, text: &str) -> Result<Preset, String> {
         let mut p: Preset = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
         p.name = name.to_string();
-        super::spec::check_ranges(&p)?;
+        p.check_ranges()?;
         Ok(p)
+    }
+
+    /// Values a type allows but the engine cannot use (the type alone is checked by serde).
+    pub fn check_ranges(&self) -> Result<(), String> {
+        if let Some(n) = self.work_nice.filter(|n| !(-20..=19).contains(n)) {
+            return Err(format!("work_nice is the nice value the daemon's background memory work runs at: give -20 to 19 (0 is the apps' own), or null for the daemon's own ({n} given)"));
+        }
+        Ok(())
     }
 
     /// Every preset: the systems, then the papers' baselines.

@@ -176,18 +176,8 @@ fn apply_parameter(p: &mut Preset, key: &str, value: &str) -> Result<(), String>
     };
     *slot = new;
     let changed: Preset = serde_json::from_value(v).map_err(|e| format!("{key}={value}: {e}"))?;
-    check_ranges(&changed).map_err(|e| format!("{key}={value}: {e}"))?;
+    changed.check_ranges().map_err(|e| format!("{key}={value}: {e}"))?;
     *p = changed;
-    Ok(())
-}
-
-/// Values a type allows but the engine cannot use (the type alone is checked by serde).
-pub(super) fn check_ranges(p: &Preset) -> Result<(), String> {
-    if let Some(n) = p.work_nice {
-        if !(-20..=19).contains(&n) {
-            return Err(format!("work_nice is the nice value the daemon's background memory work runs at: give -20 to 19 (0 is the apps' own), or null for the daemon's own ({n} given)"));
-        }
-    }
     Ok(())
 }
 

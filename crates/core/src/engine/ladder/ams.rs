@@ -3,7 +3,8 @@
 //! beyond it, "although there is enough free memory", whatever the memory situation. All
 //! the excess goes in one pass, as `updateOomAdjLocked` does.
 
-use super::{Ctx, Step};
+use super::ctx::Ctx;
+use crate::engine::model::Step;
 use crate::engine::preset::KillMode;
 use crate::Class;
 

@@ -4,7 +4,8 @@
 
 use super::home::greedy_prefix;
 use super::shrink;
-use super::{mib, Ctx, Event, Step};
+use super::ctx::Ctx;
+use crate::engine::model::{mib, Event, Step};
 use crate::engine::preset::Ahead;
 use crate::engine::victims::Candidate;
 use crate::Class;

@@ -9,7 +9,8 @@
 //! A launcher's `state` request thaws at once in the daemon, before it is answered (the app
 //! is brought back right after); this step thaws where nobody said so (inferred classes).
 
-use super::{Ctx, Step};
+use super::ctx::Ctx;
+use crate::engine::model::Step;
 use crate::engine::model::{ActionKind, Event};
 
 pub fn run(ctx: &mut Ctx) {

@@ -2,7 +2,8 @@
 //! page cache first, then app cache: MOS kills cached apps for the rest; memorch compresses
 //! them instead.
 
-use super::{mib, ActionKind, Ctx, Event, Step, PAGE};
+use super::ctx::Ctx;
+use crate::engine::model::{mib, ActionKind, Event, Step, PAGE};
 use crate::engine::victims::Candidate;
 use crate::Class;
 

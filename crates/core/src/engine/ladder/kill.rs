@@ -3,7 +3,8 @@
 //! first, then relaunch cost per MB freed. Background apps only, unless available memory is
 //! extreme; the foreground only when nothing else is left.
 
-use super::{mib, Ctx, PressureLevel, Step};
+use super::ctx::Ctx;
+use crate::engine::model::{mib, PressureLevel, Step};
 use crate::engine::preset::{Detection, KillMode};
 use crate::Class;
 

@@ -3,7 +3,8 @@
 //! that level's class: the least important, then the largest. One victim per trigger; the
 //! next waits until it is gone (lowmem_deathpending).
 
-use super::{mib, Ctx, Step};
+use super::ctx::Ctx;
+use crate::engine::model::{mib, Step};
 use crate::engine::preset::{Detection, KillMode};
 
 pub fn run(ctx: &mut Ctx) {

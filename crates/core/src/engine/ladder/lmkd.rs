@@ -12,7 +12,8 @@
 //! SWAM's EOOM killer runs on the same triggers with its own victim order, and kills also on a
 //! low watermark alone.
 
-use super::{mib, Ctx, PressureLevel, Step, PAGE};
+use super::ctx::Ctx;
+use crate::engine::model::{mib, PressureLevel, Step, PAGE};
 use crate::engine::model::Event;
 use crate::engine::preset::{Detection, KillMode, Lmkd};
 

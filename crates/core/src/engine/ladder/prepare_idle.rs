@@ -5,10 +5,12 @@
 //! memory to the launch threshold (MOS phase 1); remove swap files that hold nothing (SWAM's
 //! ISOP eraser). With the screen on, stop the KSM this step started.
 
-use super::{home, mib, ActionKind, CompactScope, Ctx, Step};
+use super::home;
+use super::ctx::Ctx;
+use crate::engine::model::{mib, ActionKind, CompactScope, Step};
 use crate::engine::model::App;
 use crate::engine::preset::KsmPolicy;
-use crate::engine::KsmTrial;
+use crate::engine::state::KsmTrial;
 use crate::Facility;
 use std::collections::BTreeMap;
 
@@ -236,6 +238,6 @@ fn compress_whole(ctx: &mut Ctx) {
                 ),
             )
             .with("anon_bytes", a.anon_bytes as f64);
-        ctx.compact(a, CompactScope::Anon, None, r);
+        super::squeeze::compact(ctx, a, CompactScope::Anon, None, r);
     }
 }

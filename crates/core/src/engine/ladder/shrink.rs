@@ -5,7 +5,8 @@
 //! its own is squeezed, and the kernel's LRU chooses; docs/presets.md). What is short is
 //! asked for, and the next decision measures what came back.
 
-use super::{mib, CompactScope, Ctx, Step, PAGE};
+use super::ctx::Ctx;
+use crate::engine::model::{mib, CompactScope, Step, PAGE};
 use crate::engine::model::App;
 use crate::Class;
 
@@ -107,7 +108,7 @@ pub fn free_from(
             .with("need_bytes", bytes as f64)
             .with("take_bytes", take as f64)
             .with("return_weight", weight);
-        got += ctx.compact(a, CompactScope::Anon, Some(take / PAGE), r);
+        got += super::squeeze::compact(ctx, a, CompactScope::Anon, Some(take / PAGE), r);
         to_move = to_move.saturating_sub(take);
     }
     got

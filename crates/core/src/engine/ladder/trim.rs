@@ -4,7 +4,8 @@
 //! again while it holds every [`REPEAT_MS`]; and an app that leaves the screen is told it is
 //! hidden. Runs first, so the notice goes out before any step of the same decision acts.
 
-use super::{Ctx, Step};
+use super::ctx::Ctx;
+use crate::engine::model::Step;
 use crate::engine::margins::{Margins, TrimLevel};
 use crate::engine::model::{mib, ActionKind, Event};
 use crate::Class;
