@@ -2,7 +2,6 @@
 //! events marked, and the kills' bars. Round ticks, one colour a manager (the caller's), no
 //! fonts or libraries needed to make or view them.
 
-
 use crate::report::num;
 use std::fmt::Write;
 
@@ -303,6 +302,10 @@ fn short(name: &str) -> String {
     }
 }
 
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,8 +340,4 @@ mod tests {
         );
         assert!(k.contains("url(#hatch)"), "the kernel's kills hatched");
     }
-}
-
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }

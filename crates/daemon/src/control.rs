@@ -48,7 +48,7 @@ impl Daemon {
             }
             Request::Launched { app, pid, ms, cold } => {
                 // Its name is the launcher's from now on: what its statistics are kept under.
-                self.view.tell_name(pid, app.clone());
+                self.looks.view.tell_name(pid, app.clone());
                 self.events.push(Event::Launched { app, pid, ms, cold });
                 (Answer::ok(None), false)
             }
@@ -79,7 +79,7 @@ impl Daemon {
             Request::Margins {} => (self.margins(), false),
             Request::Metrics {} => (
                 Answer::with(&Metrics {
-                    text: metrics::prometheus(&self.counters, self.snap.as_ref(), &self.engine.preset.name),
+                    text: metrics::prometheus(&self.counters, self.looks.snap.as_ref(), &self.engine.preset.name),
                 }),
                 false,
             ),
@@ -104,14 +104,14 @@ impl Daemon {
                 return Answer::err(format!("pid {pid} could not be thawed: {e}"));
             }
         }
-        self.view.tell_class(pid, class);
+        self.looks.view.tell_class(pid, class);
         self.events.push(Event::AppState { pid, class });
         Answer::ok(None)
     }
 
     /// The margins the engine decides on, and where available memory stands against them.
     fn margins(&self) -> Answer {
-        let Some(snap) = &self.snap else { return Answer::err("no snapshot yet: ask again in a moment") };
+        let Some(snap) = &self.looks.snap else { return Answer::err("no snapshot yet: ask again in a moment") };
         let m = memorch_core::engine::margins::Margins::of(&self.engine.preset, snap.memory.total_bytes);
         let available = snap.memory.available_bytes;
         Answer::with(&MarginsInfo {
@@ -130,9 +130,9 @@ impl Daemon {
             dry_run: self.exec.dry_run,
             uptime_ms: self.now_ms(),
             counters: self.counters.clone(),
-            memory: self.snap.as_ref().map(|s| s.memory.clone()),
-            psi: self.snap.as_ref().map(|s| s.psi.clone()),
-            apps: self.apps.len(),
+            memory: self.looks.snap.as_ref().map(|s| s.memory.clone()),
+            psi: self.looks.snap.as_ref().map(|s| s.psi.clone()),
+            apps: self.looks.apps.len(),
             zram: self.zram.as_ref().map(|z| ZramInfo {
                 device: z.setup.device.clone(),
                 algorithm: z.setup.algorithm.clone(),
@@ -147,10 +147,10 @@ impl Daemon {
 
     /// Where a process stands in the ladder, and why: the engine's own explanation.
     fn explain(&self, pid: u32) -> Answer {
-        let (Some(snap), Some(app)) = (&self.snap, self.apps.iter().find(|a| a.pid == pid)) else {
+        let (Some(snap), Some(app)) = (&self.looks.snap, self.looks.apps.iter().find(|a| a.pid == pid)) else {
             return Answer::err(format!("pid {pid} was not in domain {} at the last full snapshot", self.domain.spec));
         };
-        let st = self.engine.explain(snap, &self.apps, pid).expect("an app of the snapshot");
+        let st = self.engine.explain(snap, &self.looks.apps, pid).expect("an app of the snapshot");
         Answer::with(&Explanation {
             pid,
             app: app.name.clone(),

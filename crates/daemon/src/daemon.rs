@@ -3,22 +3,27 @@
 //! Cheap snapshots every tick; a full snapshot and a decision on pressure, on a request, when
 //! memory runs short (the engine's wake rule), or at least every `full_snapshot_ms`.
 //!
-//! What else the daemon does lives beside this file: what its apps are (apps.rs), what
-//! clients may ask (control.rs), reloading its config (reload.rs), what it sets up on the
-//! machine and puts back (machine.rs), and carrying out actions (executor.rs).
+//! What else the daemon does lives beside this file: one decision (decision.rs: look, decide,
+//! act, learn), its looks (look.rs), what clients may ask (control.rs), reloading its config
+//! (reload.rs), what it sets up on the machine and puts back (machine.rs), and carrying out
+//! actions (executor/).
 
-use crate::apps::AppView;
 use crate::config::{Config, Overrides};
 use crate::executor::Executor;
+use crate::look::Looks;
 use crate::machine;
+use crate::notify::Notifier;
+use crate::polling::{polls, Polling};
 use crate::server::Server;
 use crate::store;
-use memorch_core::engine::{ActionKind, App, Engine, Event, Input, Reason};
-use memorch_core::Snapshot;
+use crate::triggers::Triggers;
+use memorch_core::engine::{Engine, Event, PressureLevel, Reason};
+use memorch_core::snapshot::Psi;
+use memorch_core::Facility;
 use memorch_linux::events::{Group, Poller, SignalFd, TimerFd};
 use memorch_linux::zram::ZramGuard;
 use memorch_linux::{snapshot, Domain, SysRoot};
-use memorch_protocol::{ActionEvent, Counters};
+use memorch_protocol::Counters;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -41,29 +46,22 @@ pub struct Daemon {
     pub(crate) timer_period: Duration,
     signals: SignalFd,
     /// PSI triggers, each with its rule run on the daemon's reads too (triggers.rs).
-    pub(crate) triggers: Vec<crate::triggers::Trigger>,
-    /// Polling after a pressure trigger (polling.rs), and the direct reclaims last seen.
-    pub(crate) polling: Option<crate::polling::Polling>,
-    pub(crate) last_direct_reclaims: Option<u64>,
+    pub(crate) triggers: Triggers,
+    /// Polling after a pressure trigger (polling.rs).
+    pub(crate) polling: Polling,
     /// Events for the next decision.
     pub(crate) events: Vec<Event>,
-    pub(crate) view: AppView,
-    pss: snapshot::PssCache,
-    pub(crate) snap: Option<Snapshot>,
-    pub(crate) apps: Vec<App>,
-    pub(crate) last_full: Instant,
-    /// A pidfd of each process of the last full look (up to `polling::MAX_HANDLES`): a light
-    /// look tells which are gone in one poll (polling.rs).
-    pub(crate) handles: BTreeMap<u32, memorch_linux::pidfd::Pidfd>,
+    /// The last looks and the apps built from them (look.rs).
+    pub(crate) looks: Looks,
     /// When empty app groups were last looked for (`remove_empty`).
-    last_cleanup: Instant,
+    pub(crate) last_cleanup: Instant,
     pub(crate) counters: Counters,
     /// The last reason memorch acted on each pid for (`explain`).
     pub(crate) last_reasons: BTreeMap<u32, Reason>,
     pub(crate) zram: Option<ZramGuard>,
     /// A preset's fixed storage swap and swappiness (machine.rs).
     pub(crate) swap_extras: machine::SwapExtras,
-    pub(crate) notifier: crate::notify::Notifier,
+    pub(crate) notifier: Notifier,
     pub(crate) epoch: Instant,
     last_save: Instant,
     stop: bool,
@@ -99,11 +97,11 @@ impl Daemon {
         std::fs::create_dir_all(&cfg.state_dir).map_err(|e| format!("state dir {}: {e}", cfg.state_dir.display()))?;
         let (stats, _) = store::load(&cfg.state_dir);
         let preset = cfg.preset();
-        let triggers = machine::arm_triggers(&domain, &cfg, &preset);
+        let triggers = Triggers::new(machine::arm_triggers(&domain, &cfg, &preset));
         let zram = machine::setup_zram(&cfg, &root, &domain, &preset)?;
         let swap_extras = machine::setup_swap_extras(&cfg, &root, &domain, &preset)?;
         machine::prioritise(&cfg);
-        let notifier = crate::notify::Notifier::start(&cfg.notify)?;
+        let notifier = Notifier::start(&cfg.notify)?;
         // Last: the socket answers once the daemon is set up (zram on if the preset wants it).
         let server = Server::bind(&cfg.socket).map_err(socket_error)?;
         let live = crate::executor::live::Live::new(root.clone(), domain.clone(), cfg.manage.swap_file_dir.clone());
@@ -112,8 +110,7 @@ impl Daemon {
         tracing::info!(preset = %preset.name, domain = %spec, dry_run = cfg.dry_run, socket = %cfg.socket.display(), "memorch running");
         Ok(Daemon {
             timer_period: Duration::from_millis(cfg.loop_.tick_ms),
-            view: AppView::new(&root, &domain),
-            pss: snapshot::PssCache::default(),
+            looks: Looks::new(&root, &domain),
             engine: Engine::with_stats(preset, stats),
             cfg,
             config_path,
@@ -125,13 +122,8 @@ impl Daemon {
             timer,
             signals,
             triggers,
-            polling: None,
-            last_direct_reclaims: None,
+            polling: Polling::default(),
             events: Vec::with_capacity(16),
-            snap: None,
-            apps: Vec::with_capacity(256),
-            last_full: Instant::now() - Duration::from_secs(3600),
-            handles: BTreeMap::new(),
             last_cleanup: Instant::now(),
             counters: Counters::default(),
             last_reasons: BTreeMap::new(),
@@ -182,7 +174,9 @@ impl Daemon {
             pss_walks = c.pss_walks,
             "what the daemon read"
         );
-        machine::shutdown(self);
+        self.save();
+        let setup = machine::Setup { zram: self.zram.take(), swap_extras: std::mem::take(&mut self.swap_extras) };
+        machine::shutdown(&mut self.exec, &self.domain, setup);
         Ok(())
     }
 
@@ -194,7 +188,7 @@ impl Daemon {
             signals: poller.add([(self.signals.fd(), libc::POLLIN)]),
             timer: poller.add([(self.timer.fd(), libc::POLLIN)]),
             listener: poller.add([(self.server.fd(), libc::POLLIN)]),
-            triggers: poller.add(self.triggers.iter().map(|t| (t.kernel.fd(), libc::POLLPRI))),
+            triggers: poller.add(self.triggers.list.iter().map(|t| (t.kernel.fd(), libc::POLLPRI))),
             clients: poller.add(
                 self.server
                     .clients
@@ -227,9 +221,10 @@ impl Daemon {
         for (i, rev) in poller.ready(wake.triggers).into_iter().rev() {
             if rev & (libc::POLLERR | libc::POLLNVAL) != 0 {
                 // The group was removed: its trigger reports errors forever.
-                tracing::warn!(file = %self.triggers[i].kernel.path.display(), "PSI trigger failed (group removed?): dropped");
-                self.triggers.remove(i);
-            } else if rev & libc::POLLPRI != 0 && self.kernel_trigger_fired(i) {
+                tracing::warn!(file = %self.triggers.list[i].kernel.path.display(), "PSI trigger failed (group removed?): dropped");
+                self.triggers.list.remove(i);
+            } else if let Some(level) = (rev & libc::POLLPRI != 0).then(|| self.triggers.kernel_fired(i)).flatten() {
+                self.raise(level);
                 *cause = Some("pressure");
             }
         }
@@ -261,11 +256,11 @@ impl Daemon {
                 self.counters.regained_bytes += gone.regained_bytes;
                 self.events.push(Event::VictimGone { pid: gone.pid });
                 // Look again at once, lightly, as lmkd resumes on a victim's death.
-                if self.polls() && !self.events.contains(&Event::Poll) {
+                if polls(&self.engine.preset) && !self.events.contains(&Event::Poll) {
                     self.events.push(Event::Poll);
                 }
                 self.notifier.post_kill(&self.cfg.notify, &gone);
-                self.publish(&memorch_protocol::Event::VictimGone(gone));
+                self.server.publish(&memorch_protocol::Event::VictimGone(gone));
                 cause.get_or_insert("victim gone");
             }
         }
@@ -291,7 +286,7 @@ impl Daemon {
     /// open (polling.rs), every wake is a poll, but for the full look that falls due.
     fn tick(&mut self) -> Option<&'static str> {
         self.counters.cheap_snapshots += 1;
-        let due = self.last_full.elapsed() >= Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
+        let due = self.looks.last_full.elapsed() >= Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
         if !due && self.polling_now() {
             self.events.push(Event::Poll);
             return Some("poll");
@@ -322,118 +317,45 @@ impl Daemon {
         None
     }
 
-    /// Full snapshot, engine, actions, what became of them; the engine learns from that.
-    /// `cause` (pressure, request, timer, start) and the time from the wake-up to each action
-    /// go with each published action.
-    pub(crate) fn decide(&mut self, woke: Instant, cause: &str) {
-        // A poll (with the deaths it found) is decided on a light look: no process walk on
-        // the pressure path (polling.rs). So is a report of what the user did, while memory
-        // is plentiful, on a recent full look's apps (`reusable_look`).
-        let poll = memorch_core::engine::is_poll(&self.events);
-        let light = if poll { self.light_look().map(Ok) } else { self.reusable_look() };
-        let (light, mut snap) = match light {
-            Some(Ok((snap, apps))) => {
-                self.apps = apps;
-                if poll {
-                    self.counters.polls += 1;
-                } else {
-                    self.counters.reused_looks += 1;
-                }
-                (true, snap)
-            }
-            other => {
-                // Memory short: the full look builds on what was read to find it so.
-                let full = match other {
-                    Some(Err(cheap)) => snapshot::full_fast_from(&self.root, &self.domain, cheap),
-                    _ => snapshot::full_fast(&self.root, &self.domain),
-                };
-                match full {
-                    Ok(s) => (false, s),
-                    Err(e) => return tracing::warn!(error = %e, "full snapshot failed; no decision"),
-                }
-            }
-        };
-        // PSS comes from a cache, walked again only where it is old or the process changed;
-        // while memory is short, every millisecond counts: never walked (page-table walks wait
-        // behind reclaim).
-        // A full look's read of the stall counts at once; a poll's raises the event for the
-        // next look (a poll decides kills alone, on what it sees; the event makes the next
-        // look a full one, as a kernel trigger's would).
-        let raised = !light && self.stall_read(&snap.psi);
-        let under_pressure =
-            cause == "pressure" || raised || self.events.iter().any(|e| matches!(e, Event::Pressure { .. }));
-        let short = under_pressure || memorch_core::engine::wake::memory_short(&snap.memory, &snap.psi);
-        if !light {
-            self.counters.pss_walks += self.pss.fill(&self.root, &mut snap, !short) as u64;
-            self.counters.full_snapshots += 1;
-            self.last_full = Instant::now();
+    fn raise(&mut self, level: PressureLevel) {
+        if !self.events.contains(&Event::Pressure { level }) {
+            self.events.push(Event::Pressure { level });
         }
-        let snapshot_us = woke.elapsed().as_micros() as u64;
-        if !light {
-            self.view.build(&mut self.apps, &snap, &self.cfg, &self.engine.preset, under_pressure, &self.exec.frozen);
-        }
-        self.counters.trim_freed_bytes += self.notifier.freed_since(&self.apps);
-        let events = std::mem::take(&mut self.events);
-        let raised_for_next = light && self.stall_read(&snap.psi);
-        let now_ms = self.now_ms();
-        let actions = self.engine.decide(&Input { now_ms, snapshot: &snap, apps: &self.apps, events: &events });
-        // Every decision with its reasons, quiet ones too (MEMORCH_LOG=debug): why nothing was done.
-        tracing::debug!(cause, available = snap.memory.available_bytes, swap_used = snap.swap.used_bytes, swap_total = snap.swap.total_bytes, events = ?events, reasons = ?actions.iter().map(|a| (a.reason.step, &a.reason.text)).collect::<Vec<_>>(), "decided");
-        let decided_us = woke.elapsed().as_micros() as u64;
-        self.counters.decisions += 1;
-        if !self.exec.dry_run {
-            self.tell_before(&actions, snap.memory.available_bytes, snap.memory.total_bytes);
-        }
-        let seen_adj =
-            |pid: u32| snap.processes.as_ref().and_then(|ps| ps.iter().find(|p| p.pid == pid)).map(|p| p.oom_score_adj);
-        let outcomes = self.exec.execute(&actions, snap.memory.used_bytes, &seen_adj);
-        let killed = outcomes.iter().any(|o| o.done && matches!(o.action.kind, ActionKind::Kill { .. }));
-        let input = Input { now_ms, snapshot: &snap, apps: &self.apps, events: &events };
-        self.engine.learn(&input, &outcomes.iter().map(|o| o.learned()).collect::<Vec<_>>());
-        for o in outcomes {
-            for p in o.action.pids().into_iter().filter(|_| !matches!(o.action.kind, ActionKind::Nothing)) {
-                self.last_reasons.insert(p, o.action.reason.clone());
-            }
-            crate::metrics::account(&mut self.counters, &o);
-            let wake_to_act_us = o.at.map(|t| t.duration_since(woke).as_micros() as u64);
-            let e = ActionEvent {
-                action: o.action,
-                done: o.done,
-                dry_run: o.dry_run,
-                result: o.result,
-                bytes: o.bytes,
-                cause: cause.to_string(),
-                wake_to_act_us,
-                snapshot_done_us: snapshot_us,
-                decided_us,
-            };
-            self.publish(&memorch_protocol::Event::Action(e));
-        }
-        let live: Vec<u32> = self.apps.iter().map(|a| a.pid).collect();
-        self.last_reasons.retain(|p, _| live.contains(p));
-        self.view.forget_gone(&live);
-        self.exec.forget_gone(&live);
-        // Memory groups of apps that exited, once empty (a killed app may still be a zombie
-        // in its group for a moment: a later decision finds it empty). Housekeeping: not
-        // while memory is short, when every millisecond goes to the decision, and once a full
-        // snapshot's period (it reads every group's `cgroup.procs` in both hierarchies: done
-        // on every decision, it was half the daemon's reads in a light run).
-        if !short && self.last_cleanup.elapsed() >= Duration::from_millis(self.cfg.loop_.full_snapshot_ms) {
-            memorch_linux::appgroup::remove_empty(&self.domain);
-            self.last_cleanup = Instant::now();
-        }
-        self.after_decision(under_pressure || raised_for_next, killed, &snap);
-        if !light {
-            self.keep_handles(&snap);
-        }
-        self.snap = Some(snap);
+        self.counters.pressure_events += 1;
     }
 
-    pub(crate) fn publish(&mut self, e: &memorch_protocol::Event) {
-        let mut line = serde_json::to_string(e).unwrap_or_default();
-        line.push('\n');
-        for c in self.server.clients.iter_mut().filter(|c| c.subscribed) {
-            c.send(line.as_bytes());
+    /// A read of the domain's PSI: each trigger whose threshold the stall reached within its
+    /// window, with no event from the kernel, raises the event itself. Whether one did.
+    pub(crate) fn stall_read(&mut self, psi: &Facility<Psi>) -> bool {
+        let raised = self.triggers.read(psi);
+        for level in &raised {
+            self.raise(*level);
+            self.counters.pressure_from_reads += 1;
+        }
+        !raised.is_empty()
+    }
+
+    /// Whether a polling window is open (closed, and the timer back to its tick, once over):
+    /// as long as the triggers' own window (a trigger cannot fire again sooner).
+    fn polling_now(&mut self) -> bool {
+        let window = self.triggers.window().unwrap_or(Duration::from_millis(self.cfg.loop_.psi_window_ms));
+        let open = self.polling.is_open(window);
+        self.set_timer();
+        open
+    }
+
+    /// The timer's period: the poll interval while a window is open and no victim is dying
+    /// (its pidfd wakes the daemon), else the tick.
+    pub(crate) fn set_timer(&mut self) {
+        let want = match self.polling.interval() {
+            Some(interval) if self.exec.reaping.is_empty() => interval,
+            _ => Duration::from_millis(self.cfg.loop_.tick_ms),
+        };
+        if want != self.timer_period {
+            match self.timer.set(want) {
+                Ok(()) => self.timer_period = want,
+                Err(e) => tracing::warn!(error = %e, "could not set the timer"),
+            }
         }
     }
 

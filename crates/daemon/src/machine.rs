@@ -3,7 +3,7 @@
 //! died left behind, put back before anything else.
 
 use crate::config::Config;
-use crate::daemon::Daemon;
+use crate::executor::Executor;
 use memorch_core::engine::Preset;
 use memorch_linux::events::{PsiTrigger, StallKind};
 use memorch_linux::zram::ZramGuard;
@@ -162,30 +162,35 @@ pub struct SwapExtras {
     pub swappiness: Option<memorch_linux::cgroup::SwappinessGuard>,
 }
 
-/// Put back what memorch changed: swap files, KSM settings, zram; and say exactly what was
-/// put back and what could not be.
-pub fn shutdown(mut d: Daemon) {
-    d.save();
-    let (mut done, mut failed) = d.exec.thaw_all();
-    let (more_done, more_failed) = d.exec.actuators.put_back();
+/// What `setup_zram` and `setup_swap_extras` set up, for `shutdown` to put back.
+pub struct Setup {
+    pub zram: Option<memorch_linux::zram::ZramGuard>,
+    pub swap_extras: SwapExtras,
+}
+
+/// Put back what memorch changed: frozen apps, swap files, KSM settings, zram; and say
+/// exactly what was put back and what could not be.
+pub fn shutdown(exec: &mut Executor, domain: &Domain, mut setup: Setup) {
+    let (mut done, mut failed) = exec.thaw_all();
+    let (more_done, more_failed) = exec.actuators.put_back();
     done.extend(more_done);
     failed.extend(more_failed);
     // The loop looks for empty app groups once a full snapshot's period: those emptied since
     // the last look go now.
-    let emptied = memorch_linux::appgroup::remove_empty(&d.domain);
+    let emptied = memorch_linux::appgroup::remove_empty(domain);
     if emptied > 0 {
         tracing::info!(emptied, "removed the domain's empty app groups");
     }
-    if let Some(mut g) = d.swap_extras.storage.take() {
+    if let Some(mut g) = setup.swap_extras.storage.take() {
         match g.remove_now() {
             Ok(()) => done.push(format!("removed its storage swap {}", g.path.display())),
             Err(e) => failed.push(format!("storage swap {}: {e}", g.path.display())),
         }
     }
-    if d.swap_extras.swappiness.take().is_some() {
+    if setup.swap_extras.swappiness.take().is_some() {
         done.push("put the domain's swappiness back".into());
     }
-    if let Some(mut z) = d.zram.take() {
+    if let Some(mut z) = setup.zram.take() {
         match z.teardown_now() {
             Ok(()) => done.push(format!("removed its zram {}", z.setup.device)),
             Err(e) => failed.push(format!("zram {}: {e}", z.setup.device)),

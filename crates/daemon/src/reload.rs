@@ -46,9 +46,13 @@ impl Daemon {
         self.cfg = new;
         if rearm {
             // The triggers follow the preset's thresholds (an lmkd-style preset arms its own).
-            self.triggers = crate::machine::arm_triggers(&self.domain, &self.cfg, &self.engine.preset);
+            self.triggers = crate::triggers::Triggers::new(crate::machine::arm_triggers(
+                &self.domain,
+                &self.cfg,
+                &self.engine.preset,
+            ));
         }
-        self.polling = None;
+        self.polling = crate::polling::Polling::default();
         self.set_timer();
         for (key, old, new) in &changes {
             tracing::info!(key = %key, old = %old, new = %new, "config changed");

@@ -106,6 +106,33 @@ impl Server {
     pub fn reap(&mut self) {
         self.clients.retain(|c| !c.closed);
     }
+
+    /// An event to every subscriber of the events stream.
+    pub fn publish(&mut self, e: &memorch_protocol::Event) {
+        let mut line = serde_json::to_string(e).unwrap_or_default();
+        line.push('\n');
+        for c in self.clients.iter_mut().filter(|c| c.subscribed) {
+            c.send(line.as_bytes());
+        }
+    }
+
+    /// A trim notice to the listeners it is meant for (every one, or the one app it names)
+    /// and to the events stream; the pids of the listeners told.
+    pub fn publish_trim(&mut self, n: &memorch_protocol::TrimNotice) -> Vec<u32> {
+        let mut line = serde_json::to_string(&memorch_protocol::Event::Trim(n.clone())).unwrap_or_default();
+        line.push('\n');
+        let mut told = Vec::new();
+        for c in self.clients.iter_mut() {
+            let listener = c.trim && n.pid.is_none_or(|p| p == c.peer.pid);
+            if listener {
+                told.push(c.peer.pid);
+            }
+            if listener || c.subscribed {
+                c.send(line.as_bytes());
+            }
+        }
+        told
+    }
 }
 
 /// Whether a client of `uid` may connect while clients of `connected` uids are: root

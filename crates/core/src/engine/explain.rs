@@ -1,10 +1,10 @@
 //! Where an app stands in the ladder, and why (`memorch ctl explain`): the same victim order
 //! and zram ratio the engine decides with, so an explanation never disagrees with a decision.
 
+use super::decide::Engine;
 use super::ladder::zram_ratio;
 use super::model::App;
 use super::victims::{self, Candidate};
-use super::decide::Engine;
 use crate::Snapshot;
 
 #[derive(Debug, Clone, PartialEq)]

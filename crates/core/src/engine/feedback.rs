@@ -2,11 +2,11 @@
 //! peaks, pages that came back after a compaction (refault feedback), PSI (aggression), and
 //! whether pending kills are done.
 
+use super::input::Input;
 use super::model::Event;
 use super::preset::{Detection, Preset};
-use super::stats::REFAULT_WINDOW_MS;
-use super::input::Input;
 use super::state::{Seen, State};
+use super::stats::REFAULT_WINDOW_MS;
 
 /// How much younger than at the last look a process may read before its pid is taken for
 /// another process's: its age comes from clock ticks and the uptime read at another moment.

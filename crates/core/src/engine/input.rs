@@ -26,4 +26,3 @@ impl Input<'_> {
         is_poll(self.events)
     }
 }
-

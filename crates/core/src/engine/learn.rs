@@ -3,12 +3,12 @@
 //! leaves no mark, and a compaction is confirmed by the memory it actually moved. The daemon
 //! (or a test) calls [`Engine::learn`] with each action's [`Outcome`].
 
+use super::decide::Engine;
+use super::input::Input;
 use super::ladder::lmkd::THRASH_KILL;
 use super::model::{Action, ActionKind, App, CompactScope, PAGE};
 use super::preset::{Detection, KsmPolicy};
 use super::state::{Compacted, KsmTrial};
-use super::decide::Engine;
-use super::input::Input;
 
 /// A compaction that moved less than this share of what it asked found little cold memory
 /// left, and a read-back that read less found little in swap it can reach: asking again

@@ -2,9 +2,9 @@
 //! when zram is nearly full (or compresses badly) under pressure; remove files that hold
 //! nothing (SWAM's ISOP eraser).
 
+use super::ctx::Ctx;
 use super::shortage::{critical_floor, pressure};
 use super::storage::{cold_priority, plain_file, storage_room, zram_used, FILE_FRAC};
-use super::ctx::Ctx;
 use crate::engine::model::{mib, ActionKind, Step};
 
 /// Zram this full (of its disksize) grows storage swap (SWAM adds a file once zram is 80 %

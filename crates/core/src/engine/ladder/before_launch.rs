@@ -2,9 +2,9 @@
 //! secure it now, in one decision. MOS phase 2 kills as many cached apps at once as the
 //! launch needs; memorch compresses first, within a time budget, then kills the rest at once.
 
+use super::ctx::Ctx;
 use super::home::greedy_prefix;
 use super::shrink;
-use super::ctx::Ctx;
 use crate::engine::model::{mib, Event, Step};
 use crate::engine::preset::Ahead;
 use crate::engine::victims::Candidate;

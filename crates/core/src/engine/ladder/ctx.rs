@@ -1,11 +1,11 @@
 //! What every step of the ladder sees and adds to: the input, the preset, the engine's state,
 //! and the actions decided so far with the memory they are expected to free.
 
+use crate::engine::input::Input;
 use crate::engine::model::{mib, Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, PAGE};
 use crate::engine::preset::Preset;
-use crate::engine::victims::{self, Candidate};
-use crate::engine::input::Input;
 use crate::engine::state::State;
+use crate::engine::victims::{self, Candidate};
 use crate::Class;
 use std::collections::BTreeSet;
 
@@ -370,7 +370,8 @@ impl<'a> Ctx<'a> {
         max_pages: Option<u64>,
         mut reason: Reason,
         cold: Option<f64>,
-    ) -> u64 {        let anon_moved = anon_moved(app, scope, max_pages);
+    ) -> u64 {
+        let anon_moved = anon_moved(app, scope, max_pages);
         let file_freed = match scope {
             CompactScope::File | CompactScope::All => {
                 max_pages.map_or(app.file_bytes, |p| (p * PAGE).min(app.file_bytes))
@@ -476,4 +477,3 @@ pub fn anon_moved(app: &App, scope: CompactScope, max_pages: Option<u64>) -> u64
         (_, None) => app.anon_bytes,
     }
 }
-

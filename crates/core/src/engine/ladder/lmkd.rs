@@ -13,8 +13,8 @@
 //! low watermark alone.
 
 use super::ctx::Ctx;
-use crate::engine::model::{mib, PressureLevel, Step, PAGE};
 use crate::engine::model::Event;
+use crate::engine::model::{mib, PressureLevel, Step, PAGE};
 use crate::engine::preset::{Detection, KillMode, Lmkd};
 
 /// The reason field that marks a kill for thrashing (its limit decays once it is done).

@@ -3,9 +3,9 @@
 //! actions with their reasons. The preset decides which steps act and how.
 
 mod adaptive_swap;
-mod ctx;
 mod ams;
 mod before_launch;
+mod ctx;
 mod freeze;
 mod home;
 pub mod kill;

@@ -12,10 +12,10 @@
 //! takes again as they are read are not read forever. A read-back that found little of what
 //! it asked for (learn.rs) is not asked again until the app comes back to the front.
 
-use super::shortage::critical_floor;
 use super::ctx::Ctx;
-use crate::engine::model::{mib, ActionKind, Step, PAGE};
+use super::shortage::critical_floor;
 use crate::engine::model::App;
+use crate::engine::model::{mib, ActionKind, Step, PAGE};
 use crate::engine::preset::Detection;
 use crate::Class;
 

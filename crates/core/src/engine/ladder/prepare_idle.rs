@@ -5,10 +5,10 @@
 //! memory to the launch threshold (MOS phase 1); remove swap files that hold nothing (SWAM's
 //! ISOP eraser). With the screen on, stop the KSM this step started.
 
-use super::home;
 use super::ctx::Ctx;
-use crate::engine::model::{mib, ActionKind, CompactScope, Step};
+use super::home;
 use crate::engine::model::App;
+use crate::engine::model::{mib, ActionKind, CompactScope, Step};
 use crate::engine::preset::KsmPolicy;
 use crate::engine::state::KsmTrial;
 use crate::Facility;

@@ -6,8 +6,8 @@
 //! asked for, and the next decision measures what came back.
 
 use super::ctx::Ctx;
-use crate::engine::model::{mib, CompactScope, Step, PAGE};
 use crate::engine::model::App;
+use crate::engine::model::{mib, CompactScope, Step, PAGE};
 use crate::Class;
 
 /// An app at least this likely to come back soon is one the user is likely to want: what is

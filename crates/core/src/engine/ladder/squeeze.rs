@@ -1,8 +1,8 @@
 //! A squeeze of one app: where its pages go (zram, or a storage file of its own for an app
 //! unlikely to be wanted soon: adaptive_swap.rs's rule) and what it is expected to free.
 
-use super::storage::cold_to_storage;
 use super::ctx::{anon_moved, Ctx};
+use super::storage::cold_to_storage;
 use crate::engine::model::{App, CompactScope, Reason};
 
 /// Compact `app` (`max_pages: None`: all of it in `scope`). An app unlikely to be wanted soon

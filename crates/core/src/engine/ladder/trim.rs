@@ -5,8 +5,8 @@
 //! hidden. Runs first, so the notice goes out before any step of the same decision acts.
 
 use super::ctx::Ctx;
-use crate::engine::model::Step;
 use crate::engine::margins::{Margins, TrimLevel};
+use crate::engine::model::Step;
 use crate::engine::model::{mib, ActionKind, Event};
 use crate::Class;
 

@@ -4,11 +4,11 @@
 //! likely to be wanted soon first, and takes background anon before anything of the
 //! foreground (refault study, idea 2).
 
-use super::shrink;
 use super::ctx::Ctx;
-use crate::engine::model::{mib, CompactScope, Step};
 use super::shortage::{pressure, PRESSURE_MARGIN_FRAC};
+use super::shrink;
 use crate::engine::model::App;
+use crate::engine::model::{mib, CompactScope, Step};
 use crate::engine::preset::Detection;
 use crate::Class;
 
