@@ -144,7 +144,7 @@ impl Device {
 
     /// Pages read from and written to its zram so far (its swap-ins and swap-outs).
     pub fn zram_io(&self) -> Option<(u64, u64)> {
-        self.zram.as_ref().and_then(|z| memorch_linux::zram::io_pages(&SysRoot::live(), &z.setup.device).ok())
+        self.zram.as_ref().and_then(|z| memorch_linux::zram_stats::io_pages(&SysRoot::live(), &z.setup.device).ok())
     }
 
     /// CPU time used by everything in the device so far (its apps, and a peer that runs

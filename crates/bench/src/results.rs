@@ -142,7 +142,7 @@ pub struct DeviceInfo {
     pub swap_read_ahead_pages: Option<u32>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunResult {
     pub manager: String,
     pub scenario: String,

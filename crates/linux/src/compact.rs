@@ -148,26 +148,6 @@ pub fn plan(
     Ok((vmas.len(), ranges))
 }
 
-/// Runs of `pid`'s pages in the swap area of kernel type number `swap_type` (the pagemap's
-/// swap type, which `/proc/swaps` does not give: `swaptype::probe_zram_type` finds zram's),
-/// in its private mappings as a read-back reads them, at most `max_pages`.
-pub fn runs_in_swap_area(root: &SysRoot, pid: u32, swap_type: u32, max_pages: u64) -> Result<Vec<Range>> {
-    swapped_runs(root, pid, max_pages, |t| t == swap_type)
-}
-
-/// Runs of `pid`'s pages in any swap area but the one of kernel type number `zram_type`: its
-/// pages on storage swap, in its private mappings as a read-back reads them, at most
-/// `max_pages`.
-pub fn runs_on_storage(root: &SysRoot, pid: u32, zram_type: u32, max_pages: u64) -> Result<Vec<Range>> {
-    swapped_runs(root, pid, max_pages, |t| t != zram_type)
-}
-
-/// Runs of `pid`'s swapped pages (of every private mapping) whose swap type `area` takes.
-fn swapped_runs(root: &SysRoot, pid: u32, max_pages: u64, area: impl Fn(u32) -> bool) -> Result<Vec<Range>> {
-    let vmas = vmas_of(root, pid, CompactScope::All)?;
-    page_runs(root, pid, spans(&vmas), |e| e & SWAPPED != 0 && area(swap_type_of(e)), max_pages)
-}
-
 /// The runs of `ranges` (pages in swap, as [`plan`] names them for a read-back) whose pages
 /// are in any swap area but the one of kernel type number `swap_type` (zram's): the pages a
 /// read-back finds on storage.

@@ -31,6 +31,7 @@ pub mod records;
 pub mod recovery;
 pub mod root;
 pub mod sandbox;
+mod sandbox_registry;
 pub mod snapshot;
 pub mod state;
 pub mod swapfile;
@@ -44,6 +45,7 @@ pub mod vmstat;
 pub mod wait;
 pub mod which;
 pub mod zram;
+pub mod zram_stats;
 
 pub use domain::{Domain, DomainSpec};
 pub use error::{Error, Result};

@@ -136,47 +136,6 @@ pub fn read_back(root: &SysRoot, target: &Target, max_pages: u64, ahead: Ahead) 
     Ok(report)
 }
 
-/// What [`ask_ahead`] asked for.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct AskedAhead {
-    /// Runs of pages on storage swap named by the pagemap, and the bytes the kernel took the
-    /// ask for.
-    pub ranges: usize,
-    pub asked_bytes: u64,
-    pub elapsed_us: u64,
-    pub exited: bool,
-}
-
-/// Ask for up to `max_pages` of `target`'s pages on storage swap (in any swap area but the
-/// one of kernel type number `zram_type`) all at once, and return without waiting for them
-/// (`process_madvise(MADV_WILLNEED)`): the device reads them together into the swap cache
-/// while the process runs, and its own touch of each finds it there or on its way, rather
-/// than waiting for the device a touch. Nothing is touched, and nothing in zram is asked
-/// for: the process's own touch decompresses a zram page as fast as any ask would. Stops
-/// cleanly if the process exits.
-pub fn ask_ahead(root: &SysRoot, target: &Target, max_pages: u64, zram_type: u32) -> Result<AskedAhead> {
-    let t0 = Instant::now();
-    let runs = match compact::runs_on_storage(root, target.pid, zram_type, max_pages) {
-        Ok(runs) => runs,
-        Err(e) if e.is_not_found() => {
-            return Ok(AskedAhead {
-                exited: true,
-                elapsed_us: t0.elapsed().as_micros() as u64,
-                ..AskedAhead::default()
-            })
-        }
-        Err(e) => return Err(e),
-    };
-    let asked =
-        if runs.is_empty() { compact::Advised::default() } else { compact::advise(target, &runs, Advice::WillNeed)? };
-    Ok(AskedAhead {
-        ranges: runs.len(),
-        asked_bytes: asked.advised_bytes,
-        elapsed_us: t0.elapsed().as_micros() as u64,
-        exited: asked.exited,
-    })
-}
-
 /// `target`'s `/proc/PID/mem`, opened before its pidfd is checked again (the module's doc);
 /// `None` if the process is gone.
 pub fn open_mem(root: &SysRoot, target: &Target) -> Result<Option<std::fs::File>> {

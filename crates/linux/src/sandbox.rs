@@ -10,6 +10,7 @@ use crate::cgroup::{self, Mount};
 use crate::error::{Error, Result};
 use crate::lock::FileLock;
 use crate::root::SysRoot;
+use crate::sandbox_registry::{read_registry, register_parents, remove_registered_parents, remove_tree};
 use std::ffi::CString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -18,9 +19,6 @@ use std::time::{Duration, Instant};
 
 /// Serialises creation and removal of shared parent directories in the v2 hierarchy.
 const PARENTS_LOCK: &str = "/run/lock/memorch-cgroup-parents.lock";
-/// The v2 parent directories memorch created, one a line: sandboxes share them, so the last
-/// one to leave removes them, whichever made them.
-const PARENTS_REGISTRY: &str = "/run/memorch/cgroup-parents";
 
 #[derive(Debug)]
 pub struct Sandbox {
@@ -243,53 +241,6 @@ fn mkdir_parents(dir: &Path, top: &Path) -> Result<Vec<PathBuf>> {
     Ok(missing)
 }
 
-fn read_registry() -> Vec<PathBuf> {
-    std::fs::read_to_string(PARENTS_REGISTRY)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(PathBuf::from)
-        .collect()
-}
-
-fn write_registry(dirs: &[PathBuf]) -> Result<()> {
-    let p = Path::new(PARENTS_REGISTRY);
-    if dirs.is_empty() {
-        return match std::fs::remove_file(p) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(p, e)),
-            _ => Ok(()),
-        };
-    }
-    let dir = p.parent().expect("registry has a parent");
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let text: String = dirs.iter().map(|d| format!("{}\n", d.display())).collect();
-    std::fs::write(p, text).map_err(|e| Error::io(p, e))
-}
-
-/// Note parents we made (caller holds the parents lock).
-fn register_parents(made: &[PathBuf]) -> Result<()> {
-    if made.is_empty() {
-        return Ok(());
-    }
-    let mut all = read_registry();
-    all.extend(made.iter().cloned());
-    write_registry(&all)
-}
-
-/// Remove every registered parent that is empty now, deepest first (caller holds the
-/// parents lock). One still holding a sandbox stays registered for the last one out.
-fn remove_registered_parents() {
-    let mut all = read_registry();
-    all.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
-    all.retain(|p| match std::fs::remove_dir(p) {
-        Ok(()) => false,
-        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
-    });
-    if let Err(e) = write_registry(&all) {
-        eprintln!("memorch: {e}");
-    }
-}
-
 /// The pid in a name made by `unique::unique_name` (`prefix-PID-N`).
 fn owner_of(name: &str) -> Option<u32> {
     let mut parts = name.rsplitn(3, '-');
@@ -398,37 +349,6 @@ pub fn child_groups() -> std::collections::BTreeSet<String> {
     places().first().map(Place::child_names).unwrap_or_default()
 }
 
-/// Remove a cgroup directory and its child groups, deepest first.
-fn remove_tree(dir: &Path) -> Result<()> {
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                remove_tree(&e.path())?;
-            }
-        }
-    }
-    // rmdir can briefly fail with EBUSY while the last task's exit is accounted.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match std::fs::remove_dir(dir) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if Instant::now() < deadline && e.raw_os_error() == Some(libc::EBUSY) => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(e) => return Err(Error::io(dir, e)),
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn stale_names_carry_their_creator() {
-        assert_eq!(super::owner_of("memorch-bench-memorch-26322-1"), Some(26322));
-        assert_eq!(super::owner_of("memorch-status-77-0"), Some(77));
-        assert_eq!(super::owner_of("phone"), None);
-        assert_eq!(super::owner_of("other-12-3"), None, "only memorch's own names");
-        assert_eq!(super::owner_of("memorch-x-y-z"), None);
-    }
-}
+#[path = "sandbox_tests.rs"]
+mod tests;

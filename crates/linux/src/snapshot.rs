@@ -5,7 +5,7 @@ use crate::domain::Domain;
 use crate::error::Result;
 use crate::process::{self, ProcessReader};
 use crate::root::SysRoot;
-use crate::{cgroup, ksm, meminfo, psi, swaps, vmstat, zram};
+use crate::{cgroup, ksm, meminfo, psi, swaps, vmstat};
 use memorch_core::snapshot::{kill_order, Counters, KsmState, MemoryState, Psi};
 use memorch_core::{Facility, Snapshot};
 
@@ -38,7 +38,7 @@ pub fn cheap_with_ksm(root: &SysRoot, domain: &Domain, ksm: Facility<KsmState>) 
     let uptime_ms = process::uptime_ms(root)?;
     let (memory, psi, counters) = memory_and_pressure(root, domain)?;
     let swap = swaps::read(root)?;
-    let zram = zram::read(root, &swap);
+    let zram = crate::zram_stats::read(root, &swap);
     Ok(Snapshot { domain: domain.spec.to_string(), uptime_ms, memory, swap, zram, ksm, psi, counters, processes: None })
 }
 

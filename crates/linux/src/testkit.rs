@@ -71,7 +71,7 @@ pub fn no_foreign_swap() -> bool {
 /// zram (module loaded, control interface present).
 pub fn zram_facility() -> bool {
     let root = crate::SysRoot::live();
-    let ok = root.path("/sys/class/zram-control").exists() || !crate::zram::device_names(&root).is_empty();
+    let ok = root.path("/sys/class/zram-control").exists() || !crate::zram_stats::device_names(&root).is_empty();
     facility("zram", if ok { Ok(()) } else { Err("the zram module is not loaded (modprobe zram)".into()) })
         && sandbox_facility()
 }

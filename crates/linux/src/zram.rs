@@ -1,117 +1,13 @@
-//! zram: compressed RAM block devices used as swap. Reading their state (`mm_stat`), and
-//! setting one up and tearing it down so that the device is left exactly as it was.
+//! zram: compressed RAM block devices used as swap, set up and torn down so that the device
+//! is left exactly as it was (reading their state is zram_stats.rs).
 
 use crate::error::{Error, Result};
 use crate::lock::FileLock;
 use crate::root::SysRoot;
+use crate::zram_stats::{available_algorithms, current_algorithm, device_names, sys};
 use crate::{swapon, swaps};
-use memorch_core::{Facility, SwapState, ZramDevice, ZramState};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// Names of all zram devices the kernel has (`zram0`, `zram1`, …), set up or not.
-pub fn device_names(root: &SysRoot) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(root.path("/sys/block"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.strip_prefix("zram").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
-        .collect();
-    names.sort_by_key(|n| n[4..].parse::<u32>().unwrap_or(u32::MAX));
-    names
-}
-
-/// The state of every set-up zram device. Not available when the module is not loaded or
-/// no device has a size.
-pub fn read(root: &SysRoot, swaps: &SwapState) -> Facility<ZramState> {
-    let names = device_names(root);
-    if names.is_empty() {
-        return Facility::unavailable("no zram devices: the zram module is not loaded (modprobe zram)");
-    }
-    let mut devices = Vec::new();
-    for name in &names {
-        match read_device(root, name, swaps) {
-            Ok(Some(dev)) => devices.push(dev),
-            Ok(None) => {}
-            Err(e) => return Facility::unavailable(e.to_string()),
-        }
-    }
-    if devices.is_empty() {
-        return Facility::unavailable(format!(
-            "no zram device is set up ({} present, all with disksize 0): run 'memorch zram setup'",
-            names.join(", ")
-        ));
-    }
-    Facility::Available(ZramState { devices })
-}
-
-fn sys(name: &str, file: &str) -> PathBuf {
-    PathBuf::from(format!("/sys/block/{name}/{file}"))
-}
-
-/// One device, or `None` when it is not set up (disksize 0).
-pub fn read_device(root: &SysRoot, name: &str, swaps: &SwapState) -> Result<Option<ZramDevice>> {
-    let disksize = root.read_u64(sys(name, "disksize"))?;
-    if disksize == 0 {
-        return Ok(None);
-    }
-    let mm_path = sys(name, "mm_stat");
-    let text = root.read(&mm_path)?;
-    let cols: Vec<u64> = text.split_whitespace().map(|c| c.parse().unwrap_or(0)).collect();
-    if cols.len() < 8 {
-        return Err(Error::parse(root.path(&mm_path), "mm_stat columns", text.trim()));
-    }
-    let algorithm = current_algorithm(&root.read(sys(name, "comp_algorithm")).unwrap_or_default());
-    let dev_path = format!("/dev/{name}");
-    Ok(Some(
-        ZramDevice {
-            name: name.to_string(),
-            disksize_bytes: disksize,
-            algorithm,
-            orig_data_bytes: cols[0],
-            compr_data_bytes: cols[1],
-            mem_used_bytes: cols[2],
-            mem_limit_bytes: cols[3],
-            mem_used_max_bytes: cols[4],
-            // same_pages, pages_compacted and huge_pages are page counts in mm_stat.
-            same_pages: cols[5],
-            pages_compacted: cols[6],
-            huge_pages: cols[7],
-            compression_ratio: None,
-            effective_ratio: None,
-            is_swap: swaps.devices.iter().any(|d| d.path == dev_path),
-        }
-        .with_ratios(),
-    ))
-}
-
-/// The selected algorithm in `comp_algorithm` (`lzo [lz4] zstd` → `lz4`).
-/// Pages read from and written to a zram device since it was set up (its block-layer
-/// `stat`: sectors of 512 bytes). For a swap device these are swap-ins and swap-outs.
-pub fn io_pages(root: &SysRoot, name: &str) -> Result<(u64, u64)> {
-    let path = root.path(format!("/sys/block/{name}/stat"));
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-    parse_io_pages(&text, root.page_size).ok_or_else(|| Error::parse(&path, "block stat fields", text.trim()))
-}
-
-fn parse_io_pages(text: &str, page_size: u64) -> Option<(u64, u64)> {
-    let f: Vec<u64> = text.split_whitespace().map(|w| w.parse().ok()).collect::<Option<_>>()?;
-    // Fields 3 and 7: sectors read, sectors written.
-    Some((f.get(2)? * 512 / page_size, f.get(6)? * 512 / page_size))
-}
-
-pub fn current_algorithm(text: &str) -> String {
-    text.split_whitespace()
-        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
-        .unwrap_or("")
-        .to_string()
-}
-
-/// The algorithms this kernel's zram offers.
-pub fn available_algorithms(text: &str) -> Vec<String> {
-    text.split_whitespace().map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string()).collect()
-}
 
 /// How big a zram device to make.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -413,30 +309,5 @@ pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn block_stat_sectors_become_pages() {
-        let text = "     120        0      960       5      240        0     1920       9        0       14       14        0        0        0        0        0        0\n";
-        assert_eq!(parse_io_pages(text, 4096), Some((120, 240)));
-        assert_eq!(parse_io_pages("1 2", 4096), None);
-    }
-
-    #[test]
-    fn algorithm_in_brackets() {
-        assert_eq!(current_algorithm("[lzo-rle] lzo lz4 \n"), "lzo-rle");
-        assert_eq!(current_algorithm("lzo [lz4]"), "lz4");
-        assert_eq!(available_algorithms("[lzo-rle] lzo lz4"), vec!["lzo-rle", "lzo", "lz4"]);
-    }
-
-    #[test]
-    fn sizes_in_mib_or_percent() {
-        assert_eq!(ZramSize::parse("512"), Some(ZramSize::Bytes(512 << 20)));
-        assert_eq!(ZramSize::parse("25%").unwrap().bytes(1000), 250);
-        assert_eq!(ZramSize::parse("0"), None);
-        assert_eq!(ZramSize::parse("-5%"), None);
-        assert_eq!(ZramSize::parse("lots"), None);
-        assert_eq!(ZramSize::parse("17592186044417"), None, "no silent wrap to a 1 MiB device");
-    }
-}
+#[path = "zram_tests.rs"]
+mod tests;

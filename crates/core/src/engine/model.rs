@@ -206,14 +206,6 @@ pub enum ActionKind {
         app: String,
         max_pages: u64,
     },
-    /// Ask for up to `max_pages` of the app's pages on storage swap all at once, without
-    /// waiting for them (`process_madvise(MADV_WILLNEED)`): the device reads them together
-    /// while the app's return touches them, rather than one touch at a time.
-    ReadAhead {
-        pid: u32,
-        app: String,
-        max_pages: u64,
-    },
     /// Tell apps that listen to give memory back (`pid`: only that app; else all of them).
     Trim {
         level: TrimLevel,
@@ -242,7 +234,6 @@ impl ActionKind {
             ActionKind::Freeze { .. } => "freeze",
             ActionKind::Thaw { .. } => "thaw",
             ActionKind::Prefetch { .. } => "prefetch",
-            ActionKind::ReadAhead { .. } => "read_ahead",
             ActionKind::Trim { .. } => "trim",
             ActionKind::Kill { .. } => "kill",
             ActionKind::Nothing => "nothing",
@@ -309,8 +300,7 @@ impl Action {
             ActionKind::Compact { pid, .. }
             | ActionKind::Freeze { pid }
             | ActionKind::Thaw { pid }
-            | ActionKind::Prefetch { pid, .. }
-            | ActionKind::ReadAhead { pid, .. } => vec![*pid],
+            | ActionKind::Prefetch { pid, .. } => vec![*pid],
             ActionKind::Kill { victims, .. } => victims.iter().map(|v| v.pid).collect(),
             _ => Vec::new(),
         }

@@ -83,10 +83,7 @@ pub struct Lmkd {
     pub wmark_min_frac: f64,
     pub wmark_low_frac: f64,
     pub wmark_high_frac: f64,
-    /// Least important class each reason may kill. lmkd's PSI strategy has no "plain low
-    /// memory" reason; SWAM's EOOM kills on a low watermark alone (`None` here: never).
-    /// Thrashing or low swap: above perceptible (> 200) unless below the min watermark or
-    /// thrashing over twice the limit; a complete stall or pressure right after a kill: any.
+    /// Least important class each reason may kill.
     #[serde(default)]
     pub min_class_low_memory: Option<Class>,
     pub min_class_thrashing: Class,
@@ -137,8 +134,7 @@ pub struct Compaction {
     /// Apps compacted in one decision.
     pub max_apps_per_decision: usize,
     /// Squeezes weigh an app's chance of a return soon by how quick its returns are
-    /// (`Ctx::return_weight`): a read-back adds about as much to any return, and to one that
-    /// takes a frame it is the whole wait, to one that takes 50 ms a fraction of it.
+    /// (`Ctx::return_weight`).
     #[serde(default)]
     pub slow_returns_give_first: bool,
 }
@@ -151,11 +147,7 @@ pub struct KsmPolicy {
     pub idle_targeted: bool,
     pub pages_to_scan: u64,
     pub sleep_ms: u64,
-    /// KSM must pay for ksmd's CPU (idle-targeted only): every three passes of ksmd over the
-    /// apps (from memorch's first run of it), what it merged of the domain's opted-in apps in
-    /// them must be at least this share of the domain, or it is stopped and not run again for
-    /// 30 minutes (`KSM_TRIAL_SCANS`, `KSM_RETRY_MS` in ladder/prepare_idle.rs): it runs while
-    /// its passes merge. `None`: run whenever the apps qualify (the thesis's rule).
+    /// KSM must pay for ksmd's CPU (idle-targeted only).
     #[serde(default)]
     pub min_saving_frac: Option<f64>,
 }
@@ -189,37 +181,24 @@ pub struct SwapPolicy {
     /// (MeeGo: 30 on the N9, 60 found better); `None`: left as it is.
     #[serde(default)]
     pub swappiness: Option<u32>,
-    /// Add a file as soon as zram is that full, at any look, pressure or not (SWAM's
-    /// dynamic swap allocator allocates "on demand"); false: only under pressure, before a
-    /// kill or a launch (memorch).
+    /// Add a file once zram is that full at any look, pressure or not (SWAM's allocator "on
+    /// demand"); false: only under pressure, before a kill or a launch.
     #[serde(default)]
     pub grow_on_fill: bool,
-    /// In a launch's decision, a storage file sized to what zram's room and compression
-    /// cannot cover (whole files of `file_frac`, within `max_files` of them in all), added
-    /// whatever zram's fill; false: one file of `file_frac`, only once zram is
-    /// `grow_at_zram_used_frac` full (SWAM).
+    /// Before a launch, storage swap sized to what zram cannot cover, whatever zram's fill;
+    /// false: one file at a time, once zram is 80 % full (SWAM).
     #[serde(default)]
     pub grow_to_need: bool,
-    /// A read-back (the app in front made whole, the likely apps at idle) asks for the pages
-    /// it finds on storage swap all at once (`process_madvise(MADV_WILLNEED)`) before it
-    /// touches them, so the device reads them together rather than one touch at a time
-    /// (linux `readback.rs`: 2.6 against 7.9 µs a page on these machines). false: each touch
-    /// reads its page.
+    /// A read-back asks for its pages on storage swap at once (`MADV_WILLNEED`) before it
+    /// touches them, so the device reads them together.
     #[serde(default)]
     pub read_back_ahead: bool,
-    /// Send a squeeze of an app less likely than this to be wanted soon (`p_return`) to a
-    /// storage swap file of its own, made for it and enabled above zram in priority, once
-    /// zram is `cold_at_zram_used` full: zram keeps its room for the likely apps, whose
-    /// returns read it back three times faster a page than storage (issue 11). `None`: every
-    /// squeeze goes where the kernel puts it (zram first).
+    /// A squeeze of an app less likely than this to return goes to a storage file of its own
+    /// above zram, once zram is half full (ladder/storage.rs); `None`: where the kernel puts it.
     #[serde(default)]
     pub cold_to_storage_below: Option<f64>,
-    /// While a launch is in flight (from its intent until it is reported launched), every
-    /// squeeze goes to a storage swap file of its own as an unlikely app's does, whatever the
-    /// app's chance of a return and zram's fill (where `cold_to_storage_below` is set and a
-    /// file may be made): a page to storage costs the kernel no compression on a CPU the
-    /// launching app competes for, and frees all of itself where zram keeps a share of it, so
-    /// the launch's room is made sooner, paid for by slower reads at those apps' returns.
+    /// While a launch is in flight, every squeeze goes to a storage file of its own: no
+    /// compression on a CPU the launch needs, and all it moves is freed.
     #[serde(default)]
     pub launch_to_storage: bool,
 }
@@ -239,11 +218,8 @@ pub enum KillMode {
 pub struct KillPolicy {
     pub mode: KillMode,
     pub order: VictimOrder,
-    /// How the chance of a return soon (`p_return`, which orders compressions and weighs
-    /// kills) is judged. True: by usage sessions (LSApp: a user opens 1-4 apps a session and
-    /// switches among them): an app used since the screen last came on is likely (½), plus
-    /// the share of sessions it was used in (½). False, or before the first screen-off: by
-    /// recency (half-life 2 min) and front counts (ladder/mod.rs `p_return`).
+    /// How the chance of a return soon (`p_return`, which orders compressions and weighs kills) is
+    /// judged.
     #[serde(default)]
     pub return_by_sessions: bool,
 }
@@ -265,9 +241,7 @@ pub struct Ahead {
     pub home_kills: bool,
     /// Compress before killing ahead of a launch, within this time budget (memorch).
     pub compress_budget_ms: Option<u64>,
-    /// The launcher waits for what is secured before a launch (MOS: phase 2 kills before the
-    /// app starts). False: the daemon answers a launch at once and secures the room right
-    /// after, while the app starts.
+    /// The launcher waits for what is secured before a launch (MOS.
     pub launch_waits: bool,
 }
 
@@ -311,37 +285,25 @@ pub struct Preset {
     pub swap: SwapPolicy,
     pub kill: KillPolicy,
     pub ahead: Option<Ahead>,
-    /// Apps the launcher starts get a memory group of their own, so the preset can take
-    /// their coldest anonymous pages first (appgroup.rs in memorch-linux); off: apps share
-    /// the domain's group.
+    /// Apps the launcher starts get a memory group of their own, so the preset can take their
+    /// coldest anonymous pages first (appgroup.rs in memorch-linux); off.
     #[serde(default)]
     pub app_groups: bool,
-    /// Freeze an app that has been cached this long (cgroup v2 `cgroup.freeze` on its own
-    /// group), as Android freezes cached apps after 10 s; thawed before it comes back.
-    /// `None`: never.
+    /// Freeze an app that has been cached this long (cgroup v2 `cgroup.freeze` on its own group),
+    /// as Android freezes cached apps after 10 s; thawed before it comes back.
     #[serde(default)]
     pub freeze_after_ms: Option<u64>,
     /// Tell apps that listen to trim before compressing or killing (margins.rs).
     #[serde(default)]
     pub trim_notices: bool,
-    /// Android's activity manager before the LMK: more cached apps than this and the least
-    /// recently used beyond the count are killed, whatever memory is free (Android 4.4,
-    /// the baseline MOS beats: "AMS kills an application based on the fixed number of
-    /// background applications"). `None`: no count.
+    /// Android's activity manager before the LMK.
     #[serde(default)]
     pub max_cached_apps: Option<u32>,
-    /// Read the app in front back whole once its return is served, a piece a decision, down
-    /// to the critical band (ladder/prefetch.rs): the device's reclaim and the pressure step
-    /// then make the room from the apps in the background, so the session's apps are the
-    /// ones in RAM.
+    /// Read the app in front back whole once its return is served, a piece a decision, down to the
+    /// critical band (ladder/prefetch.rs).
     #[serde(default)]
     pub prefetch_whole: bool,
-    /// The CPU priority (nice) of the memory work the daemon does in the background: the
-    /// kernel squeezes, reclaims and reads back in the context of the thread that asks, so
-    /// at the daemon's own priority (`loop.nice`, -10, so that decisions and kills never
-    /// wait) that work takes the CPU from the app in front and from a launch. With a value,
-    /// that work runs at it (0: the apps' own priority, as kswapd's reclaim does), and only
-    /// the squeezes a launcher waits for keep the daemon's. `None`: all at the daemon's.
+    /// The CPU priority (nice) of the memory work the daemon does in the background.
     #[serde(default)]
     pub work_nice: Option<i32>,
 }
@@ -410,52 +372,5 @@ impl Preset {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::model::MIB;
-
-    #[test]
-    fn every_name_has_a_preset() {
-        for n in NAMES.iter().chain(BASELINES.iter()) {
-            assert_eq!(Preset::by_name(n).unwrap().name, *n);
-        }
-        assert!(Preset::by_name("nope").is_none());
-    }
-
-    #[test]
-    fn every_file_is_a_listed_preset_and_only_the_memorch_preset_has_bands() {
-        assert_eq!(FILES.len(), NAMES.len() + BASELINES.len());
-        for p in Preset::all() {
-            assert_eq!(matches!(p.detection, Detection::Bands(_)), p.name == "memorch", "{}", p.name);
-        }
-    }
-
-    #[test]
-    fn a_file_with_an_unknown_key_or_a_bad_value_is_refused_with_its_line() {
-        let text = Preset::file_text("memorch").unwrap();
-        let typo = text.replace("max_files = 8", "max_file = 8");
-        let e = Preset::from_toml("mine", &typo).unwrap_err();
-        assert!(e.contains("max_file") && e.contains("line"), "{e}");
-        let bad = text.replace("max_files = 8", "max_files = \"eight\"");
-        let e = Preset::from_toml("mine", &bad).unwrap_err();
-        assert!(e.contains("max_files") && e.contains("line"), "{e}");
-        let range = text.replace("work_nice = 0", "work_nice = 40");
-        assert!(Preset::from_toml("mine", &range).unwrap_err().contains("work_nice"));
-        assert_eq!(Preset::from_toml("mine", text).unwrap().name, "mine");
-    }
-
-    #[test]
-    fn minfree_scales_and_picks_the_most_severe_level() {
-        let Detection::Minfree(m) = Preset::by_name("lmk-classic").unwrap().detection else { panic!("minfree") };
-        // 1 GiB: empty at 32 MiB, foreground at 8 MiB (thesis §2.6.2).
-        let levels = m.scaled(1 << 30);
-        assert_eq!(levels[5], (Class::Empty, 32 * MIB));
-        assert_eq!(levels[0], (Class::Foreground, 8 * MIB));
-        assert_eq!(m.scaled(512 << 20)[5].1, 16 * MIB);
-        assert_eq!(m.min_class(1 << 30, 30 * MIB, 10 * MIB), Some((Class::Empty, 32 * MIB)));
-        assert_eq!(m.min_class(1 << 30, 20 * MIB, 10 * MIB), Some((Class::Previous, 24 * MIB)));
-        assert_eq!(m.min_class(1 << 30, 7 * MIB, 0), Some((Class::Foreground, 8 * MIB)));
-        assert_eq!(m.min_class(1 << 30, 40 * MIB, 0), None);
-        assert_eq!(m.min_class(1 << 30, 20 * MIB, 100 * MIB), None, "plenty of file cache: no kill");
-    }
-}
+#[path = "preset_tests.rs"]
+mod tests;

@@ -45,10 +45,6 @@ pub enum Call {
         pid: u32,
         max_pages: u64,
     },
-    ReadAhead {
-        pid: u32,
-        max_pages: u64,
-    },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -161,12 +157,6 @@ impl Actuators for Recording {
         self.record(Call::Prefetch { pid, max_pages });
         self.check(pid)?;
         Ok((format!("read back '{app}' ({pid}): {max_pages} pages"), max_pages * 4096))
-    }
-
-    fn read_ahead(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
-        self.record(Call::ReadAhead { pid, max_pages });
-        self.check(pid)?;
-        Ok((format!("asked for '{app}' ({pid}) on storage: {max_pages} pages"), max_pages * 4096))
     }
 
     fn used_bytes(&self) -> Option<u64> {

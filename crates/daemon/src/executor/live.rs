@@ -292,23 +292,6 @@ impl Actuators for Live {
         self.read_back_ahead = on;
     }
 
-    fn read_ahead(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
-        let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
-        let swaps = memorch_linux::swaps::read(&self.root).map_err(|e| e.to_string())?;
-        let zram_type = self.zram_type(&swaps).ok_or("zram's swap type is not known (it is probed while zram is the highest-priority swap with room): nothing asked for, the app's touches read its pages")?;
-        let r = memorch_linux::readback::ask_ahead(&self.root, &t, max_pages, zram_type).map_err(|e| e.to_string())?;
-        Ok((
-            format!(
-                "asked for {} bytes of '{app}' ({pid}) on storage swap at once, in {} ranges, in {} µs{}",
-                r.asked_bytes,
-                r.ranges,
-                r.elapsed_us,
-                if r.exited { ", exited mid-way" } else { "" }
-            ),
-            r.asked_bytes,
-        ))
-    }
-
     fn used_bytes(&self) -> Option<u64> {
         snapshot::cheap(&self.root, &self.domain).ok().map(|s| s.memory.used_bytes)
     }

@@ -74,10 +74,6 @@ pub trait Actuators {
     /// Read up to `max_pages` of a process's swapped-out pages back into its page tables; the
     /// bytes the reads returned (fewer than asked where the pagemap found fewer in swap).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
-    /// Ask for up to `max_pages` of a process's pages on storage swap all at once, without
-    /// waiting for them; the bytes asked for. Fails where zram's pages cannot be told from
-    /// them (its swap type not known): the process's own touch reads zram as fast.
-    fn read_ahead(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
     /// Whether a read-back asks for its pages on storage swap all at once before it touches
     /// them (`swap.read_back_ahead`); zram's swap type is then worth a probe page too, to
     /// tell them from the pages in zram.
@@ -310,8 +306,6 @@ impl Executor {
             // for), never counted as freed (metrics.rs); the engine learns from them whether
             // the app's swap was within reach (learn.rs).
             ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages),
-            // Its bytes are what it asked for, read while the app runs: nothing freed.
-            ActionKind::ReadAhead { pid, app, max_pages } => self.actuators.read_ahead(*pid, app, *max_pages),
             ActionKind::Nothing => unreachable!(),
         };
         drop(priority);

@@ -83,7 +83,7 @@ fn setup(root: &SysRoot, size: ZramSize, algorithm: Option<&str>, priority: i32,
 
 fn status(root: &SysRoot, json: bool) -> Result<()> {
     let swap = swaps::read(root)?;
-    let state = zram::read(root, &swap);
+    let state = memorch_linux::zram_stats::read(root, &swap);
     let records = zram::records()?;
     if json {
         return print_json(&serde_json::json!({ "zram": state, "set_up_by_memorch": records }));

@@ -13,13 +13,6 @@ use std::collections::BTreeSet;
 /// measured here 2.2–2.6× on realistic pages).
 pub const DEFAULT_ZRAM_RATIO: f64 = 2.5;
 
-/// Time away from the front after which a return is half as likely (see `p_return`).
-const RETURN_HALF_MS: f64 = 120_000.0;
-
-/// A return this quick is instant to the user (a frame at 60 Hz): a read-back added to it is
-/// the whole of the wait (see `Ctx::return_weight`).
-pub const INSTANT_RETURN_MS: f64 = 16.0;
-
 /// The compression ratio of a snapshot's zram swap (orig / compr), or the default before it
 /// has data: what the engine assumes a compressed page saves.
 pub fn zram_ratio(snapshot: &crate::Snapshot) -> f64 {
@@ -39,7 +32,7 @@ pub struct Ctx<'a> {
     pub preset: &'a Preset,
     pub state: &'a mut State,
     /// The actions so far, each with the bytes it is expected to give back.
-    actions: Vec<(Action, u64)>,
+    pub(super) actions: Vec<(Action, u64)>,
     /// Pids already in an action of this decision.
     touched: BTreeSet<u32>,
     /// Pids chosen as kill victims in this decision.
@@ -47,7 +40,7 @@ pub struct Ctx<'a> {
     /// Bytes the actions so far are expected to give back.
     projected_bytes: u64,
     /// Anonymous bytes this decision's compactions swap out (where the kernel puts them).
-    moved_bytes: u64,
+    pub(super) moved_bytes: u64,
     /// Anonymous bytes this decision's compactions send to storage files of their own
     /// (`to_storage`): room taken from the preset's
     /// storage swap.
@@ -56,7 +49,7 @@ pub struct Ctx<'a> {
     quiet: Option<Reason>,
     /// The quickest return of the running apps, the scale of [`Ctx::return_weight`]: counted
     /// once a decision, and only where the preset weighs return times.
-    quickest_return_ms: Option<f64>,
+    pub(super) quickest_return_ms: Option<f64>,
 }
 
 impl<'a> Ctx<'a> {
@@ -144,100 +137,6 @@ impl<'a> Ctx<'a> {
         zram_ratio(self.input.snapshot)
     }
 
-    /// Swap room left: what compaction can still push out.
-    pub fn swap_room(&self) -> u64 {
-        let s = &self.input.snapshot.swap;
-        s.total_bytes.saturating_sub(s.used_bytes)
-    }
-
-    /// Storage swap this decision adds (the adaptive-swap step's new files).
-    fn swap_growing(&self) -> u64 {
-        self.actions.iter().map(|(a, _)| if let ActionKind::SwapGrow { bytes } = a.kind { bytes } else { 0 }).sum()
-    }
-
-    /// Swap room left in zram and in storage swap (with `growing`, the files this decision
-    /// adds), in bytes of pages it can take.
-    fn swap_rooms(&self, growing: bool) -> (u64, u64) {
-        let room = |file: bool| {
-            self.input
-                .snapshot
-                .swap
-                .devices
-                .iter()
-                .filter(|d| (d.kind == "file") == file)
-                .map(|d| d.size_bytes.saturating_sub(d.used_bytes))
-                .sum::<u64>()
-        };
-        (room(false), room(true) + if growing { self.swap_growing() } else { 0 })
-    }
-
-    /// The share of a page compression saves.
-    fn zram_saving(&self) -> f64 {
-        (1.0 - 1.0 / self.zram_ratio()).max(0.05)
-    }
-
-    /// What swapping out `bytes` saves once `already` bytes went out: zram's room fills
-    /// first (it has the higher swap priority), where a page saves what compression saves,
-    /// then storage swap, where it saves all of it.
-    fn saved_by(&self, already: u64, bytes: u64, growing: bool) -> u64 {
-        let (zram, storage) = self.swap_rooms(growing);
-        let zram_left = zram.saturating_sub(already);
-        let storage_left = storage.saturating_sub(already.saturating_sub(zram));
-        let to_zram = bytes.min(zram_left);
-        let to_storage = (bytes - to_zram).min(storage_left);
-        (to_zram as f64 * self.zram_saving()) as u64 + to_storage
-    }
-
-    /// What swapping out `bytes` more saves, after what this decision's compactions move.
-    pub fn saved_by_moving(&self, bytes: u64) -> u64 {
-        self.saved_by(self.moved_bytes, bytes, true)
-    }
-
-    /// How much must be swapped out, after what this decision's compactions move, to save
-    /// `bytes`: at zram's ratio while zram has room, one for one on storage swap (issue 11:
-    /// with zram full, a shortfall sized for zram moved 2.4 times what was short, and
-    /// every page of it was a warm return). All the room left if that is not enough.
-    pub fn moved_to_save(&self, bytes: u64) -> u64 {
-        let (zram, storage) = self.swap_rooms(true);
-        let zram_left = zram.saturating_sub(self.moved_bytes);
-        let storage_left = storage.saturating_sub(self.moved_bytes.saturating_sub(zram));
-        let from_zram = (zram_left as f64 * self.zram_saving()) as u64;
-        if bytes <= from_zram {
-            (bytes as f64 / self.zram_saving()) as u64
-        } else {
-            zram_left + (bytes - from_zram).min(storage_left)
-        }
-    }
-
-    /// What swapping background apps out could still give (ChromeOS counts swap as available
-    /// the same way): their anonymous memory (small steps compacted in this decision
-    /// included; victims not), first into zram's room, where it saves the share compression
-    /// saves, then into storage swap (its files, and with `growing` those this decision
-    /// adds), where it saves all of it. Growing swap onto storage comes before a kill, except
-    /// where memory is too short to wait for a new file's writeback.
-    pub fn swap_headroom(&self, growing: bool) -> u64 {
-        self.saved_by(0, self.background_anon(), growing)
-    }
-
-    /// Anonymous memory of the background apps memorch may act on, this decision's victims
-    /// left out: what swap could still take.
-    fn background_anon(&self) -> u64 {
-        self.input
-            .apps
-            .iter()
-            .filter(|a| a.actionable() && a.is_background() && !self.killed.contains(&a.pid))
-            .map(|a| a.anon_bytes)
-            .sum()
-    }
-
-    /// Of `rest` (what a decision needs beyond its headroom), the part more storage swap
-    /// could cover: background apps' anonymous memory that neither zram's room nor the
-    /// storage files' (this decision's included) can take now.
-    pub fn beyond_swap_rooms(&self, rest: u64) -> u64 {
-        let (zram, storage) = self.swap_rooms(true);
-        rest.min(self.background_anon().saturating_sub(zram).saturating_sub(storage))
-    }
-
     /// Apps memorch may act on and no action of this decision touches yet.
     pub fn free_apps(&self) -> impl Iterator<Item = &'a App> + '_ {
         self.input.apps.iter().filter(|a| a.actionable() && !self.touched.contains(&a.pid))
@@ -266,50 +165,6 @@ impl<'a> Ctx<'a> {
             .collect();
         victims::order(&mut c, self.preset.kill.order);
         c
-    }
-
-    /// How long `a` has been away from the front (its age where it never was in front).
-    pub fn away_ms(&self, a: &App) -> u64 {
-        self.state.last_front_ms.get(&a.pid).map_or(a.age_ms, |t| self.input.now_ms.saturating_sub(*t))
-    }
-
-    /// How many times an app came to the front since `pid` last did (since memorch started,
-    /// if it never did).
-    pub fn switches_away(&self, pid: u32) -> u64 {
-        self.state.switches - self.state.last_front_switch.get(&pid).copied().unwrap_or(0)
-    }
-
-    /// How likely a return to `a` is soon: halved after two minutes away (the length of a
-    /// usage session: LSApp's median is 1 min 46 s), never below a half. With
-    /// `kill.return_by_sessions`, once a screen-off has divided use into sessions: half
-    /// whether the app was in front in the session in progress, half the share of sessions it
-    /// was in front in.
-    pub fn p_return(&self, a: &App) -> f64 {
-        let stats = &self.state.stats;
-        if self.preset.kill.return_by_sessions && stats.sessions >= 2 {
-            let coming = if stats.in_this_session(&a.name) { 1.0 } else { 0.0 };
-            return (0.5 * coming + 0.5 * stats.session_share(&a.name)).clamp(0.02, 1.0);
-        }
-        let recency = 1.0 / (1.0 + self.away_ms(a) as f64 / RETURN_HALF_MS);
-        (0.5 * recency + 0.5).clamp(0.02, 1.0)
-    }
-
-    /// What a squeeze of `a` is weighed at (`Compaction::slow_returns_give_first`): its chance
-    /// of a return soon, times how much of that return a read-back would be. A read-back adds
-    /// about the same milliseconds to any app's return; to one answered as quickly as the
-    /// quickest app running (or within a frame, [`INSTANT_RETURN_MS`], if that is slower) it
-    /// is all the wait the user sees, to one that takes 50 ms anyway a third of it. Measured
-    /// against the quickest app running, not a frame alone, so that on a device where every
-    /// return takes 300 ms the apps weigh as their chances do. Its chance alone without the
-    /// switch, or before any return of it was reported.
-    pub fn return_weight(&self, a: &App) -> f64 {
-        let p = self.p_return(a);
-        // Without the switch there is no scale (`quickest_return_ms` is None).
-        let Some(quickest) = self.quickest_return_ms else { return p };
-        match self.state.stats.get(&a.name).and_then(|s| s.quickest_return_ms) {
-            Some(ms) => p * (quickest.max(INSTANT_RETURN_MS) / ms.max(1.0)).min(1.0),
-            None => p,
-        }
     }
 
     /// The victims of a batch that free `target` bytes, as the preset chooses: the least

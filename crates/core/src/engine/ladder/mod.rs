@@ -5,6 +5,7 @@
 mod adaptive_swap;
 mod ams;
 mod before_launch;
+mod chance;
 mod ctx;
 mod freeze;
 mod home;
@@ -13,6 +14,7 @@ mod lmk;
 pub mod lmkd;
 mod prefetch;
 mod prepare_idle;
+mod room;
 mod shortage;
 pub mod shrink;
 mod squeeze;
@@ -21,7 +23,8 @@ mod trim;
 mod under_pressure;
 
 pub use adaptive_swap::FILE_HOLD_MS;
-pub use ctx::{zram_ratio, Ctx, DEFAULT_ZRAM_RATIO, INSTANT_RETURN_MS};
+pub use chance::INSTANT_RETURN_MS;
+pub use ctx::{zram_ratio, Ctx, DEFAULT_ZRAM_RATIO};
 
 /// Only the steps that kill: a poll between full looks (`Input::is_poll`) decides on fresh
 /// memory figures and the last look's apps, which are good enough to choose a victim by but
