@@ -201,22 +201,7 @@ impl Config {
                 self.log_format
             ));
         }
-        let l = &self.loop_;
-        let range = |key: &str, v: u64, lo: u64, hi: u64| {
-            if v < lo || v > hi {
-                Err(format!("{}loop.{key} = {v}: must be within {lo}..={hi}", at(Some("loop"), key)))
-            } else {
-                Ok(())
-            }
-        };
-        range("tick_ms", l.tick_ms, 100, 60_000)?;
-        range("full_snapshot_ms", l.full_snapshot_ms, l.tick_ms, 600_000)?;
-        range("psi_window_ms", l.psi_window_ms, 500, 10_000)?;
-        range("psi_some_stall_ms", l.psi_some_stall_ms, 1, l.psi_window_ms)?;
-        range("psi_full_stall_ms", l.psi_full_stall_ms, 1, l.psi_window_ms)?;
-        if !(-20..=19).contains(&l.nice) {
-            return Err(format!("{}loop.nice = {}: must be within -20..=19", at(Some("loop"), "nice"), l.nice));
-        }
+        self.validate_loop(&at)?;
         if !matches!(self.notify.dbus.as_str(), "auto" | "on" | "off") {
             return Err(format!(
                 "{}notify.dbus = \"{}\": use \"auto\", \"on\" or \"off\"",
@@ -236,6 +221,27 @@ impl Config {
                     r.name
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// The `[loop]` values, each within its range.
+    fn validate_loop(&self, at: &dyn Fn(Option<&str>, &str) -> String) -> Result<(), String> {
+        let l = &self.loop_;
+        let range = |key: &str, v: u64, lo: u64, hi: u64| {
+            if v < lo || v > hi {
+                Err(format!("{}loop.{key} = {v}: must be within {lo}..={hi}", at(Some("loop"), key)))
+            } else {
+                Ok(())
+            }
+        };
+        range("tick_ms", l.tick_ms, 100, 60_000)?;
+        range("full_snapshot_ms", l.full_snapshot_ms, l.tick_ms, 600_000)?;
+        range("psi_window_ms", l.psi_window_ms, 500, 10_000)?;
+        range("psi_some_stall_ms", l.psi_some_stall_ms, 1, l.psi_window_ms)?;
+        range("psi_full_stall_ms", l.psi_full_stall_ms, 1, l.psi_window_ms)?;
+        if !(-20..=19).contains(&l.nice) {
+            return Err(format!("{}loop.nice = {}: must be within -20..=19", at(Some("loop"), "nice"), l.nice));
         }
         Ok(())
     }

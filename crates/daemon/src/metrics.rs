@@ -40,50 +40,78 @@ pub fn self_usage() -> (f64, u64) {
     (cpu, rss)
 }
 
+/// The Prometheus text of the counters, the last look and the daemon's own use.
 pub fn prometheus(c: &Counters, snap: Option<&Snapshot>, preset: &str) -> String {
-    let mut o = String::new();
-    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
-        let _ = writeln!(o, "# HELP memorch_{name} {help}\n# TYPE memorch_{name} {kind}");
+    let mut w = Text::default();
+    counters(&mut w, c, preset);
+    if let Some(s) = snap {
+        snapshot(&mut w, s);
+    }
+    let (cpu, rss) = self_usage();
+    w.metric("cpu_seconds_total", "counter", "The daemon's CPU time.", &one_(cpu));
+    w.metric("rss_bytes", "gauge", "The daemon's resident memory.", &one_(rss as f64));
+    w.0
+}
+
+/// Prometheus text being written.
+#[derive(Default)]
+struct Text(String);
+
+impl Text {
+    fn metric(&mut self, name: &str, kind: &str, help: &str, samples: &[(String, f64)]) {
+        let _ = writeln!(self.0, "# HELP memorch_{name} {help}\n# TYPE memorch_{name} {kind}");
         for (labels, v) in samples {
-            let _ = writeln!(o, "memorch_{name}{labels} {v}");
+            let _ = writeln!(self.0, "memorch_{name}{labels} {v}");
         }
-    };
-    let one = |v: f64| vec![(String::new(), v)];
-    metric("info", "gauge", "The preset in use.", &[(format!("{{preset=\"{preset}\"}}"), 1.0)]);
-    metric("decisions_total", "counter", "Engine decisions.", &one(c.decisions as f64));
-    metric(
+    }
+}
+
+/// A sample without labels.
+fn one_(v: f64) -> Vec<(String, f64)> {
+    vec![(String::new(), v)]
+}
+
+fn counters(w: &mut Text, c: &Counters, preset: &str) {
+    w.metric("info", "gauge", "The preset in use.", &[(format!("{{preset=\"{preset}\"}}"), 1.0)]);
+    w.metric("decisions_total", "counter", "Engine decisions.", &one_(c.decisions as f64));
+    w.metric(
         "pressure_events_total",
         "counter",
         "PSI trigger events, the kernel's and those raised from the daemon's reads.",
-        &one(c.pressure_events as f64),
+        &one_(c.pressure_events as f64),
     );
-    metric(
+    w.metric(
         "pressure_from_reads_total",
         "counter",
         "PSI trigger events raised from the daemon's reads of the stall where the kernel's trigger did not fire.",
-        &one(c.pressure_from_reads as f64),
+        &one_(c.pressure_from_reads as f64),
     );
     let by = |m: &BTreeMap<String, u64>, label: &str| {
         m.iter().map(|(k, v)| (format!("{{{label}=\"{k}\"}}"), *v as f64)).collect::<Vec<_>>()
     };
-    metric("actions_total", "counter", "Actions carried out, by kind.", &by(&c.actions, "kind"));
-    metric("kills_total", "counter", "Processes killed, by class.", &by(&c.kills, "class"));
-    metric(
+    w.metric("actions_total", "counter", "Actions carried out, by kind.", &by(&c.actions, "kind"));
+    w.metric("kills_total", "counter", "Processes killed, by class.", &by(&c.kills, "class"));
+    w.metric(
         "compacted_bytes_total",
         "counter",
         "Bytes moved out of processes by compaction.",
-        &one(c.compacted_bytes as f64),
+        &one_(c.compacted_bytes as f64),
     );
-    metric("reclaimed_bytes_total", "counter", "Bytes reclaimed from the domain.", &one(c.reclaimed_bytes as f64));
-    metric("regained_bytes_total", "counter", "Bytes the domain regained from kills.", &one(c.regained_bytes as f64));
-    metric("trim_notices_total", "counter", "Trim notices sent to apps that listen.", &one(c.trim_notices as f64));
-    metric(
+    w.metric("reclaimed_bytes_total", "counter", "Bytes reclaimed from the domain.", &one_(c.reclaimed_bytes as f64));
+    w.metric(
+        "regained_bytes_total",
+        "counter",
+        "Bytes the domain regained from kills.",
+        &one_(c.regained_bytes as f64),
+    );
+    w.metric("trim_notices_total", "counter", "Trim notices sent to apps that listen.", &one_(c.trim_notices as f64));
+    w.metric(
         "trim_freed_bytes_total",
         "counter",
         "Bytes apps gave back after trim notices (measured).",
-        &one(c.trim_freed_bytes as f64),
+        &one_(c.trim_freed_bytes as f64),
     );
-    metric(
+    w.metric(
         "requests_total",
         "counter",
         "Control requests, and those refused.",
@@ -92,51 +120,48 @@ pub fn prometheus(c: &Counters, snap: Option<&Snapshot>, preset: &str) -> String
             ("{result=\"error\"}".into(), c.bad_requests as f64),
         ],
     );
-    if let Some(s) = snap {
-        let m = &s.memory;
-        metric(
-            "memory_bytes",
+}
+
+fn snapshot(w: &mut Text, s: &Snapshot) {
+    let m = &s.memory;
+    w.metric(
+        "memory_bytes",
+        "gauge",
+        "The domain's memory.",
+        &[
+            ("{kind=\"total\"}".into(), m.total_bytes as f64),
+            ("{kind=\"used\"}".into(), m.used_bytes as f64),
+            ("{kind=\"free\"}".into(), m.free_bytes as f64),
+            ("{kind=\"available\"}".into(), m.available_bytes as f64),
+            ("{kind=\"swap_used\"}".into(), m.swap_used_bytes as f64),
+        ],
+    );
+    if let Some(p) = s.psi.get() {
+        w.metric(
+            "psi_avg10_percent",
             "gauge",
-            "The domain's memory.",
+            "Memory pressure stall, last 10 s.",
+            &[("{kind=\"some\"}".into(), p.some.avg10), ("{kind=\"full\"}".into(), p.full.avg10)],
+        );
+        w.metric(
+            "psi_stall_seconds_total",
+            "counter",
+            "Memory pressure stall time.",
             &[
-                ("{kind=\"total\"}".into(), m.total_bytes as f64),
-                ("{kind=\"used\"}".into(), m.used_bytes as f64),
-                ("{kind=\"free\"}".into(), m.free_bytes as f64),
-                ("{kind=\"available\"}".into(), m.available_bytes as f64),
-                ("{kind=\"swap_used\"}".into(), m.swap_used_bytes as f64),
+                ("{kind=\"some\"}".into(), p.some.total_us as f64 / 1e6),
+                ("{kind=\"full\"}".into(), p.full.total_us as f64 / 1e6),
             ],
         );
-        if let Some(p) = s.psi.get() {
-            metric(
-                "psi_avg10_percent",
-                "gauge",
-                "Memory pressure stall, last 10 s.",
-                &[("{kind=\"some\"}".into(), p.some.avg10), ("{kind=\"full\"}".into(), p.full.avg10)],
-            );
-            metric(
-                "psi_stall_seconds_total",
-                "counter",
-                "Memory pressure stall time.",
-                &[
-                    ("{kind=\"some\"}".into(), p.some.total_us as f64 / 1e6),
-                    ("{kind=\"full\"}".into(), p.full.total_us as f64 / 1e6),
-                ],
-            );
-        }
-        if let Some(z) = s.zram.get() {
-            let (o_, c_) = z.devices.iter().fold((0, 0), |(o, c), d| (o + d.orig_data_bytes, c + d.mem_used_bytes));
-            metric(
-                "zram_bytes",
-                "gauge",
-                "zram: stored and pool size.",
-                &[("{kind=\"stored\"}".into(), o_ as f64), ("{kind=\"pool\"}".into(), c_ as f64)],
-            );
-        }
     }
-    let (cpu, rss) = self_usage();
-    metric("cpu_seconds_total", "counter", "The daemon's CPU time.", &one(cpu));
-    metric("rss_bytes", "gauge", "The daemon's resident memory.", &one(rss as f64));
-    o
+    if let Some(z) = s.zram.get() {
+        let (o_, c_) = z.devices.iter().fold((0, 0), |(o, c), d| (o + d.orig_data_bytes, c + d.mem_used_bytes));
+        w.metric(
+            "zram_bytes",
+            "gauge",
+            "zram: stored and pool size.",
+            &[("{kind=\"stored\"}".into(), o_ as f64), ("{kind=\"pool\"}".into(), c_ as f64)],
+        );
+    }
 }
 
 #[cfg(test)]

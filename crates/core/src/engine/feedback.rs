@@ -30,63 +30,11 @@ pub fn forget_reborn(state: &mut State, input: &Input) {
     state.seen = input.apps.iter().map(|a| (a.pid, Seen { name: a.name.clone(), age_ms: a.age_ms })).collect();
 }
 
+/// What this input teaches before the decision: what the user did (events), who is alive,
+/// what compactions came back, the stall.
 pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     // The apps this input's events bring to the front (or make visible).
-    let mut brought = Vec::new();
-    for e in input.events {
-        match e {
-            Event::Screen { on } => {
-                if !state.screen_on && *on {
-                    state.stats.session_begins();
-                }
-                state.screen_on = *on;
-            }
-            Event::Launched { app, ms, cold, pid } => {
-                if state.launch_in_flight.as_ref().is_some_and(|(a, _)| a == app) {
-                    state.launch_in_flight = None;
-                }
-                state.stats.entry(app).observe_launch(*ms, *cold);
-                if !*cold {
-                    state.stats.entry(app).observe_return(*ms as f64);
-                }
-                // A return reported once it is served, after the class change that brought
-                // the app to the front (counted there): one front, not two.
-                let front_by_class = input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible);
-                if *cold || !front_by_class {
-                    state.stats.came_to_front(app);
-                }
-                state.front(*pid, input.now_ms);
-                state.in_front.insert(*pid);
-                brought.push(*pid);
-            }
-            Event::AppState { pid, class } if *class <= crate::Class::Visible => {
-                // A return to an app already running: it is popular (launches count above).
-                // Away is what the events and inputs before said of it (`State::in_front`),
-                // not its class in this input: a launcher's report and an inferred switch
-                // reach the engine with the class already changed (or changed again, when
-                // the app left within the same input's events).
-                if state.in_front.insert(*pid) {
-                    if let Some(a) = input.apps.iter().find(|a| a.pid == *pid) {
-                        state.stats.came_to_front(&a.name);
-                    }
-                }
-                brought.push(*pid);
-                state.front(*pid, input.now_ms);
-                // Back in front, its pages came back with it: it may give again.
-                state.dry.remove(pid);
-            }
-            Event::AppState { pid, .. } => {
-                state.in_front.remove(pid);
-            }
-            Event::LaunchIntent { app, expected_bytes } => {
-                state.launch_in_flight = Some((app.clone(), input.now_ms));
-                if let Some(b) = expected_bytes {
-                    state.stats.entry(app).observe_size(*b);
-                }
-            }
-            _ => {}
-        }
-    }
+    let brought: Vec<u32> = input.events.iter().filter_map(|e| observe_event(state, input, e)).collect();
     if state
         .launch_in_flight
         .as_ref()
@@ -100,12 +48,9 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     }
     let mut live: Vec<u32> = input.apps.iter().map(|a| a.pid).collect();
     live.sort_unstable();
-    let alive = |pid: &u32| live.binary_search(pid).is_ok();
-    // Pending kills end when the victims are gone *and their memory is back*, which only
-    // their pidfds tell ([`Event::VictimGone`]); a victim missing from the process list may
-    // still be freeing its memory. Each step waits at most its own bound (`kill_pending`).
-    // Forget marks of apps that are gone.
-    state.keep_pids(|pid| alive(&pid));
+    // Marks of apps that are gone are forgotten. Pending kills end when the victims are gone
+    // *and their memory is back*, which only their pidfds tell ([`Event::VictimGone`]).
+    state.keep_pids(|pid| live.binary_search(&pid).is_ok());
     state.dry.retain(|_, at| input.now_ms.saturating_sub(*at) < super::state::DRY_MS);
     // In front or visible now: brought there by this input's events, or so in its classes.
     state.in_front.retain(|pid| {
@@ -127,6 +72,61 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
             state.aggression
         };
     }
+}
+
+/// What one event teaches; the pid it brings to the front (or makes visible), if any.
+fn observe_event(state: &mut State, input: &Input, e: &Event) -> Option<u32> {
+    match e {
+        Event::Screen { on } => {
+            if !state.screen_on && *on {
+                state.stats.session_begins();
+            }
+            state.screen_on = *on;
+        }
+        Event::Launched { app, ms, cold, pid } => {
+            if state.launch_in_flight.as_ref().is_some_and(|(a, _)| a == app) {
+                state.launch_in_flight = None;
+            }
+            state.stats.entry(app).observe_launch(*ms, *cold);
+            if !*cold {
+                state.stats.entry(app).observe_return(*ms as f64);
+            }
+            // A return reported once it is served, after the class change that brought the
+            // app to the front (counted there): one front, not two.
+            let front_by_class = input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible);
+            if *cold || !front_by_class {
+                state.stats.came_to_front(app);
+            }
+            state.front(*pid, input.now_ms);
+            state.in_front.insert(*pid);
+            return Some(*pid);
+        }
+        Event::AppState { pid, class } if *class <= crate::Class::Visible => {
+            // A return to an app already running. Away is what the events and inputs before
+            // said of it (`State::in_front`), not its class in this input: a launcher's report
+            // and an inferred switch reach the engine with the class already changed.
+            if state.in_front.insert(*pid) {
+                if let Some(a) = input.apps.iter().find(|a| a.pid == *pid) {
+                    state.stats.came_to_front(&a.name);
+                }
+            }
+            state.front(*pid, input.now_ms);
+            // Back in front, its pages came back with it: it may give again.
+            state.dry.remove(pid);
+            return Some(*pid);
+        }
+        Event::AppState { pid, .. } => {
+            state.in_front.remove(pid);
+        }
+        Event::LaunchIntent { app, expected_bytes } => {
+            state.launch_in_flight = Some((app.clone(), input.now_ms));
+            if let Some(b) = expected_bytes {
+                state.stats.entry(app).observe_size(*b);
+            }
+        }
+        _ => {}
+    }
+    None
 }
 
 /// Victims whose pidfds said they are gone: a pending kill ends with its last victim.

@@ -6,7 +6,7 @@
 use super::decide::Engine;
 use super::input::Input;
 use super::ladder::lmkd::THRASH_KILL;
-use super::model::{Action, ActionKind, App, CompactScope, PAGE};
+use super::model::{Action, ActionKind, App, CompactScope, Victim, PAGE};
 use super::preset::{Detection, KsmPolicy};
 use super::state::{Compacted, KsmTrial};
 
@@ -69,56 +69,72 @@ impl Engine {
                 }
                 _ if !done => {}
                 ActionKind::Compact { pid, app, scope, max_pages, .. } => {
-                    if *scope == CompactScope::SharedObjects {
-                        self.state.so_done.insert(*pid);
-                    }
-                    let seen = input.apps.iter().find(|a| a.pid == *pid);
-                    let before = seen.map_or(0, |a| a.swap_bytes);
-                    if matches!(scope, CompactScope::Anon | CompactScope::All) {
-                        self.state.compacted.entry(*pid).or_insert(Compacted {
-                            app: app.clone(),
-                            at_ms: now,
-                            swap_before: before,
-                            swap_peak: before,
-                            came_back: 0,
-                        });
-                    }
-                    if max_pages.is_none() {
-                        self.state.whole.insert(*pid, now);
-                    }
-                    let asked = max_pages.map(|p| p * PAGE);
-                    if let (Some(asked), Some(moved), CompactScope::Anon) = (asked, o.bytes, scope) {
-                        if (moved as f64) < asked as f64 * DRY_SHARE {
-                            self.state.dry.insert(*pid, now);
-                        }
-                    }
+                    self.learn_compaction(input, o, (*pid, app, *scope, *max_pages));
                 }
-                ActionKind::Kill { victims, .. } => {
-                    self.state.pending_kill = Some((victims.iter().map(|v| v.pid).collect(), now));
-                    self.state.lmkd.killing = true;
-                    let thrash = action.reason.fields.get(THRASH_KILL).is_some_and(|v| *v > 0.0);
-                    if let (true, Detection::Psi(l)) = (thrash, &self.preset.detection) {
-                        let total = input.snapshot.memory.total_bytes;
-                        let limit = self.state.lmkd.limit_pct.unwrap_or(l.thrashing_base_pct(total));
-                        self.state.lmkd.limit_pct = Some(limit * (100.0 - l.thrashing_decay(total)) / 100.0);
-                    }
-                }
-                ActionKind::Ksm { run, .. } => {
-                    self.state.ksm_running = *run;
-                    // KSM's trial counts ksmd's passes and what it merged from its first run.
-                    let trial = self.preset.ksm.as_ref().is_some_and(KsmPolicy::has_trial);
-                    if let (true, true, None, crate::Facility::Available(k)) =
-                        (*run, trial, self.state.ksm_trial, &input.snapshot.ksm)
-                    {
-                        self.state.ksm_trial = Some(KsmTrial {
-                            scans_from: k.full_scans,
-                            saved_from: App::ksm_merged_total(input.apps),
-                            off_since_ms: None,
-                        });
-                    }
-                }
+                ActionKind::Kill { victims, .. } => self.learn_kill(input, action, victims),
+                ActionKind::Ksm { run, .. } => self.learn_ksm(input, *run),
                 _ => {}
             }
+        }
+    }
+
+    /// A compaction done: watched for pages that come back, marked whole, or dry when it gave
+    /// much less than asked (nothing cold left to take).
+    fn learn_compaction(
+        &mut self,
+        input: &Input,
+        o: &Outcome,
+        (pid, app, scope, max_pages): (u32, &str, CompactScope, Option<u64>),
+    ) {
+        let now = input.now_ms;
+        if scope == CompactScope::SharedObjects {
+            self.state.so_done.insert(pid);
+        }
+        let before = input.apps.iter().find(|a| a.pid == pid).map_or(0, |a| a.swap_bytes);
+        if matches!(scope, CompactScope::Anon | CompactScope::All) {
+            self.state.compacted.entry(pid).or_insert(Compacted {
+                app: app.to_string(),
+                at_ms: now,
+                swap_before: before,
+                swap_peak: before,
+                came_back: 0,
+            });
+        }
+        if max_pages.is_none() {
+            self.state.whole.insert(pid, now);
+        }
+        let asked = max_pages.map(|p| p * PAGE);
+        if let (Some(asked), Some(moved), CompactScope::Anon) = (asked, o.bytes, scope) {
+            if (moved as f64) < asked as f64 * DRY_SHARE {
+                self.state.dry.insert(pid, now);
+            }
+        }
+    }
+
+    /// A kill done: held pending until its victims are gone; a thrashing kill cuts lmkd's limit.
+    fn learn_kill(&mut self, input: &Input, action: &Action, victims: &[Victim]) {
+        self.state.pending_kill = Some((victims.iter().map(|v| v.pid).collect(), input.now_ms));
+        self.state.lmkd.killing = true;
+        let thrash = action.reason.fields.get(THRASH_KILL).is_some_and(|v| *v > 0.0);
+        if let (true, Detection::Psi(l)) = (thrash, &self.preset.detection) {
+            let total = input.snapshot.memory.total_bytes;
+            let limit = self.state.lmkd.limit_pct.unwrap_or(l.thrashing_base_pct(total));
+            self.state.lmkd.limit_pct = Some(limit * (100.0 - l.thrashing_decay(total)) / 100.0);
+        }
+    }
+
+    /// ksmd run or stopped; KSM's trial counts its passes and what it merged from its first run.
+    fn learn_ksm(&mut self, input: &Input, run: bool) {
+        self.state.ksm_running = run;
+        let trial = self.preset.ksm.as_ref().is_some_and(KsmPolicy::has_trial);
+        if let (true, true, None, crate::Facility::Available(k)) =
+            (run, trial, self.state.ksm_trial, &input.snapshot.ksm)
+        {
+            self.state.ksm_trial = Some(KsmTrial {
+                scans_from: k.full_scans,
+                saved_from: App::ksm_merged_total(input.apps),
+                off_since_ms: None,
+            });
         }
     }
 

@@ -255,6 +255,26 @@ impl Executor {
         }
         let priority = self.work_priority(a);
         let r = match &a.kind {
+            ActionKind::Kill { victims, .. } => self.kill(
+                victims.iter().map(|v| (v.pid, v.app.as_str())),
+                &a.reason.text,
+                seen_adj,
+                used_before,
+                &mut out.at,
+            ),
+            kind => self.carry_out(kind),
+        };
+        drop(priority);
+        // A kill's time is its first signal's; any other action's, now.
+        let at = out.at;
+        let mut done = self.outcome(a, r);
+        done.at = at.or(done.at);
+        done
+    }
+
+    /// Carry out an action other than a kill: what it did and the bytes it moved, or why not.
+    fn carry_out(&mut self, kind: &ActionKind) -> Result<(String, u64), String> {
+        match kind {
             ActionKind::Compact { pid, app, scope, max_pages, to_storage: false } => {
                 self.actuators.compact(*pid, app, *scope, *max_pages)
             }
@@ -266,13 +286,6 @@ impl Executor {
             ActionKind::Compact { pid, app, scope, max_pages, to_storage: true } => {
                 self.actuators.compact_to_storage(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages })
             }
-            ActionKind::Kill { victims, .. } => self.kill(
-                victims.iter().map(|v| (v.pid, v.app.as_str())),
-                &a.reason.text,
-                seen_adj,
-                used_before,
-                &mut out.at,
-            ),
             ActionKind::Reclaim { bytes } => self.actuators.reclaim(*bytes),
             ActionKind::Ksm { .. } if !self.manage.ksm => Err("[manage] ksm = false: KSM left alone".into()),
             ActionKind::Ksm { run, pages_to_scan, sleep_ms } => {
@@ -306,14 +319,8 @@ impl Executor {
             // for), never counted as freed (metrics.rs); the engine learns from them whether
             // the app's swap was within reach (learn.rs).
             ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages),
-            ActionKind::Nothing => unreachable!(),
-        };
-        drop(priority);
-        // A kill's time is its first signal's; any other action's, now.
-        let at = out.at;
-        let mut done = self.outcome(a, r);
-        done.at = at.or(done.at);
-        done
+            ActionKind::Kill { .. } | ActionKind::Nothing => unreachable!("kills and nothing are carried out by one()"),
+        }
     }
 
     /// What came of an action carried out: logged, and as the daemon publishes it.

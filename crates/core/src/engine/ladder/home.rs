@@ -43,47 +43,7 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
         ctx.quiet(ctx.reason(step, format!("free {} is at the launch threshold {}", mib(ctx.free()), mib(threshold))));
         return;
     }
-    let floor = ctx.frac(PAGE_CACHE_FLOOR_FRAC);
-    let from_cache = need.min(ctx.file_bytes().saturating_sub(floor));
-    if from_cache > 0 {
-        match ahead.doubling_start_pages {
-            Some(start) => {
-                // MOS: reclaimPageCache, then thresReclaimPageCount ×2, until the need is met.
-                let mut left = from_cache;
-                let mut pages = ctx.state.mos_reclaim_pages.unwrap_or(start);
-                while left > 0 {
-                    let bytes = left.min(pages * PAGE);
-                    let r = ctx
-                        .reason(
-                            step,
-                            format!(
-                                "MOS phase 1: reclaim {} of page cache ({} pages a step, doubling)",
-                                mib(bytes),
-                                pages
-                            ),
-                        )
-                        .with("threshold_bytes", threshold as f64);
-                    ctx.push(ActionKind::Reclaim { bytes }, r, bytes);
-                    left -= bytes;
-                    pages *= 2;
-                }
-                ctx.state.mos_reclaim_pages = Some(pages);
-            }
-            None => {
-                let r = ctx
-                    .reason(
-                        step,
-                        format!(
-                            "bring free memory to the launch threshold {}: reclaim {} of page cache first",
-                            mib(threshold),
-                            mib(from_cache)
-                        ),
-                    )
-                    .with("threshold_bytes", threshold as f64);
-                ctx.push(ActionKind::Reclaim { bytes: from_cache }, r, from_cache);
-            }
-        }
-    }
+    let from_cache = reclaim_page_cache(ctx, step, need, threshold, ahead.doubling_start_pages);
     let rest = need - from_cache;
     if rest == 0 {
         return;
@@ -99,6 +59,37 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
     } else {
         super::shrink::free(ctx, step, Class::Cached, rest, None, "reach the launch threshold");
     }
+}
+
+/// Page cache above its floor reclaimed for `need`, in steps that double from `doubling`
+/// pages (MOS: reclaimPageCache, then thresReclaimPageCount ×2), or at once; the bytes asked.
+fn reclaim_page_cache(ctx: &mut Ctx, step: Step, need: u64, threshold: u64, doubling: Option<u64>) -> u64 {
+    let from_cache = need.min(ctx.file_bytes().saturating_sub(ctx.frac(PAGE_CACHE_FLOOR_FRAC)));
+    if from_cache == 0 {
+        return 0;
+    }
+    let Some(start) = doubling else {
+        let text = format!(
+            "bring free memory to the launch threshold {}: reclaim {} of page cache first",
+            mib(threshold),
+            mib(from_cache)
+        );
+        let r = ctx.reason(step, text).with("threshold_bytes", threshold as f64);
+        ctx.push(ActionKind::Reclaim { bytes: from_cache }, r, from_cache);
+        return from_cache;
+    };
+    let mut left = from_cache;
+    let mut pages = ctx.state.mos_reclaim_pages.unwrap_or(start);
+    while left > 0 {
+        let bytes = left.min(pages * PAGE);
+        let text = format!("MOS phase 1: reclaim {} of page cache ({} pages a step, doubling)", mib(bytes), pages);
+        let r = ctx.reason(step, text).with("threshold_bytes", threshold as f64);
+        ctx.push(ActionKind::Reclaim { bytes }, r, bytes);
+        left -= bytes;
+        pages *= 2;
+    }
+    ctx.state.mos_reclaim_pages = Some(pages);
+    from_cache
 }
 
 /// MOS reclaimAppCache: kill the highest-oom_adj apps until the total reaches the request.

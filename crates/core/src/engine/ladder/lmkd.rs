@@ -16,6 +16,7 @@ use super::ctx::Ctx;
 use crate::engine::model::Event;
 use crate::engine::model::{mib, PressureLevel, Step, PAGE};
 use crate::engine::preset::{Detection, KillMode, Lmkd};
+use crate::Class;
 
 /// The reason field that marks a kill for thrashing (its limit decays once it is done).
 pub const THRASH_KILL: &str = "thrash_kill";
@@ -67,6 +68,30 @@ pub fn run(ctx: &mut Ctx) {
         ctx.quiet(ctx.reason(Step::Lmkd, "a victim is still dying: one kill, then wait"));
         return;
     }
+    let reclaim = observe_reclaim(ctx);
+    if !reclaim.direct && !reclaim.background && !reclaim.new_refaults && !reclaim.after_kill && event.is_none() {
+        ctx.quiet(ctx.reason(Step::Lmkd, "no reclaim and no new refaults since the last look"));
+        return;
+    }
+    let thrashing = thrashing_pct(ctx, &l, &reclaim);
+    match why_kill(ctx, &l, event, &reclaim, thrashing) {
+        Ok(why) => kill_one(ctx, &l, why, thrashing),
+        Err(quiet) => ctx.quiet(ctx.reason(Step::Lmkd, quiet)),
+    }
+}
+
+/// What the counters say since the last look: reclaim under way, new refaults, a kill done.
+struct Reclaim {
+    direct: bool,
+    background: bool,
+    new_refaults: bool,
+    /// The first look after a kill: the file LRU and refaults are measured afresh.
+    after_kill: bool,
+    refaults: u64,
+    file_lru: u64,
+}
+
+fn observe_reclaim(ctx: &mut Ctx) -> Reclaim {
     let now = ctx.input.now_ms;
     let counters = &ctx.input.snapshot.counters;
     let refaults = counters.refault_file_pages.unwrap_or(0);
@@ -75,56 +100,110 @@ pub fn run(ctx: &mut Ctx) {
     // Reclaim work other than direct: scans where the domain counts them (the machine's
     // kswapd); a v1 memcg counts none, so pages going to swap stand for it.
     let background = counters.scan_pages.or(Some(ctx.input.snapshot.memory.swap_used_bytes / PAGE));
-    let total = ctx.total();
     let s = &mut ctx.state.lmkd;
-    // Reset after a kill: the file LRU and refaults are measured afresh.
-    let cycle_after_kill = std::mem::take(&mut s.killing);
-    if cycle_after_kill {
+    let after_kill = std::mem::take(&mut s.killing);
+    if after_kill {
         s.base_file_lru = file_lru;
         s.window_start_refaults = refaults;
         s.window_start_ms = now;
         s.prev_thrash_growth = 0.0;
     }
-    // Which reclaim is under way; with none and no new refaults, nothing to weigh.
     let grew = |now: Option<u64>, before: Option<u64>| now.zip(before).is_some_and(|(n, b)| n > b);
-    let direct_reclaim = grew(direct, s.direct_reclaims);
-    let background_reclaim = grew(background, s.background_reclaim);
+    let r = Reclaim {
+        direct: grew(direct, s.direct_reclaims),
+        background: grew(background, s.background_reclaim),
+        new_refaults: s.prev_refaults != Some(refaults),
+        after_kill,
+        refaults,
+        file_lru,
+    };
     s.direct_reclaims = direct.or(s.direct_reclaims);
     s.background_reclaim = background.or(s.background_reclaim);
-    let new_refaults = s.prev_refaults != Some(refaults);
     s.prev_refaults = Some(refaults);
-    if !direct_reclaim && !background_reclaim && !new_refaults && !cycle_after_kill && event.is_none() {
-        ctx.quiet(ctx.reason(Step::Lmkd, "no reclaim and no new refaults since the last look"));
-        return;
-    }
-    // Thrashing over the current window, with what an earlier over-limit window carried.
-    let base = l.thrashing_base_pct(total);
+    r
+}
+
+/// Thrashing over the current window (file refaults as % of the file LRU at its start), with
+/// what an earlier over-limit window carried, halved a window; a window that ends restores
+/// the limit.
+fn thrashing_pct(ctx: &mut Ctx, l: &Lmkd, r: &Reclaim) -> f64 {
+    let now = ctx.input.now_ms;
+    let base = l.thrashing_base_pct(ctx.total());
+    let s = &mut ctx.state.lmkd;
     let limit = s.limit_pct.unwrap_or(base);
     let since = now.saturating_sub(s.window_start_ms);
+    let growth = |s: &crate::engine::state::LmkdState| {
+        r.refaults.saturating_sub(s.window_start_refaults) as f64 * 100.0 / (s.base_file_lru + 1) as f64
+    };
     let mut thrashing = 0.0;
-    if !s.started {
+    if !s.started || since > l.thrashing_window_ms {
+        if s.started {
+            let g = growth(s);
+            let windows = (since / l.thrashing_window_ms.max(1)).max(1);
+            s.prev_thrash_growth =
+                if windows > 1 || g < limit { g / f64::powi(2.0, windows.min(60) as i32) } else { g };
+            s.limit_pct = None;
+        }
         s.started = true;
-        s.base_file_lru = file_lru;
-        s.window_start_refaults = refaults;
+        s.base_file_lru = r.file_lru;
+        s.window_start_refaults = r.refaults;
         s.window_start_ms = now;
-    } else if since > l.thrashing_window_ms {
-        let growth = refaults.saturating_sub(s.window_start_refaults) as f64 * 100.0 / (s.base_file_lru + 1) as f64;
-        let windows = (since / l.thrashing_window_ms.max(1)).max(1);
-        s.prev_thrash_growth =
-            if windows > 1 || growth < limit { growth / f64::powi(2.0, windows.min(60) as i32) } else { growth };
-        s.base_file_lru = file_lru;
-        s.window_start_refaults = refaults;
-        s.window_start_ms = now;
-        s.limit_pct = None;
     } else {
-        thrashing = refaults.saturating_sub(s.window_start_refaults) as f64 * 100.0 / (s.base_file_lru + 1) as f64;
+        thrashing = growth(s);
     }
-    thrashing += s.prev_thrash_growth;
-    let limit = s.limit_pct.unwrap_or(base);
-    let critical_thrashing = 2.0 * base;
+    thrashing + s.prev_thrash_growth
+}
+
+/// Why kill, as `mp_event_psi` weighs it, first to last: the least important class that may
+/// die, the reason, and whether it is a thrashing kill; or why not.
+fn why_kill(
+    ctx: &Ctx,
+    l: &Lmkd,
+    event: Option<PressureLevel>,
+    r: &Reclaim,
+    thrashing: f64,
+) -> Result<(Class, String, bool), String> {
+    let base = l.thrashing_base_pct(ctx.total());
+    let limit = ctx.state.lmkd.limit_pct.unwrap_or(base);
+    let critical = thrashing >= 2.0 * base;
     let swap_low = crate::engine::wake::swap_low(&ctx.input.snapshot.swap, l.swap_free_low_pct);
     let free = ctx.free();
-    let wmark = if free < ctx.frac(l.wmark_min_frac) {
+    let wmark = watermark(ctx, l, free);
+    let class = |heavy: bool| if heavy { l.min_class_critical } else { l.min_class_thrashing };
+    Ok(if r.after_kill && wmark < Wmark::Low {
+        (l.min_class_critical, format!("free {} below the low watermark even after a kill", mib(free)), false)
+    } else if event == Some(PressureLevel::Complete) {
+        (l.min_class_critical, "the device is not responding: complete stall".to_string(), false)
+    } else if swap_low && thrashing > base {
+        (
+            class(wmark == Wmark::Min || critical),
+            format!("low on swap and thrashing {thrashing:.0} % > {base:.0} %"),
+            false,
+        )
+    } else if swap_low && wmark < Wmark::High {
+        (
+            class(wmark == Wmark::Min || critical),
+            format!("free {} below the high watermark and swap low", mib(free)),
+            false,
+        )
+    } else if wmark < Wmark::High && thrashing > limit {
+        let why = format!("free {} below the high watermark and thrashing {thrashing:.0} % > {limit:.0} %", mib(free));
+        (class(critical), why, true)
+    } else if r.direct && thrashing > limit {
+        (class(critical), format!("in direct reclaim and thrashing {thrashing:.0} % > {limit:.0} %"), true)
+    } else if let Some(c) = l.min_class_low_memory.filter(|_| wmark < Wmark::Low) {
+        (c, format!("free {} below the low watermark", mib(free)), false)
+    } else {
+        return Err(format!(
+            "free {} is above the watermarks or nothing thrashes ({thrashing:.0} % of {limit:.0} %)",
+            mib(free)
+        ));
+    })
+}
+
+/// The lowest watermark `free` is under.
+fn watermark(ctx: &Ctx, l: &Lmkd, free: u64) -> Wmark {
+    if free < ctx.frac(l.wmark_min_frac) {
         Wmark::Min
     } else if free < ctx.frac(l.wmark_low_frac) {
         Wmark::Low
@@ -132,52 +211,22 @@ pub fn run(ctx: &mut Ctx) {
         Wmark::High
     } else {
         Wmark::None
-    };
-    let above_perceptible = |heavy: bool| if heavy { l.min_class_critical } else { l.min_class_thrashing };
-    let (min_class, why, thrash_kill) = if cycle_after_kill && wmark < Wmark::Low {
-        (l.min_class_critical, format!("free {} below the low watermark even after a kill", mib(free)), false)
-    } else if event == Some(PressureLevel::Complete) {
-        (l.min_class_critical, "the device is not responding: complete stall".to_string(), false)
-    } else if swap_low && thrashing > base {
-        let c = above_perceptible(wmark == Wmark::Min || thrashing >= critical_thrashing);
-        (c, format!("low on swap and thrashing {thrashing:.0} % > {base:.0} %"), false)
-    } else if swap_low && wmark < Wmark::High {
-        let c = above_perceptible(wmark == Wmark::Min || thrashing >= critical_thrashing);
-        (c, format!("free {} below the high watermark and swap low", mib(free)), false)
-    } else if wmark < Wmark::High && thrashing > limit {
-        (
-            above_perceptible(thrashing >= critical_thrashing),
-            format!("free {} below the high watermark and thrashing {thrashing:.0} % > {limit:.0} %", mib(free)),
-            true,
-        )
-    } else if direct_reclaim && thrashing > limit {
-        (
-            above_perceptible(thrashing >= critical_thrashing),
-            format!("in direct reclaim and thrashing {thrashing:.0} % > {limit:.0} %"),
-            true,
-        )
-    } else if let Some(c) = l.min_class_low_memory.filter(|_| wmark < Wmark::Low) {
-        (c, format!("free {} below the low watermark", mib(free)), false)
-    } else {
-        ctx.quiet(ctx.reason(
-            Step::Lmkd,
-            format!(
-                "free {} is above the watermarks or nothing thrashes ({thrashing:.0} % of {limit:.0} %)",
-                mib(free)
-            ),
-        ));
-        return;
-    };
+    }
+}
+
+/// One victim of at least `min_class`, to free memory up to the high watermark. The limit is
+/// cut once the kill is done (Engine::learn), for a thrashing kill only.
+fn kill_one(ctx: &mut Ctx, l: &Lmkd, (min_class, why, thrash_kill): (Class, String, bool), thrashing: f64) {
+    let limit = ctx.state.lmkd.limit_pct.unwrap_or(l.thrashing_base_pct(ctx.total()));
     let Some(victim) = ctx.candidates(min_class).into_iter().next() else {
         ctx.quiet(ctx.reason(Step::Lmkd, format!("{why}, but no app of class {min_class} or less important to kill")));
         return;
     };
-    // The limit is cut once the kill is done (Engine::learn), for a thrashing kill only.
     let r = ctx
         .reason(Step::Lmkd, format!("{why}: kill one app of class {min_class} or less important"))
         .with("thrashing_pct", thrashing)
         .with("thrashing_limit_pct", limit)
         .with(THRASH_KILL, if thrash_kill { 1.0 } else { 0.0 });
-    let target = ctx.frac(l.wmark_high_frac).saturating_sub(free);
+    let target = ctx.frac(l.wmark_high_frac).saturating_sub(ctx.free());
     ctx.kill(vec![victim], target, min_class, r);
 }
