@@ -107,6 +107,37 @@ fn install_synthetic_files(
     Ok(files.len())
 }
 
+/// What every run of a bench shares.
+struct Setting<'a> {
+    scenario: &'a Scenario,
+    work: &'a Path,
+    logs: &'a Path,
+    /// The synthetic apps' files installed under `work`.
+    installed: usize,
+    lxcfs: Option<&'a memorch_linux::lxcfs::Lxcfs>,
+}
+
+/// Before run `n`: the scenario's data and the synthetic apps' files dropped from the page
+/// cache (data_cache.rs), so its first launches read them from storage whatever the run
+/// before left cached. A failure to drop the apps' files stops the bench.
+fn drop_caches(set: &Setting, n: usize, progress: &dyn Progress) -> Result<(), String> {
+    if !set.scenario.prepare.is_empty() {
+        match crate::data_cache::drop_cached(&set.scenario.data_dir()) {
+            Ok(d) if n == 1 => progress.note(&format!("the scenario's data ({} files) is dropped from the page cache before each run, so that every run's first launches read it from storage ({} MiB were cached now)", d.files, d.cached_bytes >> 20)),
+            Ok(_) => {}
+            Err(e) => progress.note(&format!("could not drop the scenario's data from the page cache ({}): {e}; this run's first launches may find it cached", set.scenario.data_dir().display())),
+        }
+    }
+    if set.installed > 0 {
+        match crate::data_cache::drop_cached(set.work) {
+            Ok(d) if n == 1 => progress.note(&format!("the apps' files ({} files) are dropped from the page cache before each run, so that every run's first launches read them from storage and its device is charged for their pages ({} MiB were cached now)", d.files, d.cached_bytes >> 20)),
+            Ok(_) => {}
+            Err(e) => return Err(format!("could not drop the apps' files from the page cache ({}): {e}", set.work.display())),
+        }
+    }
+    Ok(())
+}
+
 impl Campaign {
     pub fn run(mut self, stop: &AtomicBool, progress: &dyn Progress) -> Result<Outcome, String> {
         check_managers(&self.managers)?;
@@ -143,68 +174,53 @@ impl Campaign {
             })?,
             false => Vec::new(),
         };
+        let setting = Setting { scenario: &scenario, work: &work, logs: &logs, installed, lxcfs: lxcfs.as_ref() };
+        let (runs, stopped) = self.all_runs(&setting, stop, progress);
+        let _ = std::fs::remove_dir_all(Path::new(RUN_ROOT).join(std::process::id().to_string()));
+        self.write(&scenario, runs, &warm_up, stopped, &work)
+    }
+
+    /// Every run, alternating managers; the runs done, and why the bench stopped early if it did.
+    fn all_runs(&self, set: &Setting, stop: &AtomicBool, progress: &dyn Progress) -> (Vec<RunResult>, Option<String>) {
         let total = self.repeat as usize * self.managers.len();
         let mut runs = Vec::new();
-        let mut stopped = None;
         for (rep, m) in run_order(&self.managers, self.repeat) {
             let n = runs.len() + 1;
-            let steps = scenario.visit_order(self.seed + rep).len();
-            progress.run_started(n, total, m, rep, steps);
+            progress.run_started(n, total, m, rep, set.scenario.visit_order(self.seed + rep).len());
             let run_dir = Path::new(RUN_ROOT).join(std::process::id().to_string()).join(n.to_string());
-            let log_dir = logs.join(format!("{n:02}-{}", m.replace([':', ',', '=', '/'], "_")));
+            let log_dir = set.logs.join(format!("{n:02}-{}", m.replace([':', ',', '=', '/'], "_")));
             let cfg = RunConfig {
-                scenario: &scenario,
+                scenario: set.scenario,
                 manager: m,
                 seed: self.seed + rep,
                 exe: &self.exe,
                 daemon_loop: self.daemon_loop,
-                work_dir: &work,
+                work_dir: set.work,
                 log_dir: &log_dir,
                 run_dir: &run_dir,
                 stop,
                 progress: &|i, steps, what| progress.step(i, steps, what),
                 note: &|msg| progress.note(msg),
-                lxcfs: lxcfs.as_ref(),
+                lxcfs: set.lxcfs,
             };
-            // Every run's first launches read the scenario's data and the synthetic apps' files
-            // from storage (data_cache.rs), whatever the run before it left in the page cache.
-            if !scenario.prepare.is_empty() {
-                match crate::data_cache::drop_cached(&scenario.data_dir()) {
-                    Ok(d) if n == 1 => progress.note(&format!("the scenario's data ({} files) is dropped from the page cache before each run, so that every run's first launches read it from storage ({} MiB were cached now)", d.files, d.cached_bytes >> 20)),
-                    Ok(_) => {}
-                    Err(e) => progress.note(&format!("could not drop the scenario's data from the page cache ({}): {e}; this run's first launches may find it cached", scenario.data_dir().display())),
-                }
-            }
-            if installed > 0 {
-                match crate::data_cache::drop_cached(&work) {
-                    Ok(d) if n == 1 => progress.note(&format!("the apps' files ({} files) are dropped from the page cache before each run, so that every run's first launches read them from storage and its device is charged for their pages ({} MiB were cached now)", d.files, d.cached_bytes >> 20)),
-                    Ok(_) => {}
-                    Err(e) => {
-                        stopped = Some(format!("run {n} ({m}): could not drop the apps' files from the page cache ({}): {e}", work.display()));
-                        break;
-                    }
-                }
+            if let Err(e) = drop_caches(set, n, progress) {
+                return (runs, Some(format!("run {n} ({m}): {e}")));
             }
             let r = match driver::run(&cfg) {
                 Ok(r) => r,
-                Err(e) => {
-                    stopped = Some(format!("run {n} ({m}) could not run: {e}"));
-                    break;
-                }
+                Err(e) => return (runs, Some(format!("run {n} ({m}) could not run: {e}"))),
             };
             progress.run_finished(&r);
             let (interrupted, aborted) = (r.interrupted, r.aborted.clone());
             runs.push(r);
             if let Some(e) = aborted {
-                stopped = Some(format!("run {n} ({m}): {e}"));
-                break;
+                return (runs, Some(format!("run {n} ({m}): {e}")));
             }
             if interrupted || stop.load(Ordering::Relaxed) {
                 break;
             }
         }
-        let _ = std::fs::remove_dir_all(Path::new(RUN_ROOT).join(std::process::id().to_string()));
-        self.write(&scenario, runs, &warm_up, stopped, &work)
+        (runs, None)
     }
 
     /// Each real program launched once before the first run, so that every run finds the

@@ -140,6 +140,40 @@ pub fn line_chart(
     integer_y: bool,
     y_max: Option<f64>,
 ) -> String {
+    let (f, xs, ys) = frame_for(series, log_x, integer_y, y_max);
+    let mut o = String::new();
+    open_chart(&mut o, title);
+    axes(&mut o, &f, &xs, &ys, x_label, y_label);
+    if series.iter().all(|s| s.points.is_empty()) {
+        let _ = write!(
+            o,
+            r##"<text x="{}" y="{}" text-anchor="middle" fill="#b00">no data: no visit was served</text>"##,
+            W / 2.0,
+            H / 2.0
+        );
+    }
+    for s in series {
+        draw_series(&mut o, &f, s);
+    }
+    let rows: Vec<(String, &str)> = series.iter().map(|s| (s.name.to_string(), s.color)).collect();
+    legend(&mut o, &rows);
+    if series.iter().any(|s| !s.marks.is_empty()) {
+        let y = TOP + 10.0 + 18.0 * rows.len() as f64;
+        let _ = write!(
+            o,
+            r##"<path d="M{0},{1} l-5,-9 h10 z" fill="#555"/><text x="{2}" y="{1}">a kill</text>"##,
+            W - RIGHT + 20.0,
+            y + 6.0,
+            W - RIGHT + 32.0
+        );
+    }
+    o.push_str("</svg></figure>");
+    o
+}
+
+/// The frame of a line chart, its x and y ticks: x from 0 (or the decade below the least x
+/// on a log scale) to the ticks' end, y from 0 to `y_max` or the data's highest.
+fn frame_for(series: &[Series], log_x: bool, integer_y: bool, y_max: Option<f64>) -> (Frame, Vec<f64>, Vec<f64>) {
     let pts = || series.iter().flat_map(|s| s.points.iter());
     let x_max = pts().map(|p| p.0).fold(0.0, f64::max);
     let x_min = if log_x { pts().map(|p| p.0).fold(f64::MAX, f64::min).max(0.1) } else { 0.0 };
@@ -157,53 +191,31 @@ pub fn line_chart(
         ticks(x1, 8, true)
     };
     let f = Frame { x0, x1: x1.max(x0 + 1e-9), y1: *ys.last().unwrap_or(&1.0), log_x };
-    let mut o = String::new();
-    open_chart(&mut o, title);
-    axes(&mut o, &f, &xs, &ys, x_label, y_label);
-    if series.iter().all(|s| s.points.is_empty()) {
+    (f, xs, ys)
+}
+
+/// One series: its line, and a mark at each kill.
+fn draw_series(o: &mut String, f: &Frame, s: &Series) {
+    let path: Vec<String> = s.points.iter().map(|&(x, y)| format!("{:.1},{:.1}", f.sx(x), f.sy(y))).collect();
+    let _ = write!(
+        o,
+        r#"<polyline fill="none" stroke="{}" stroke-width="2" points="{}"><title>{}</title></polyline>"#,
+        s.color,
+        path.join(" "),
+        esc(s.name)
+    );
+    for &m in &s.marks {
+        let y = value_at(&s.points, m);
         let _ = write!(
             o,
-            r##"<text x="{}" y="{}" text-anchor="middle" fill="#b00">no data: no visit was served</text>"##,
-            W / 2.0,
-            H / 2.0
-        );
-    }
-    for s in series {
-        let path: Vec<String> = s.points.iter().map(|&(x, y)| format!("{:.1},{:.1}", f.sx(x), f.sy(y))).collect();
-        let _ = write!(
-            o,
-            r#"<polyline fill="none" stroke="{}" stroke-width="2" points="{}"><title>{}</title></polyline>"#,
+            r#"<path d="M{0:.1},{1:.1} l-5,-9 h10 z" fill="{2}" stroke="white" stroke-width="0.8"><title>{3}: a kill at {4:.0} s</title></path>"#,
+            f.sx(m),
+            f.sy(y) - 2.0,
             s.color,
-            path.join(" "),
-            esc(s.name)
-        );
-        for &m in &s.marks {
-            let y = value_at(&s.points, m);
-            let _ = write!(
-                o,
-                r#"<path d="M{0:.1},{1:.1} l-5,-9 h10 z" fill="{2}" stroke="white" stroke-width="0.8"><title>{3}: a kill at {4:.0} s</title></path>"#,
-                f.sx(m),
-                f.sy(y) - 2.0,
-                s.color,
-                esc(s.name),
-                m
-            );
-        }
-    }
-    let rows: Vec<(String, &str)> = series.iter().map(|s| (s.name.to_string(), s.color)).collect();
-    legend(&mut o, &rows);
-    if series.iter().any(|s| !s.marks.is_empty()) {
-        let y = TOP + 10.0 + 18.0 * rows.len() as f64;
-        let _ = write!(
-            o,
-            r##"<path d="M{0},{1} l-5,-9 h10 z" fill="#555"/><text x="{2}" y="{1}">a kill</text>"##,
-            W - RIGHT + 20.0,
-            y + 6.0,
-            W - RIGHT + 32.0
+            esc(s.name),
+            m
         );
     }
-    o.push_str("</svg></figure>");
-    o
 }
 
 /// The series' value at x (the last point at or before it).
@@ -250,48 +262,66 @@ pub fn kills_chart(managers: &[(String, &str)], by_manager: &[f64], by_kernel: &
     let bw = (slot * 0.55).min(48.0);
     for (i, (name, color)) in managers.iter().enumerate() {
         let x = LEFT + slot * (i as f64 + 0.5) - bw / 2.0;
-        let mut base = 0.0;
-        for (n, fill, who) in
-            [(by_manager[i], color.to_string(), "the manager"), (by_kernel[i], "url(#hatch)".to_string(), "the kernel")]
-        {
-            if n <= 0.0 {
-                continue;
-            }
-            let (y_top, y_bot) = (sy(base + n), sy(base));
-            let _ = write!(
-                o,
-                r#"<rect x="{x:.1}" y="{y_top:.1}" width="{bw:.1}" height="{:.1}" fill="{fill}" stroke="{color}" stroke-width="2"><title>{}: {} kills by {who}</title></rect>"#,
-                y_bot - y_top,
-                esc(name),
-                num(n)
-            );
-            if y_bot - y_top >= 15.0 {
-                let (tx, ty) = (x + bw / 2.0, (y_top + y_bot) / 2.0 + 4.0);
-                let _ = write!(
-                    o,
-                    r##"<text x="{tx:.1}" y="{ty:.1}" text-anchor="middle" font-size="11" font-weight="bold" fill="#111" stroke="white" stroke-width="3" paint-order="stroke">{}</text>"##,
-                    num(n)
-                );
-            }
-            base += n;
-        }
-        let _ = write!(
-            o,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"#,
-            x + bw / 2.0,
-            sy(base) - 5.0,
-            num(base)
-        );
-        let (lx, ly) = (x + bw / 2.0 + 6.0, base_y + 16.0);
-        let _ = write!(
-            o,
-            r#"<text x="{lx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-30 {lx:.1} {ly:.1})">{} ({}×)</text>"#,
-            esc(&short(name)),
-            runs[i]
-        );
+        let bar = Bar { x, width: bw, name, color, runs: runs[i], base_y };
+        kill_bar(&mut o, &bar, [by_manager[i], by_kernel[i]], &sy);
     }
     o.push_str("</svg></figure>");
     o
+}
+
+/// Where one manager's bar of [`kills_chart`] goes.
+struct Bar<'a> {
+    x: f64,
+    width: f64,
+    name: &'a str,
+    color: &'a str,
+    runs: usize,
+    base_y: f64,
+}
+
+/// One manager's kills, its own (solid) under the kernel's (hatched), the counts on them,
+/// the total above and the name below, slanted.
+fn kill_bar(o: &mut String, b: &Bar, kills: [f64; 2], sy: &dyn Fn(f64) -> f64) {
+    let (x, bw, name, color, base_y) = (b.x, b.width, b.name, b.color, b.base_y);
+    let mut base = 0.0;
+    for (n, fill, who) in
+        [(kills[0], color.to_string(), "the manager"), (kills[1], "url(#hatch)".to_string(), "the kernel")]
+    {
+        if n <= 0.0 {
+            continue;
+        }
+        let (y_top, y_bot) = (sy(base + n), sy(base));
+        let _ = write!(
+            o,
+            r#"<rect x="{x:.1}" y="{y_top:.1}" width="{bw:.1}" height="{:.1}" fill="{fill}" stroke="{color}" stroke-width="2"><title>{}: {} kills by {who}</title></rect>"#,
+            y_bot - y_top,
+            esc(name),
+            num(n)
+        );
+        if y_bot - y_top >= 15.0 {
+            let (tx, ty) = (x + bw / 2.0, (y_top + y_bot) / 2.0 + 4.0);
+            let _ = write!(
+                o,
+                r##"<text x="{tx:.1}" y="{ty:.1}" text-anchor="middle" font-size="11" font-weight="bold" fill="#111" stroke="white" stroke-width="3" paint-order="stroke">{}</text>"##,
+                num(n)
+            );
+        }
+        base += n;
+    }
+    let _ = write!(
+        o,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"#,
+        x + bw / 2.0,
+        sy(base) - 5.0,
+        num(base)
+    );
+    let (lx, ly) = (x + bw / 2.0 + 6.0, base_y + 16.0);
+    let _ = write!(
+        o,
+        r#"<text x="{lx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-30 {lx:.1} {ly:.1})">{} ({}×)</text>"#,
+        esc(&short(name)),
+        b.runs
+    );
 }
 
 fn short(name: &str) -> String {

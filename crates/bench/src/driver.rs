@@ -153,20 +153,7 @@ impl<'a> Run<'a> {
         for d in [cfg.log_dir, cfg.run_dir] {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
-        let log = cfg.log_dir.join(format!("{}.log", manager.split(':').next().unwrap_or("manager")));
-        let daemon = match manager {
-            "kernel" => None,
-            _ if is_peer => None,
-            preset => Some(ManagedDaemon::start(
-                cfg.exe,
-                preset,
-                cfg.daemon_loop,
-                &domain_name,
-                &cfg.work_dir.join(format!("daemon-{name}")),
-                &log,
-            )?),
-        };
-        let peer = if is_peer { Some(Peer::start(manager, &device, &log)?) } else { None };
+        let (daemon, peer) = start_manager(cfg, manager, is_peer, &device, &name)?;
         let before = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
         let book = KillBook::new(is_peer.then(|| manager.to_string()), before.counters.oom_kills.unwrap_or(0));
         let start = measure::Start::read(&root, &device, before);
@@ -289,6 +276,27 @@ impl<'a> Run<'a> {
         self.peer.take();
         let _ = std::fs::remove_dir_all(self.cfg.run_dir);
     }
+}
+
+/// The run's manager started on its device: memorch's daemon for a preset, a peer inside the
+/// device, or nothing for `kernel`; its log beside the run's.
+fn start_manager(
+    cfg: &RunConfig,
+    manager: &str,
+    is_peer: bool,
+    device: &Device,
+    name: &str,
+) -> Result<(Option<ManagedDaemon>, Option<Peer>), String> {
+    let log = cfg.log_dir.join(format!("{}.log", manager.split(':').next().unwrap_or("manager")));
+    if is_peer {
+        return Ok((None, Some(Peer::start(manager, device, &log)?)));
+    }
+    if manager == "kernel" {
+        return Ok((None, None));
+    }
+    let dir = cfg.work_dir.join(format!("daemon-{name}"));
+    let daemon = ManagedDaemon::start(cfg.exe, manager, cfg.daemon_loop, &device.domain(), &dir, &log)?;
+    Ok((Some(daemon), None))
 }
 
 pub(crate) fn supervise(peer: &mut Option<Peer>, device: &Device) {

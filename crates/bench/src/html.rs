@@ -319,6 +319,54 @@ pub fn report(
     o
 }
 
+/// The share of visits served within each latency, per manager (all runs).
+fn latency_chart(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn Fn(&str) -> &'static str) {
+    o.push_str("<h2>Visit latency <small>(all runs, served visits)</small></h2>");
+    let cdf: Vec<Series> = managers
+        .iter()
+        .map(|m| {
+            let mut l: Vec<f64> = runs
+                .iter()
+                .filter(|r| &r.manager == m)
+                .flat_map(|r| r.visits.iter().filter(|v| v.served()).map(|v| v.latency_ms.max(0.01)))
+                .collect();
+            l.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+            let n = l.len().max(1) as f64;
+            Series {
+                name: m,
+                color: color(m),
+                points: l.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n * 100.0)).collect(),
+                marks: vec![],
+            }
+        })
+        .collect();
+    o.push_str(&line_chart(
+        "Share of visits served within a latency",
+        "ms (log scale)",
+        "% of visits",
+        &cdf,
+        true,
+        false,
+        Some(100.0),
+    ));
+}
+
+/// Kills by whom and of which class, per manager (all runs).
+fn kills_charts(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn Fn(&str) -> &'static str) {
+    o.push_str("<h2>Kills</h2>");
+    let named: Vec<(String, &str)> = managers.iter().map(|m| (m.clone(), color(m))).collect();
+    let count = |m: &String, kernel: bool| {
+        runs.iter().filter(|r| &r.manager == m).flat_map(|r| &r.kills).filter(|k| k.by_kernel() == kernel).count()
+            as f64
+    };
+    let by_manager: Vec<f64> = managers.iter().map(|m| count(m, false)).collect();
+    let by_kernel: Vec<f64> = managers.iter().map(|m| count(m, true)).collect();
+    let n_runs: Vec<usize> = managers.iter().map(|m| runs.iter().filter(|r| &r.manager == m).count()).collect();
+    o.push_str(&kills_chart(&named, &by_manager, &by_kernel, &n_runs));
+    o.push_str("<p class=\"note\">By class of the app killed (red: the foreground, or the kernel's OOM killer, which a manager exists to prevent):</p>");
+    kills_table(o, managers, runs, color);
+}
+
 fn charts(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn Fn(&str) -> &'static str) {
     let first = |m: &str| runs.iter().find(|r| r.manager == m);
     let timeline = |f: fn(&Sample) -> f64| -> Vec<Series> {
@@ -354,44 +402,6 @@ fn charts(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn F
         true,
         Some(apps),
     ));
-    o.push_str("<h2>Visit latency <small>(all runs, served visits)</small></h2>");
-    let cdf: Vec<Series> = managers
-        .iter()
-        .map(|m| {
-            let mut l: Vec<f64> = runs
-                .iter()
-                .filter(|r| &r.manager == m)
-                .flat_map(|r| r.visits.iter().filter(|v| v.served()).map(|v| v.latency_ms.max(0.01)))
-                .collect();
-            l.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-            let n = l.len().max(1) as f64;
-            Series {
-                name: m,
-                color: color(m),
-                points: l.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n * 100.0)).collect(),
-                marks: vec![],
-            }
-        })
-        .collect();
-    o.push_str(&line_chart(
-        "Share of visits served within a latency",
-        "ms (log scale)",
-        "% of visits",
-        &cdf,
-        true,
-        false,
-        Some(100.0),
-    ));
-    o.push_str("<h2>Kills</h2>");
-    let named: Vec<(String, &str)> = managers.iter().map(|m| (m.clone(), color(m))).collect();
-    let count = |m: &String, kernel: bool| {
-        runs.iter().filter(|r| &r.manager == m).flat_map(|r| &r.kills).filter(|k| k.by_kernel() == kernel).count()
-            as f64
-    };
-    let by_manager: Vec<f64> = managers.iter().map(|m| count(m, false)).collect();
-    let by_kernel: Vec<f64> = managers.iter().map(|m| count(m, true)).collect();
-    let n_runs: Vec<usize> = managers.iter().map(|m| runs.iter().filter(|r| &r.manager == m).count()).collect();
-    o.push_str(&kills_chart(&named, &by_manager, &by_kernel, &n_runs));
-    o.push_str("<p class=\"note\">By class of the app killed (red: the foreground, or the kernel's OOM killer, which a manager exists to prevent):</p>");
-    kills_table(o, managers, runs, color);
+    latency_chart(o, managers, runs, color);
+    kills_charts(o, managers, runs, color);
 }

@@ -132,21 +132,11 @@ fn keep(
         r.map_err(|e| eprintln!("memorch bench: the device's background reclaim will not show in its PSI: {e}")).ok()
     });
     stats.in_psi.store(kswapd.is_some(), Ordering::Relaxed);
-    let floor = ram_bytes / 4;
     let mut limit = ram_bytes;
     let mut n = 0u32;
     while !stop.load(Ordering::Relaxed) {
         if let (Some(mm), 0) = (mm_stat, n % BALLOON_EVERY) {
-            let pool = std::fs::read_to_string(mm)
-                .ok()
-                .and_then(|t| t.split_whitespace().nth(2).and_then(|v| v.parse::<u64>().ok()))
-                .unwrap_or(0);
-            let to = ram_bytes.saturating_sub(pool).max(floor) & !4095;
-            // Only move it by a page or more; the kernel reclaims inside the write when the
-            // limit falls below usage.
-            if to.abs_diff(limit) >= 4096 && std::fs::write(&limit_file, to.to_string()).is_ok() {
-                limit = to;
-            }
+            limit = balloon(&limit_file, mm, ram_bytes, limit);
         }
         n = n.wrapping_add(1);
         let Some(before) = read_u64(&usage_file) else {
@@ -155,32 +145,62 @@ fn keep(
         };
         if let Some(to) = wm.reclaim_to(limit, before) {
             stats.wakeups.fetch_add(1, Ordering::Relaxed);
-            if let Some(k) = &mut kswapd {
-                // Charging the high mark's worth past the limit leaves usage at `to` once
-                // dropped; what cannot be reclaimed (swap full, everything in use) is not, and
-                // free memory stays low, as on a phone.
-                let f0 = read_u64(&failcnt_file).unwrap_or(0);
-                let done = k.reclaim(wm.high_bytes);
-                let f1 = read_u64(&failcnt_file).unwrap_or(f0);
-                stats.own_failcnt.fetch_add(f1.saturating_sub(f0), Ordering::Relaxed);
-                stats.stall_us.store(k.stall_us().unwrap_or(0), Ordering::Relaxed);
-                if let Err(e) = done {
-                    eprintln!("memorch bench: the device's kswapd: {e}; reclaiming by limit writes from now on");
-                    kswapd = None;
-                    stats.in_psi.store(false, Ordering::Relaxed);
-                }
-            } else {
-                // Reclaims until usage fits under `to`, or EBUSY when nothing more will go.
-                let _ = std::fs::write(&limit_file, to.to_string());
-                if let Err(e) = std::fs::write(&limit_file, limit.to_string()) {
-                    eprintln!("memorch bench: putting the device's limit back to {limit} failed: {e}");
-                }
-            }
+            let files = Files { limit: &limit_file, failcnt: &failcnt_file };
+            reclaim(&files, &mut kswapd, wm.high_bytes, (to, limit), stats);
             if let Some(after) = read_u64(&usage_file) {
                 stats.reclaimed_bytes.fetch_add(before.saturating_sub(after), Ordering::Relaxed);
             }
         }
         std::thread::sleep(PERIOD);
+    }
+}
+
+/// zram's pool taken out of the device's limit (a phone's zram is in its RAM), never below a
+/// quarter of it; the limit now.
+fn balloon(limit_file: &Path, mm_stat: &Path, ram_bytes: u64, limit: u64) -> u64 {
+    let pool = std::fs::read_to_string(mm_stat)
+        .ok()
+        .and_then(|t| t.split_whitespace().nth(2).and_then(|v| v.parse::<u64>().ok()))
+        .unwrap_or(0);
+    let to = ram_bytes.saturating_sub(pool).max(ram_bytes / 4) & !4095;
+    // Only move it by a page or more; the kernel reclaims inside the write when the limit
+    // falls below usage.
+    if to.abs_diff(limit) >= 4096 && std::fs::write(limit_file, to.to_string()).is_ok() {
+        to
+    } else {
+        limit
+    }
+}
+
+/// The device's control files the keeper writes and reads.
+struct Files<'a> {
+    limit: &'a Path,
+    failcnt: &'a Path,
+}
+
+/// Reclaim down to `to` (the limit being `limit`): by the device's kswapd, whose reclaim shows
+/// in the device's PSI, or by a limit write where it failed.
+fn reclaim(f: &Files, kswapd: &mut Option<Kswapd>, high_bytes: u64, (to, limit): (u64, u64), stats: &KeeperStats) {
+    if let Some(k) = kswapd {
+        // Charging the high mark's worth past the limit leaves usage at `to` once dropped;
+        // what cannot be reclaimed (swap full, everything in use) is not, and free memory
+        // stays low, as on a phone.
+        let f0 = read_u64(f.failcnt).unwrap_or(0);
+        let done = k.reclaim(high_bytes);
+        let f1 = read_u64(f.failcnt).unwrap_or(f0);
+        stats.own_failcnt.fetch_add(f1.saturating_sub(f0), Ordering::Relaxed);
+        stats.stall_us.store(k.stall_us().unwrap_or(0), Ordering::Relaxed);
+        if let Err(e) = done {
+            eprintln!("memorch bench: the device's kswapd: {e}; reclaiming by limit writes from now on");
+            *kswapd = None;
+            stats.in_psi.store(false, Ordering::Relaxed);
+        }
+        return;
+    }
+    // Reclaims until usage fits under `to`, or EBUSY when nothing more will go.
+    let _ = std::fs::write(f.limit, to.to_string());
+    if let Err(e) = std::fs::write(f.limit, limit.to_string()) {
+        eprintln!("memorch bench: putting the device's limit back to {limit} failed: {e}");
     }
 }
 

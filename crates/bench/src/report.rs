@@ -242,22 +242,26 @@ fn summary(manager: &str, rs: &[&RunResult], hot: &BTreeMap<&str, f64>) -> Summa
         manager_cpu_s: all(&|r| r.manager_cpu_s),
         manager_rss_mib: all(&|r| r.manager_rss_bytes as f64 / mib),
         manager_pss_mib: all(&|r| r.manager_pss_bytes as f64 / mib),
-        jank_pct: some(&|r| {
-            let (n, j) =
-                r.visits.iter().fold((0u64, 0u64), |(n, j), v| (n + v.frames as u64, j + v.janky_frames as u64));
-            (n > 0).then(|| j as f64 * 100.0 / n as f64)
-        }),
+        jank_pct: some(&jank_pct),
         frame_p95_ms: some(&|r| {
             Figure::of(r.visits.iter().filter(|v| v.frames > 0).map(|v| v.frame_p95_ms).collect()).map(|f| f.median)
         }),
-        idle_available_mib: some(&|r| {
-            (!r.idle_available_bytes.is_empty())
-                .then(|| r.idle_available_bytes.iter().sum::<u64>() as f64 / r.idle_available_bytes.len() as f64 / mib)
-        }),
+        idle_available_mib: some(&|r| mean(&r.idle_available_bytes).map(|b| b / mib)),
         live_apps_mean: all(&|r| {
-            r.timeline.iter().map(|t| t.live_apps as f64).sum::<f64>() / r.timeline.len().max(1) as f64
+            mean(&r.timeline.iter().map(|t| t.live_apps as u64).collect::<Vec<_>>()).unwrap_or(0.0)
         }),
     }
+}
+
+/// Frames over 16.7 ms, as a share of a run's frames (%); `None` without frames.
+fn jank_pct(r: &RunResult) -> Option<f64> {
+    let (n, j) = r.visits.iter().fold((0u64, 0u64), |(n, j), v| (n + v.frames as u64, j + v.janky_frames as u64));
+    (n > 0).then(|| j as f64 * 100.0 / n as f64)
+}
+
+/// The mean of `v`; `None` if it is empty.
+fn mean(v: &[u64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64)
 }
 
 /// A number for the table: whole for counts and large values, one or two decimals else.

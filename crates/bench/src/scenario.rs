@@ -283,42 +283,7 @@ impl Scenario {
             return Err("no [[apps]]".into());
         }
         for a in &s.apps {
-            if a.name.is_empty() || a.name.len() > 15 {
-                return Err(format!("app name '{}' must be 1 to 15 bytes (it becomes the process name)", a.name));
-            }
-            if !["text", "zero", "same", "random", "shared", "mixed"].contains(&a.content.as_str()) {
-                return Err(format!(
-                    "app '{}': content '{}' is not text, zero, same, random, shared or mixed",
-                    a.name, a.content
-                ));
-            }
-            if !(0.0..=1.0).contains(&a.working_set) {
-                return Err(format!("app '{}': working_set {} must be within 0..=1", a.name, a.working_set));
-            }
-            if let Some(b) = &a.background {
-                match memorch_core::Class::from_name(b) {
-                    Some(c) if c.oom_score_adj() >= memorch_core::Class::Visible.oom_score_adj() => {}
-                    _ => return Err(format!("app '{}': background = {b:?}: use visible, perceptible, service, home, previous, cached or empty", a.name)),
-                }
-            }
-            for (key, v) in [("ready", &a.ready), ("resume", &a.resume)] {
-                if v.as_deref().is_some_and(|p| Probe::parse(p).is_none()) {
-                    return Err(format!(
-                        "app '{}': {key} = {:?}: use \"line:TEXT\" or \"cmd:SHELL\"",
-                        a.name,
-                        v.as_deref().unwrap_or_default()
-                    ));
-                }
-            }
-            if a.command.is_empty() && (a.ready.is_some() || a.resume.is_some()) {
-                return Err(format!("app '{}': ready and resume are for real programs: give its command too", a.name));
-            }
-            if !a.command.is_empty() && a.ready.is_none() {
-                return Err(format!(
-                    "app '{}': a real program needs ready = \"line:TEXT\" or \"cmd:SHELL\" to tell when it is up",
-                    a.name
-                ));
-            }
+            check_app(a)?;
         }
         for v in &s.visits.sequence {
             if v != IDLE && !s.apps.iter().any(|a| a.name == *v) {
@@ -368,6 +333,53 @@ pub fn resolve_program(program: &str, base: &Path) -> Result<PathBuf, String> {
     memorch_linux::which::on_path(program).ok_or_else(|| {
         format!("'{program}' is not installed (not on PATH): ./scripts/setup installs what the built-in scenarios run")
     })
+}
+
+/// An app of a scenario file, checked: its name, content, working set, class in the
+/// background, and how a real program says it is up.
+fn check_app(a: &AppDef) -> Result<(), String> {
+    if a.name.is_empty() || a.name.len() > 15 {
+        return Err(format!("app name '{}' must be 1 to 15 bytes (it becomes the process name)", a.name));
+    }
+    if !["text", "zero", "same", "random", "shared", "mixed"].contains(&a.content.as_str()) {
+        return Err(format!(
+            "app '{}': content '{}' is not text, zero, same, random, shared or mixed",
+            a.name, a.content
+        ));
+    }
+    if !(0.0..=1.0).contains(&a.working_set) {
+        return Err(format!("app '{}': working_set {} must be within 0..=1", a.name, a.working_set));
+    }
+    if let Some(b) = &a.background {
+        match memorch_core::Class::from_name(b) {
+            Some(c) if c.oom_score_adj() >= memorch_core::Class::Visible.oom_score_adj() => {}
+            _ => {
+                return Err(format!(
+                    "app '{}': background = {b:?}: use visible, perceptible, service, home, previous, cached or empty",
+                    a.name
+                ))
+            }
+        }
+    }
+    for (key, v) in [("ready", &a.ready), ("resume", &a.resume)] {
+        if v.as_deref().is_some_and(|p| Probe::parse(p).is_none()) {
+            return Err(format!(
+                "app '{}': {key} = {:?}: use \"line:TEXT\" or \"cmd:SHELL\"",
+                a.name,
+                v.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    if a.command.is_empty() && (a.ready.is_some() || a.resume.is_some()) {
+        return Err(format!("app '{}': ready and resume are for real programs: give its command too", a.name));
+    }
+    if !a.command.is_empty() && a.ready.is_none() {
+        return Err(format!(
+            "app '{}': a real program needs ready = \"line:TEXT\" or \"cmd:SHELL\" to tell when it is up",
+            a.name
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -83,46 +83,8 @@ impl Run<'_> {
         let alive = self.running.get_mut(app).is_some_and(|r| r.alive());
         let after_compaction =
             alive && self.daemon.as_ref().zip(self.running.get(app)).is_some_and(|(d, r)| d.take_compacted(r.pid()));
-        let mut launched = !alive;
-        let visit = if alive {
-            // As an activity manager does: the app is moved to the front (and thawed, where
-            // the manager froze it) before it is asked to draw. The user waits from the tap:
-            // what moving it to the front took (a thaw, the manager's answer) counts.
-            let class_before = self.running.get(app).map_or(Class::Cached, |r| r.class);
-            let tap = Instant::now();
-            self.set_class(app, Class::Foreground);
-            let to_front = tap.elapsed();
-            let (peer, device) = (&mut self.peer, &self.device);
-            let r = self.running.get_mut(app).expect("alive");
-            let before = ReturnCounters::read(&self.root, &self.domain, device);
-            let mut resumed = r.resume(&def, number, &mut || supervise(peer, device));
-            resumed.latency_ms += to_front.as_secs_f64() * 1000.0;
-            resumed.to_front_us = to_front.as_micros() as u64;
-            let after = ReturnCounters::read(&self.root, &self.domain, device);
-            // A side that could not be read leaves the return's counters at 0 rather than
-            // giving it the device's whole count.
-            let resumed = match (before, after) {
-                (Some(b), Some(a)) => a.since(&b, resumed),
-                _ => resumed,
-            };
-            if resumed.error.is_some() && self.killed_before_its_resume(app, class_before) {
-                // A manager killed it at home, as the user tapped it (its SIGKILL was on the
-                // way when the bench saw it alive): the tap relaunches it, as on a phone,
-                // timed from the tap. Not a failed visit, nor a foreground kill.
-                launched = true;
-                let relaunch = self.launch(&def, number)?;
-                Visit { latency_ms: resumed.latency_ms + relaunch.latency_ms, ..relaunch }
-            } else {
-                // As Android's activity manager reports a warm start's time: what a return to
-                // this app takes is what a read-back would add to (memorch weighs it).
-                if let (None, Some(r)) = (&resumed.error, self.running.get(app)) {
-                    self.tell_launched(app, r.pid(), resumed.latency_ms, false);
-                }
-                resumed
-            }
-        } else {
-            self.launch(&def, number)?
-        };
+        let (visit, launched) =
+            if alive { self.return_to(&def, app, number)? } else { (self.launch(&def, number)?, true) };
         let at_ms = t.duration_since(self.t0).as_millis() as u64;
         if let Some(e) = &visit.error {
             (self.cfg.note)(&format!(
@@ -144,6 +106,42 @@ impl Run<'_> {
         let s = self.sample()?;
         self.timeline.push(s);
         Ok(())
+    }
+
+    /// A return to an app alive: moved to the front (and thawed, where the manager froze it)
+    /// before it is asked to draw, as an activity manager does; the user waits from the tap.
+    /// The visit, and whether the app had to be launched after all (killed as it was tapped).
+    fn return_to(&mut self, def: &AppDef, app: &str, number: usize) -> Result<(Visit, bool), String> {
+        let class_before = self.running.get(app).map_or(Class::Cached, |r| r.class);
+        let tap = Instant::now();
+        self.set_class(app, Class::Foreground);
+        let to_front = tap.elapsed();
+        let (peer, device) = (&mut self.peer, &self.device);
+        let r = self.running.get_mut(app).expect("alive");
+        let before = ReturnCounters::read(&self.root, &self.domain, device);
+        let mut resumed = r.resume(def, number, &mut || supervise(peer, device));
+        resumed.latency_ms += to_front.as_secs_f64() * 1000.0;
+        resumed.to_front_us = to_front.as_micros() as u64;
+        let after = ReturnCounters::read(&self.root, &self.domain, device);
+        // A side that could not be read leaves the return's counters at 0 rather than giving
+        // it the device's whole count.
+        let resumed = match (before, after) {
+            (Some(b), Some(a)) => a.since(&b, resumed),
+            _ => resumed,
+        };
+        if resumed.error.is_some() && self.killed_before_its_resume(app, class_before) {
+            // A manager killed it at home, as the user tapped it (its SIGKILL was on the way
+            // when the bench saw it alive): the tap relaunches it, as on a phone, timed from
+            // the tap. Not a failed visit, nor a foreground kill.
+            let relaunch = self.launch(def, number)?;
+            return Ok((Visit { latency_ms: resumed.latency_ms + relaunch.latency_ms, ..relaunch }, true));
+        }
+        // As Android's activity manager reports a warm start's time: what a return to this app
+        // takes is what a read-back would add to (memorch weighs it).
+        if let (None, Some(r)) = (&resumed.error, self.running.get(app)) {
+            self.tell_launched(app, r.pid(), resumed.latency_ms, false);
+        }
+        Ok((resumed, false))
     }
 
     /// A cold launch: tell the manager, start the app in the device, wait until it is up.

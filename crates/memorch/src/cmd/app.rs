@@ -84,6 +84,11 @@ pub fn run(args: Args) -> Result<()> {
         // SAFETY: PR_SET_NAME copies at most 16 bytes from a valid C string.
         unsafe { libc::prctl(libc::PR_SET_NAME, c.as_ptr()) };
     }
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.working_set),
+        "--working-set {}: give a share between 0 and 1",
+        args.working_set
+    );
     let spec = AppSpec {
         anon_bytes: args.anon_mb << 20,
         content: Content::parse(&args.content).expect("clap checked the value"),
@@ -91,11 +96,6 @@ pub fn run(args: Args) -> Result<()> {
         file: args.file.clone().zip(args.file_mb.map(|mb| mb << 20)),
         so: args.so.clone().zip(args.so_mb.map(|mb| mb << 20)),
     };
-    anyhow::ensure!(
-        (0.0..=1.0).contains(&args.working_set),
-        "--working-set {}: give a share between 0 and 1",
-        args.working_set
-    );
     let t0 = std::time::Instant::now();
     app::init_work(args.init_ms);
     let image = app::build(&spec).with_context(|| format!("building an app of {} MiB", args.anon_mb))?;
@@ -104,51 +104,63 @@ pub fn run(args: Args) -> Result<()> {
         listen_for_trims(socket, cache.clone())?;
     }
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "ready pid={} anon_bytes={} file_bytes={} init_ms={}",
-        std::process::id(),
-        image.anon.len(),
-        image.file.as_ref().map_or(0, |f| f.len()),
-        t0.elapsed().as_millis()
-    )?;
+    let file_bytes = image.file.as_ref().map_or(0, |f| f.len());
+    let (pid, anon, ms) = (std::process::id(), image.anon.len(), t0.elapsed().as_millis());
+    writeln!(out, "ready pid={pid} anon_bytes={anon} file_bytes={file_bytes} init_ms={ms}")?;
     out.flush()?;
+    if serve(&args, &spec, &image, &cache, &mut out)? {
+        return Ok(());
+    }
+    drop(out);
+    loop {
+        // SAFETY: pause just waits for a signal; the default actions end the process.
+        unsafe { libc::pause() };
+    }
+}
+
+/// Whether standard input has a line within `ms` (a frame's or a background tick's wait).
+fn input_within(ms: u64) -> bool {
+    let mut pfd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+    // SAFETY: polling our standard input.
+    unsafe { libc::poll(&mut pfd, 1, ms.min(i32::MAX as u64) as i32) != 0 }
+}
+
+/// The app's life after it is ready: frames while in front, background work while not, and
+/// the commands on standard input. `true` on `exit`, `false` when standard input closes.
+fn serve(
+    args: &Args,
+    spec: &AppSpec,
+    image: &app::AppImage,
+    cache: &std::sync::Mutex<Option<app::AppImage>>,
+    out: &mut impl Write,
+) -> Result<bool> {
     let mut line = String::new();
-    let stdin = std::io::stdin();
     // In front: frames until the next command.
     let mut frames: Option<app::FrameStats> = args.front.then(app::FrameStats::default);
-    let mut cursor = 0usize;
-    let mut background_cursor = 0usize;
+    let (mut cursor, mut background_cursor) = (0usize, 0usize);
     let mut next_frame = std::time::Instant::now();
     loop {
-        if frames.is_none() && args.background_ms > 0 {
-            let mut pfd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
-            // SAFETY: polling our standard input.
-            if unsafe { libc::poll(&mut pfd, 1, args.background_ms.min(i32::MAX as u64) as i32) } == 0 {
-                image.background_tick(&mut background_cursor);
-                continue;
-            }
+        if frames.is_none() && args.background_ms > 0 && !input_within(args.background_ms) {
+            image.background_tick(&mut background_cursor);
+            continue;
         }
         if let Some(frames) = frames.as_mut() {
             let wait = next_frame.saturating_duration_since(std::time::Instant::now());
-            let mut pfd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
-            // SAFETY: polling our standard input.
-            if unsafe { libc::poll(&mut pfd, 1, wait.as_millis() as i32) } == 0 {
-                let took = image.frame(args.working_set, &mut cursor);
-                frames.us.push(took.as_micros() as u64);
+            if !input_within(wait.as_millis() as u64) {
+                frames.us.push(image.frame(args.working_set, &mut cursor).as_micros() as u64);
                 next_frame = (next_frame + app::FRAME_BUDGET).max(std::time::Instant::now());
                 continue;
             }
         }
         line.clear();
-        if stdin.read_line(&mut line).unwrap_or(0) == 0 {
-            break;
+        if std::io::stdin().read_line(&mut line).unwrap_or(0) == 0 {
+            return Ok(false);
         }
         match line.trim() {
             "resume" => {
                 let mut c = cache.lock().expect("cache");
                 if c.is_none() {
-                    *c = build_cache(&spec, args.cache_mb)?;
+                    *c = build_cache(spec, args.cache_mb)?;
                 }
                 drop(c);
                 let r = image.resume(args.working_set);
@@ -157,15 +169,10 @@ pub fn run(args: Args) -> Result<()> {
                 next_frame = std::time::Instant::now();
             }
             "back" => writeln!(out, "{}", frames.take().unwrap_or_default().line())?,
-            "exit" => return Ok(()),
+            "exit" => return Ok(true),
             other => writeln!(out, "error unknown command '{other}': use resume, back or exit")?,
         }
         out.flush()?;
-    }
-    drop(out);
-    loop {
-        // SAFETY: pause just waits for a signal; the default actions end the process.
-        unsafe { libc::pause() };
     }
 }
 

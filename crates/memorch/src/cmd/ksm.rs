@@ -37,66 +37,69 @@ pub enum Command {
 pub fn run(c: Command) -> Result<()> {
     let root = SysRoot::live();
     match c {
-        Command::Status { domain, json } => {
-            let domain = open_domain(&root, &domain)?;
-            let global = ksm::read(&root);
-            let procs: Vec<_> = domain
-                .pids(&root)?
-                .into_iter()
-                .filter_map(|pid| ksm::read_process(&root, pid).ok())
-                .filter(|p| p.merge_any || p.merging_pages > 0 || p.rmap_items > 0)
-                .collect();
-            if json {
-                return print_json(&serde_json::json!({ "ksm": global, "processes": procs }));
-            }
-            match &global {
-                Facility::Unavailable { reason } => println!("ksm: not available ({reason})"),
-                Facility::Available(k) => println!("ksm: {}", crate::human::ksm_line(k)),
-            }
-            if procs.is_empty() {
-                println!("no process of {} is mergeable (start them with 'memorch spawn --ksm')", domain.spec);
-            }
-            for p in procs {
-                println!(
-                    "  pid {:>7}: merging {} pages, rmap items {}, profit {} B{}",
-                    p.pid,
-                    p.merging_pages,
-                    p.rmap_items,
-                    p.profit_bytes,
-                    if p.merge_any { ", whole process mergeable" } else { "" }
-                );
-            }
-        }
+        Command::Status { domain, json } => status(&root, &domain, json),
         Command::Tune { run, pages_to_scan, sleep_ms, dry_run } => {
-            let s = KsmSettings { run, pages_to_scan, sleep_ms };
-            anyhow::ensure!(s != KsmSettings::default(), "nothing to tune: give --run, --pages-to-scan or --sleep-ms");
-            if dry_run {
-                let old = ksm::plan(&root, &s)?;
-                let show = |o: Option<u64>, n: Option<u64>| o.zip(n).map(|(o, n)| format!("{o} → {n}"));
-                for (k, v) in [
-                    ("run", show(old.run.map(u64::from), run.map(u64::from))),
-                    ("pages_to_scan", show(old.pages_to_scan, pages_to_scan)),
-                    ("sleep_millisecs", show(old.sleep_ms, sleep_ms)),
-                ] {
-                    if let Some(v) = v {
-                        println!("would set {k}: {v}");
-                    }
-                }
-                return Ok(());
-            }
-            let old = ksm::tune(&root, &s)?;
-            let mut restore = String::from("memorch ksm tune");
-            if let Some(v) = old.run {
-                restore += &format!(" --run {v}");
-            }
-            if let Some(v) = old.pages_to_scan {
-                restore += &format!(" --pages-to-scan {v}");
-            }
-            if let Some(v) = old.sleep_ms {
-                restore += &format!(" --sleep-ms {v}");
-            }
-            println!("ksm tuned; to restore: {restore}");
+            tune(&root, KsmSettings { run, pages_to_scan, sleep_ms }, dry_run)
         }
     }
+}
+
+/// KSM's state, and each process of the domain that may merge.
+fn status(root: &SysRoot, domain: &str, json: bool) -> Result<()> {
+    let domain = open_domain(root, domain)?;
+    let global = ksm::read(root);
+    let procs: Vec<_> = domain
+        .pids(root)?
+        .into_iter()
+        .filter_map(|pid| ksm::read_process(root, pid).ok())
+        .filter(|p| p.merge_any || p.merging_pages > 0 || p.rmap_items > 0)
+        .collect();
+    if json {
+        return print_json(&serde_json::json!({ "ksm": global, "processes": procs }));
+    }
+    match &global {
+        Facility::Unavailable { reason } => println!("ksm: not available ({reason})"),
+        Facility::Available(k) => println!("ksm: {}", crate::human::ksm_line(k)),
+    }
+    if procs.is_empty() {
+        println!("no process of {} is mergeable (start them with 'memorch spawn --ksm')", domain.spec);
+    }
+    for p in procs {
+        let whole = if p.merge_any { ", whole process mergeable" } else { "" };
+        println!(
+            "  pid {:>7}: merging {} pages, rmap items {}, profit {} B{whole}",
+            p.pid, p.merging_pages, p.rmap_items, p.profit_bytes
+        );
+    }
+    Ok(())
+}
+
+/// ksmd's knobs set (or, in a dry run, what would change), and how to put them back.
+fn tune(root: &SysRoot, s: KsmSettings, dry_run: bool) -> Result<()> {
+    anyhow::ensure!(s != KsmSettings::default(), "nothing to tune: give --run, --pages-to-scan or --sleep-ms");
+    if dry_run {
+        let old = ksm::plan(root, &s)?;
+        let show = |o: Option<u64>, n: Option<u64>| o.zip(n).map(|(o, n)| format!("{o} → {n}"));
+        for (k, v) in [
+            ("run", show(old.run.map(u64::from), s.run.map(u64::from))),
+            ("pages_to_scan", show(old.pages_to_scan, s.pages_to_scan)),
+            ("sleep_millisecs", show(old.sleep_ms, s.sleep_ms)),
+        ] {
+            if let Some(v) = v {
+                println!("would set {k}: {v}");
+            }
+        }
+        return Ok(());
+    }
+    let old = ksm::tune(root, &s)?;
+    let mut restore = String::from("memorch ksm tune");
+    for (flag, v) in
+        [("--run", old.run.map(u64::from)), ("--pages-to-scan", old.pages_to_scan), ("--sleep-ms", old.sleep_ms)]
+    {
+        if let Some(v) = v {
+            restore += &format!(" {flag} {v}");
+        }
+    }
+    println!("ksm tuned; to restore: {restore}");
     Ok(())
 }

@@ -122,33 +122,35 @@ pub fn render(s: &Snapshot, top: Option<usize>) -> String {
             );
         }
     }
-    let zram = facility(&s.zram, |z| {
-        z.devices
-            .iter()
-            .map(|d| {
-                format!(
-                    "{} {} disksize {}{}: {} stored in {} (ratio {}, effective {}), same pages {}, huge pages {}",
-                    d.name,
-                    d.algorithm,
-                    bytes(d.disksize_bytes),
-                    if d.is_swap { " swap" } else { "" },
-                    bytes(d.orig_data_bytes),
-                    bytes(d.mem_used_bytes),
-                    d.compression_ratio.map_or("-".into(), |r| format!("{r:.2}")),
-                    d.effective_ratio.map_or("-".into(), |r| format!("{r:.2}")),
-                    d.same_pages,
-                    d.huge_pages
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n         ")
-    });
-    let _ = writeln!(o, "zram     {zram}");
+    let _ = writeln!(o, "zram     {}", facility(&s.zram, zram_lines));
     render_pressure(&mut o, s);
     if let Some(ps) = &s.processes {
         render_processes(&mut o, ps, top);
     }
     o
+}
+
+/// Each zram device, one a line.
+fn zram_lines(z: &memorch_core::ZramState) -> String {
+    z.devices
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} disksize {}{}: {} stored in {} (ratio {}, effective {}), same pages {}, huge pages {}",
+                d.name,
+                d.algorithm,
+                bytes(d.disksize_bytes),
+                if d.is_swap { " swap" } else { "" },
+                bytes(d.orig_data_bytes),
+                bytes(d.mem_used_bytes),
+                d.compression_ratio.map_or("-".into(), |r| format!("{r:.2}")),
+                d.effective_ratio.map_or("-".into(), |r| format!("{r:.2}")),
+                d.same_pages,
+                d.huge_pages
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n         ")
 }
 
 /// KSM, PSI and the event counters.

@@ -84,32 +84,44 @@ pub fn run(c: Command) -> Result<()> {
                 );
             }
         }
-        Command::Remove { path, idle, all, dir, dry_run } => {
-            let paths: Vec<PathBuf> = match path {
-                Some(p) => vec![p],
-                None => swapfile::list(&root, &dir)?
-                    .into_iter()
-                    .filter(|f| all || (f.active && f.used_bytes == 0) || (!f.active && idle))
-                    .map(|f| f.path)
-                    .collect(),
-            };
-            if paths.is_empty() {
-                println!("no {}memorch swap file to remove", if idle { "idle " } else { "" });
-            }
-            for p in paths {
-                if dry_run {
-                    anyhow::ensure!(
-                        swapfile::is_ours(&p),
-                        "{} was not made by memorch (its files are named memorch-swap-N.swap)",
-                        p.display()
-                    );
-                    println!("would remove {}", p.display());
-                    continue;
-                }
-                swapfile::remove(&root, &p)?;
-                println!("removed {}", p.display());
-            }
+        Command::Remove { path, idle, all, dir, dry_run } => remove(&root, path, idle, all, &dir, dry_run)?,
+    }
+    Ok(())
+}
+
+/// Remove one file, or memorch's files in `dir` that are active and empty (with `idle`, those
+/// left inactive too; with `all`, every one).
+fn remove(
+    root: &SysRoot,
+    path: Option<PathBuf>,
+    idle: bool,
+    all: bool,
+    dir: &std::path::Path,
+    dry_run: bool,
+) -> Result<()> {
+    let paths: Vec<PathBuf> = match path {
+        Some(p) => vec![p],
+        None => swapfile::list(root, dir)?
+            .into_iter()
+            .filter(|f| all || (f.active && f.used_bytes == 0) || (!f.active && idle))
+            .map(|f| f.path)
+            .collect(),
+    };
+    if paths.is_empty() {
+        println!("no {}memorch swap file to remove", if idle { "idle " } else { "" });
+    }
+    for p in paths {
+        if dry_run {
+            anyhow::ensure!(
+                swapfile::is_ours(&p),
+                "{} was not made by memorch (its files are named memorch-swap-N.swap)",
+                p.display()
+            );
+            println!("would remove {}", p.display());
+            continue;
         }
+        swapfile::remove(root, &p)?;
+        println!("removed {}", p.display());
     }
     Ok(())
 }
