@@ -10,6 +10,7 @@ pub mod data_cache;
 pub mod device;
 pub mod driver;
 pub mod html;
+mod html_charts;
 pub mod keeper;
 pub mod kswapd;
 pub mod managed;

@@ -134,10 +134,8 @@ pub struct DeviceInfo {
     /// The apps started with KSM merging on (the scenario's `ksm`, or `memorch bench --ksm`).
     #[serde(default)]
     pub ksm_opt_in: bool,
-    /// Swap read-ahead during the run, in pages a fault (2^`vm.page-cluster`): machine-wide,
-    /// and a manager may set it (`swap.page_cluster`). `None` where it could not be read, and
-    /// in results written before it was recorded (2026-12-03; those ran at the kernel's 8 but
-    /// where results.md says otherwise).
+    /// Swap read-ahead during the run, in pages a fault (2^`vm.page-cluster`, machine-wide).
+    /// `None` where it could not be read, and in results written before 2026-12-03.
     #[serde(default)]
     pub swap_read_ahead_pages: Option<u32>,
 }

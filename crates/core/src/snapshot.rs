@@ -73,18 +73,6 @@ impl SwapState {
         self.devices.iter().filter(|d| d.kind != "file").map(|d| d.priority).max().map(|p| p + 1)
     }
 
-    /// The free room of the files above zram (those made for unlikely apps' pages): where the
-    /// kernel puts the next pages swapped out, before zram, whichever app they are of.
-    pub fn room_above_zram(&self) -> u64 {
-        self.above_zram_priority().map_or(0, |above| {
-            self.devices
-                .iter()
-                .filter(|d| d.kind == "file" && d.priority >= above)
-                .map(|d| d.size_bytes.saturating_sub(d.used_bytes))
-                .sum()
-        })
-    }
-
     /// Whether a storage swap file holds pages: only then is there anything on storage for a
     /// read-back or a return to ask for at once.
     pub fn storage_holds_pages(&self) -> bool {

@@ -96,7 +96,7 @@ pub fn with_psi(mut s: Snapshot, some_avg10: f64, full_avg10: f64) -> Snapshot {
 }
 
 /// `s` with the PSI `some` stall total at `total_us` (its PSI set first by [`with_psi`]): over
-/// looks at a total of 0 before, a stall that goes on (`detection.stall_near_ongoing`).
+/// looks at a total of 0 before, a stall that goes on (the bands' stall rule).
 pub fn with_stall_total(mut s: Snapshot, total_us: u64) -> Snapshot {
     if let Facility::Available(p) = &mut s.psi {
         p.some.total_us = total_us;
@@ -124,7 +124,7 @@ pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
     }
 }
 
-/// An engine on a preset or a variant of one (`memorch:swap_full=off`).
+/// An engine on a preset or a variant of one (`memorch:home=off`).
 pub fn engine(spec: &str) -> Engine {
     Engine::new(Preset::from_spec(spec).unwrap())
 }

@@ -1,5 +1,5 @@
-//! Before a launch (ladder/before_launch.rs), memorch's own variant on the pure engine:
-//! `ahead.launch_from_free` compresses for what free memory lacks, from the unlikely apps.
+//! Before a launch (ladder/before_launch.rs) and at idle (prepare_idle.rs), memorch's own
+//! variant of MOS on the pure engine: room for the launch secured at its intent.
 
 mod common;
 use common::*;

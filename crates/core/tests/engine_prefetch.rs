@@ -1,4 +1,4 @@
-//! Reading the app in front back from swap (`memorch:prefetch=on`, ladder/prefetch.rs), on
+//! Reading the app in front back from swap (`prefetch_whole`, ladder/prefetch.rs), on
 //! the pure engine.
 
 mod common;

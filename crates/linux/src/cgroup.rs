@@ -121,11 +121,6 @@ impl CgroupDirs {
         self.v1_memory.clone().map(MemorySource::V1)
     }
 
-    /// The `memory.pressure` file of the group (v2 only).
-    pub fn pressure_file(&self) -> Option<PathBuf> {
-        self.v2.as_ref().map(|d| d.join("memory.pressure")).filter(|p| p.exists())
-    }
-
     /// Every directory of this group: v1 memory and v2.
     pub fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
         self.v1_memory.iter().chain(self.v2.iter())

@@ -950,14 +950,6 @@ impl Talking {
     }
 }
 
-/// `memorch:prefetch=on` (the once-a-stint step alone): the app in front, compressed into
-/// zram while away, is read back by the daemon, so touching its heap then reads nothing from
-/// zram.
-#[test]
-fn the_app_in_front_is_read_back_from_zram_so_its_next_touch_reads_nothing() {
-    read_back_in_front("memorch:prefetch=on,whole=off");
-}
-
 /// `memorch` as shipped (`whole` on): the app in front is read back whole, a piece a decision
 /// once it has been in front a moment, so touching its heap then reads nothing from zram.
 #[test]

@@ -1,4 +1,4 @@
-//! What memorch learns about each app, kept across restarts (docs/presets.md "Learned app
+//! What memorch learns about each app, kept across restarts (docs/presets.md, "Learned app
 //! statistics" writes the rules down).
 //!
 //! - `peak_bytes`: the largest PSS (RSS where PSS is unknown) seen, plus the largest size

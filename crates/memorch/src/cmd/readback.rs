@@ -10,8 +10,8 @@ use memorch_linux::readback;
 /// maps them (through /proc/PID/mem), so its next use of them waits for nothing and the
 /// kernel's reclaim sees them as just used. Only pages in swap are read: of its anonymous
 /// memory, and its own copies of pages of files it maps privately (a library's relocated
-/// data, a JVM's class archive). What the daemon does for the apps likely to be wanted soon
-/// while the device is idle (`memorch:refill=on`, docs/presets.md).
+/// data, a JVM's class archive). What the daemon does for the app in front once its return
+/// is served (`whole`).
 ///
 /// Examples:
 ///   memorch readback 4242                      all of its swapped-out pages

@@ -17,12 +17,6 @@ impl Ctx<'_> {
         self.state.last_front_ms.get(&a.pid).map_or(a.age_ms, |t| self.input.now_ms.saturating_sub(*t))
     }
 
-    /// How many times an app came to the front since `pid` last did (since memorch started,
-    /// if it never did).
-    pub fn switches_away(&self, pid: u32) -> u64 {
-        self.state.switches - self.state.last_front_switch.get(&pid).copied().unwrap_or(0)
-    }
-
     /// How likely a return to `a` is soon: halved after two minutes away (the length of a
     /// usage session: LSApp's median is 1 min 46 s), never below a half. With
     /// `kill.return_by_sessions`, once a screen-off has divided use into sessions: half

@@ -147,9 +147,7 @@ fn idle_work(ctx: &mut Ctx) {
 
 /// memorch: prepare only what the next likely launches need, not everything that is idle:
 /// the launch threshold plus the learned peak of the most popular app not running. With
-/// memory to spare, nothing is done (a compressed app would only come back warm). For an app
-/// not seen yet, a launch that may not come, only the apps unlikely to be wanted soon give,
-/// unless the preset lets every app give (`ahead.unseen_from_every_app`).
+/// memory to spare, nothing is done (a compressed app would only come back warm).
 fn headroom_for_likely_launches(ctx: &mut Ctx) {
     let Some(c) = ctx.preset.compaction.as_ref() else { return };
     let Some(min_class) = c.idle_min_class else { return };
