@@ -24,7 +24,7 @@ pub const DAEMON_BINARY: &str = "memorchd";
 /// Examples:
 ///   memorch run                                       the whole machine, preset memorch
 ///   memorch run --domain cgroup:/a/phone --preset lmkd --dry-run
-///   memorch run --preset-file ./mine.toml                  your own preset file
+///   memorch run --preset-file ./mine.toml             your own preset file
 ///   memorch run --config /etc/memorch.toml --log-format json
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]

@@ -15,7 +15,9 @@ pub fn load(spec: &str) -> Result<Preset, String> {
         Some(path) => {
             let text = read(Path::new(path))?;
             let stem = Path::new(path).file_stem().map_or("file".into(), |s| s.to_string_lossy().into_owned());
-            Preset::from_toml(&format!("file:{stem}"), &text).map_err(|e| format!("preset file {path}: {e}"))
+            Preset::from_toml(&format!("file:{stem}"), &text).map_err(|e| {
+                format!("preset file {path}: {e}\n(`memorch presets show memorch` prints a file of the right form)")
+            })
         }
         None => Preset::from_spec(spec),
     }
