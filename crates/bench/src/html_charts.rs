@@ -6,22 +6,10 @@ use crate::results::{RunResult, Sample};
 use memorch_core::Class;
 use std::fmt::Write;
 
-/// Classes in the kills table, most important first.
-const CLASS_ORDER: [Class; 8] = [
-    Class::Foreground,
-    Class::Visible,
-    Class::Perceptible,
-    Class::Service,
-    Class::Home,
-    Class::Previous,
-    Class::Cached,
-    Class::Empty,
-];
-
 /// Kills by killer and class, counted over all runs, as a table.
 fn kills_table(o: &mut String, managers: &[String], runs: &[RunResult], color: &dyn Fn(&str) -> &'static str) {
     let classes: Vec<Class> =
-        CLASS_ORDER.into_iter().filter(|c| runs.iter().flat_map(|r| &r.kills).any(|k| k.class == *c)).collect();
+        Class::ALL[1..].iter().copied().filter(|c| runs.iter().flat_map(|r| &r.kills).any(|k| k.class == *c)).collect();
     if classes.is_empty() {
         o.push_str("<p>No app was killed in any run.</p>");
         return;

@@ -49,17 +49,7 @@ pub fn run(ctx: &mut Ctx) {
     });
     for (a, refault) in apps.into_iter().take(c.max_apps_per_decision.max(1)) {
         if c.shared_objects_first && a.so_unshared_bytes.unwrap_or(0) > 0 && !ctx.state.so_done.contains(&a.pid) {
-            let r = ctx
-                .reason(
-                    Step::UnderPressure,
-                    format!(
-                        "{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)",
-                        mib(a.so_unshared_bytes.unwrap_or(0)),
-                        a.name
-                    ),
-                )
-                .with("so_bytes", a.so_unshared_bytes.unwrap_or(0) as f64);
-            super::squeeze::compact(ctx, a, CompactScope::SharedObjects, None, r);
+            drop_shared_objects_of(ctx, a, why.as_str());
             continue;
         }
         let step = c.step_pages;
@@ -80,18 +70,16 @@ fn drop_shared_objects(ctx: &mut Ctx, min_class: Class, max: usize, why: &str) {
         .take(max)
         .collect();
     for a in so {
-        let r = ctx
-            .reason(
-                Step::UnderPressure,
-                format!(
-                    "{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)",
-                    mib(a.so_unshared_bytes.unwrap_or(0)),
-                    a.name
-                ),
-            )
-            .with("so_bytes", a.so_unshared_bytes.unwrap_or(0) as f64);
-        super::squeeze::compact(ctx, a, CompactScope::SharedObjects, None, r);
+        drop_shared_objects_of(ctx, a, why);
     }
+}
+
+/// SWAM's OOM cleaner for one app: the resident shared-object pages only it maps.
+fn drop_shared_objects_of(ctx: &mut Ctx, a: &App, why: &str) {
+    let so = a.so_unshared_bytes.unwrap_or(0);
+    let text = format!("{why}: drop the {} of shared objects only '{}' maps first (SWAM OOM cleaner)", mib(so), a.name);
+    let r = ctx.reason(Step::UnderPressure, text).with("so_bytes", so as f64);
+    super::squeeze::compact(ctx, a, CompactScope::SharedObjects, None, r);
 }
 
 /// SWAM (§4.1-4.2): when memory is short, the shared-object pages only one app maps go
@@ -122,6 +110,5 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     // JVM on such stalls made most of its returns warm).
     let spare = ctx.available() >= ctx.frac(low_frac);
     let max_p_return = spare.then_some(shrink::LIKELY_RETURN);
-    let payer = |c: &Ctx, a: &App| max_p_return.is_none_or(|m| c.return_weight(a) < m);
-    shrink::free_from(ctx, Step::UnderPressure, min_class, short, None, why, &payer);
+    shrink::free_below(ctx, Step::UnderPressure, min_class, short, None, why, max_p_return);
 }
