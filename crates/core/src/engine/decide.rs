@@ -29,7 +29,8 @@ impl Engine {
     pub fn decide(&mut self, input: &Input) -> Vec<Action> {
         if input.is_poll() {
             feedback::observe_deaths(&mut self.state, input.events);
-            let mut ctx = ladder::Ctx::new(input, &self.preset, &mut self.state);
+            ladder::observe_kills(&mut self.state, &self.preset, input);
+            let mut ctx = ladder::Ctx::new(input, &self.preset, &self.state);
             ladder::run_kills(&mut ctx);
             return ctx.finish();
         }
@@ -43,7 +44,8 @@ impl Engine {
             Input { events: &events, ..*input }
         };
         feedback::observe(&mut self.state, &self.preset, input);
-        let mut ctx = ladder::Ctx::new(input, &self.preset, &mut self.state);
+        ladder::observe(&mut self.state, &self.preset, input);
+        let mut ctx = ladder::Ctx::new(input, &self.preset, &self.state);
         ladder::run(&mut ctx);
         let actions = ctx.finish();
         debug_assert!(actions

@@ -5,6 +5,7 @@
 
 use super::decide::Engine;
 use super::input::Input;
+use super::ladder::home::MOS_NEXT_PAGES;
 use super::ladder::lmkd::THRASH_KILL;
 use super::model::{Action, ActionKind, App, CompactScope, Victim, PAGE};
 use super::preset::{Detection, KsmPolicy};
@@ -52,6 +53,9 @@ impl Engine {
         let now = input.now_ms;
         for o in outcomes {
             let (action, done) = (o.action, o.done);
+            if !o.failed {
+                self.learn_tried(input, action);
+            }
             match &action.kind {
                 // An attempt to grow swap is throttled whether it worked or not: a full disk
                 // does not get emptier by asking every tick.
@@ -75,6 +79,25 @@ impl Engine {
                 ActionKind::Ksm { run, .. } => self.learn_ksm(input, *run),
                 _ => {}
             }
+        }
+    }
+
+    /// What a step keeps of an action carried out or, in a dry run, only decided: the level
+    /// told to apps, MOS's next reclaim count, what the app in front has had read back.
+    fn learn_tried(&mut self, input: &Input, action: &Action) {
+        match &action.kind {
+            ActionKind::Trim { level, pid: None } => self.state.trim_sent = Some((*level, input.now_ms)),
+            ActionKind::Reclaim { .. } => {
+                if let Some(n) = action.reason.fields.get(MOS_NEXT_PAGES) {
+                    self.state.mos_reclaim_pages = Some(*n as u64);
+                }
+            }
+            ActionKind::Prefetch { pid, max_pages, .. } => {
+                let stint = self.state.stint(*pid);
+                let e = self.state.read_back_whole.entry(*pid).or_insert((stint, 0));
+                *e = (stint, if e.0 == stint { e.1 } else { 0 } + max_pages * PAGE);
+            }
+            _ => {}
         }
     }
 

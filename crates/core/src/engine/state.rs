@@ -46,6 +46,22 @@ pub struct LmkdState {
     /// A kill was done since the last look (the next one is a cycle after a kill).
     #[serde(default)]
     pub killing: bool,
+    /// What this input's look found (ladder/lmkd.rs `observe`), for the decision to weigh.
+    #[serde(skip)]
+    pub look: Option<LmkdLook>,
+}
+
+/// What lmkd's look at an input found since its last: reclaim under way, new refaults, a kill
+/// done, and the window's thrashing (% of the file LRU).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LmkdLook {
+    pub direct: bool,
+    pub background: bool,
+    pub new_refaults: bool,
+    pub after_kill: bool,
+    pub refaults: u64,
+    pub file_lru: u64,
+    pub thrashing: f64,
 }
 
 /// What the engine remembers between decisions.
@@ -101,6 +117,13 @@ pub struct State {
     /// Apps on screen (above previous) at the last decision: told `hidden` when they leave.
     #[serde(default)]
     pub on_screen: BTreeSet<u32>,
+    /// The apps that left the screen since the last decision (trim.rs `observe`).
+    #[serde(default)]
+    pub hidden: Vec<u32>,
+    /// KSM's trial as this input judged it (prepare_idle.rs `observe_ksm`), for the decision
+    /// to act on and say.
+    #[serde(default)]
+    pub ksm_verdict: Option<KsmVerdict>,
     /// Apps read back whole in front (`prefetch_whole`), by pid: the app's
     /// `last_front_switch` then, and the bytes read back in that stint.
     #[serde(default)]
@@ -140,6 +163,15 @@ pub struct KsmTrial {
     pub off_since_ms: Option<u64>,
 }
 
+/// What KSM's trial found at a look: it merged `merged_bytes` in `scans` passes of ksmd, which
+/// pays (`pays`) or does not; or it is off for not paying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KsmVerdict {
+    Pays { merged_bytes: u64, scans: u64 },
+    DoesNotPay { merged_bytes: u64, scans: u64 },
+    Off,
+}
+
 /// How far back [`State::psi_some_reads`] looks: the kernel's shortest trigger window here.
 pub const RECENT_STALL_WINDOW_MS: u64 = 2_000;
 
@@ -174,6 +206,8 @@ impl Default for State {
             cached_since: BTreeMap::new(),
             trim_sent: None,
             on_screen: BTreeSet::new(),
+            hidden: Vec::new(),
+            ksm_verdict: None,
             read_back_whole: BTreeMap::new(),
             read_back_dry: BTreeMap::new(),
             launch_in_flight: None,

@@ -30,7 +30,7 @@ pub fn zram_ratio(snapshot: &crate::Snapshot) -> f64 {
 pub struct Ctx<'a> {
     pub input: &'a Input<'a>,
     pub preset: &'a Preset,
-    pub state: &'a mut State,
+    pub state: &'a State,
     /// The actions so far, each with the bytes it is expected to give back.
     pub(super) actions: Vec<(Action, u64)>,
     /// Pids already in an action of this decision.
@@ -53,7 +53,7 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a mut State) -> Ctx<'a> {
+    pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a State) -> Ctx<'a> {
         let weighs_returns = preset.compaction.as_ref().is_some_and(|c| c.slow_returns_give_first);
         let quickest_return_ms = if weighs_returns {
             input

@@ -10,18 +10,24 @@
 //! is brought back right after); this step thaws where nobody said so (inferred classes).
 
 use super::ctx::Ctx;
+use crate::engine::input::Input;
 use crate::engine::model::Step;
 use crate::engine::model::{ActionKind, Event};
+use crate::engine::state::State;
+
+/// Before a decision: since when each app has been cached (kept whether the freezer is on or
+/// not, so a reload that turns it on does not freeze apps at once).
+pub fn observe(state: &mut State, input: &Input) {
+    let apps = input.apps;
+    state.cached_since.retain(|pid, _| apps.iter().any(|a| a.pid == *pid && a.is_cached()));
+    for a in apps.iter().filter(|a| a.is_cached()) {
+        state.cached_since.entry(a.pid).or_insert(input.now_ms);
+    }
+}
 
 pub fn run(ctx: &mut Ctx) {
     let now = ctx.input.now_ms;
     let apps = ctx.input.apps;
-    // Since when each app has been cached (kept whether the freezer is on or not, so a
-    // reload that turns it on does not freeze apps at once).
-    ctx.state.cached_since.retain(|pid, _| apps.iter().any(|a| a.pid == *pid && a.is_cached()));
-    for a in apps.iter().filter(|a| a.is_cached()) {
-        ctx.state.cached_since.entry(a.pid).or_insert(now);
-    }
     let launching: Vec<&str> = ctx
         .input
         .events

@@ -3,13 +3,30 @@
 //! them instead.
 
 use super::ctx::Ctx;
+use crate::engine::input::Input;
 use crate::engine::model::{mib, ActionKind, Event, Step, PAGE};
+use crate::engine::preset::Preset;
+use crate::engine::state::State;
 use crate::engine::victims::Candidate;
 use crate::Class;
 
 /// Page cache MOS's phase 1 leaves: a share of the domain (the launcher's and the app in
 /// front's own files).
 const PAGE_CACHE_FLOOR_FRAC: f64 = 0.02;
+
+/// The reason field of MOS's reclaim steps: the page count its next call starts from.
+pub const MOS_NEXT_PAGES: &str = "mos_next_pages";
+
+/// Before a decision: MOS's reclaim count starts again once free memory is at the launch
+/// threshold when the user goes home (`thresReclaimPageCount` doubles while the need remains).
+pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
+    let Some(ahead) = preset.ahead.as_ref().filter(|a| a.home && a.doubling_start_pages.is_some()) else { return };
+    let home = input.events.iter().any(|e| matches!(e, Event::Home));
+    let m = &input.snapshot.memory;
+    if home && m.free_bytes >= (m.total_bytes as f64 * ahead.threshold_frac) as u64 {
+        state.mos_reclaim_pages = None;
+    }
+}
 
 pub fn run(ctx: &mut Ctx) {
     if ctx.has_event(|e| matches!(e, Event::Home)) {
@@ -39,7 +56,7 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
         return;
     }
     if need == 0 {
-        ctx.state.mos_reclaim_pages = None;
+        // MOS's reclaim count starts again (observe, below).
         ctx.quiet(ctx.reason(step, format!("free {} is at the launch threshold {}", mib(ctx.free()), mib(threshold))));
         return;
     }
@@ -83,12 +100,12 @@ fn reclaim_page_cache(ctx: &mut Ctx, step: Step, need: u64, threshold: u64, doub
     while left > 0 {
         let bytes = left.min(pages * PAGE);
         let text = format!("MOS phase 1: reclaim {} of page cache ({} pages a step, doubling)", mib(bytes), pages);
-        let r = ctx.reason(step, text).with("threshold_bytes", threshold as f64);
+        pages *= 2;
+        // The count the next call starts from, once this reclaim is done (learn.rs).
+        let r = ctx.reason(step, text).with("threshold_bytes", threshold as f64).with(MOS_NEXT_PAGES, pages as f64);
         ctx.push(ActionKind::Reclaim { bytes }, r, bytes);
         left -= bytes;
-        pages *= 2;
     }
-    ctx.state.mos_reclaim_pages = Some(pages);
     from_cache
 }
 

@@ -13,9 +13,11 @@
 //! low watermark alone.
 
 use super::ctx::Ctx;
+use crate::engine::input::Input;
 use crate::engine::model::Event;
 use crate::engine::model::{mib, PressureLevel, Step, PAGE};
-use crate::engine::preset::{Detection, KillMode, Lmkd};
+use crate::engine::preset::{Detection, KillMode, Lmkd, Preset};
+use crate::engine::state::{LmkdLook, LmkdState, State};
 use crate::Class;
 
 /// The reason field that marks a kill for thrashing (its limit decays once it is done).
@@ -54,6 +56,29 @@ enum Wmark {
     None,
 }
 
+/// Before a decision (a poll's too): when lmkd looks now (on a trigger, a poll after one, a
+/// victim's death; not while a victim is still dying), what the counters say since its last
+/// look and the thrashing of the window (`LmkdState::look`; `None` when it does not look).
+pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
+    state.lmkd.look = None;
+    let Detection::Psi(l) = &preset.detection else { return };
+    let event = pressure_event(input);
+    let looks = event.is_some() || input.events.iter().any(|e| matches!(e, Event::Poll | Event::VictimGone { .. }));
+    let dying = state.pending_kill.as_ref().is_some_and(|(_, at)| input.now_ms.saturating_sub(*at) < l.kill_timeout_ms);
+    if preset.kill.mode == KillMode::Never || !looks || dying {
+        return;
+    }
+    let r = observe_reclaim(state, input);
+    let weighs = r.direct || r.background || r.new_refaults || r.after_kill || event.is_some();
+    let thrashing = if weighs { thrashing_pct(state, l, &r, input) } else { 0.0 };
+    state.lmkd.look = Some(LmkdLook { thrashing, ..r });
+}
+
+/// The strongest pressure event of the input.
+fn pressure_event(input: &Input) -> Option<PressureLevel> {
+    input.events.iter().filter_map(|e| if let Event::Pressure { level } = e { Some(*level) } else { None }).max()
+}
+
 pub fn run(ctx: &mut Ctx) {
     let Detection::Psi(l) = ctx.preset.detection.clone() else { return };
     if ctx.preset.kill.mode == KillMode::Never {
@@ -68,39 +93,29 @@ pub fn run(ctx: &mut Ctx) {
         ctx.quiet(ctx.reason(Step::Lmkd, "a victim is still dying: one kill, then wait"));
         return;
     }
-    let reclaim = observe_reclaim(ctx);
-    if !reclaim.direct && !reclaim.background && !reclaim.new_refaults && !reclaim.after_kill && event.is_none() {
+    let Some(look) = ctx.state.lmkd.look else { return };
+    if !look.direct && !look.background && !look.new_refaults && !look.after_kill && event.is_none() {
         ctx.quiet(ctx.reason(Step::Lmkd, "no reclaim and no new refaults since the last look"));
         return;
     }
-    let thrashing = thrashing_pct(ctx, &l, &reclaim);
-    match why_kill(ctx, &l, event, &reclaim, thrashing) {
-        Ok(why) => kill_one(ctx, &l, why, thrashing),
+    match why_kill(ctx, &l, event, &look) {
+        Ok(why) => kill_one(ctx, &l, why, look.thrashing),
         Err(quiet) => ctx.quiet(ctx.reason(Step::Lmkd, quiet)),
     }
 }
 
-/// What the counters say since the last look: reclaim under way, new refaults, a kill done.
-struct Reclaim {
-    direct: bool,
-    background: bool,
-    new_refaults: bool,
-    /// The first look after a kill: the file LRU and refaults are measured afresh.
-    after_kill: bool,
-    refaults: u64,
-    file_lru: u64,
-}
-
-fn observe_reclaim(ctx: &mut Ctx) -> Reclaim {
-    let now = ctx.input.now_ms;
-    let counters = &ctx.input.snapshot.counters;
+fn observe_reclaim(state: &mut State, input: &Input) -> LmkdLook {
+    let now = input.now_ms;
+    let counters = &input.snapshot.counters;
     let refaults = counters.refault_file_pages.unwrap_or(0);
-    let file_lru = ctx.file_bytes() / PAGE;
+    let m = &input.snapshot.memory;
+    let file_lru = (m.file_active_bytes + m.file_inactive_bytes) / PAGE;
     let direct = counters.direct_reclaims;
     // Reclaim work other than direct: scans where the domain counts them (the machine's
     // kswapd); a v1 memcg counts none, so pages going to swap stand for it.
-    let background = counters.scan_pages.or(Some(ctx.input.snapshot.memory.swap_used_bytes / PAGE));
-    let s = &mut ctx.state.lmkd;
+    let background = counters.scan_pages.or(Some(m.swap_used_bytes / PAGE));
+    let s = &mut state.lmkd;
+    // The first look after a kill: the file LRU and refaults are measured afresh.
     let after_kill = std::mem::take(&mut s.killing);
     if after_kill {
         s.base_file_lru = file_lru;
@@ -109,13 +124,14 @@ fn observe_reclaim(ctx: &mut Ctx) -> Reclaim {
         s.prev_thrash_growth = 0.0;
     }
     let grew = |now: Option<u64>, before: Option<u64>| now.zip(before).is_some_and(|(n, b)| n > b);
-    let r = Reclaim {
+    let r = LmkdLook {
         direct: grew(direct, s.direct_reclaims),
         background: grew(background, s.background_reclaim),
         new_refaults: s.prev_refaults != Some(refaults),
         after_kill,
         refaults,
         file_lru,
+        thrashing: 0.0,
     };
     s.direct_reclaims = direct.or(s.direct_reclaims);
     s.background_reclaim = background.or(s.background_reclaim);
@@ -126,13 +142,13 @@ fn observe_reclaim(ctx: &mut Ctx) -> Reclaim {
 /// Thrashing over the current window (file refaults as % of the file LRU at its start), with
 /// what an earlier over-limit window carried, halved a window; a window that ends restores
 /// the limit.
-fn thrashing_pct(ctx: &mut Ctx, l: &Lmkd, r: &Reclaim) -> f64 {
-    let now = ctx.input.now_ms;
-    let base = l.thrashing_base_pct(ctx.total());
-    let s = &mut ctx.state.lmkd;
+fn thrashing_pct(state: &mut State, l: &Lmkd, r: &LmkdLook, input: &Input) -> f64 {
+    let now = input.now_ms;
+    let base = l.thrashing_base_pct(input.snapshot.memory.total_bytes);
+    let s = &mut state.lmkd;
     let limit = s.limit_pct.unwrap_or(base);
     let since = now.saturating_sub(s.window_start_ms);
-    let growth = |s: &crate::engine::state::LmkdState| {
+    let growth = |s: &LmkdState| {
         r.refaults.saturating_sub(s.window_start_refaults) as f64 * 100.0 / (s.base_file_lru + 1) as f64
     };
     let mut thrashing = 0.0;
@@ -156,13 +172,8 @@ fn thrashing_pct(ctx: &mut Ctx, l: &Lmkd, r: &Reclaim) -> f64 {
 
 /// Why kill, as `mp_event_psi` weighs it, first to last: the least important class that may
 /// die, the reason, and whether it is a thrashing kill; or why not.
-fn why_kill(
-    ctx: &Ctx,
-    l: &Lmkd,
-    event: Option<PressureLevel>,
-    r: &Reclaim,
-    thrashing: f64,
-) -> Result<(Class, String, bool), String> {
+fn why_kill(ctx: &Ctx, l: &Lmkd, event: Option<PressureLevel>, r: &LmkdLook) -> Result<(Class, String, bool), String> {
+    let thrashing = r.thrashing;
     let base = l.thrashing_base_pct(ctx.total());
     let limit = ctx.state.lmkd.limit_pct.unwrap_or(base);
     let critical = thrashing >= 2.0 * base;

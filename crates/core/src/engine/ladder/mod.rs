@@ -8,7 +8,7 @@ mod before_launch;
 mod chance;
 mod ctx;
 mod freeze;
-mod home;
+pub mod home;
 pub mod kill;
 mod lmk;
 pub mod lmkd;
@@ -22,9 +22,28 @@ mod storage;
 mod trim;
 mod under_pressure;
 
+use crate::engine::input::Input;
+use crate::engine::preset::Preset;
+use crate::engine::state::State;
+
 pub use adaptive_swap::FILE_HOLD_MS;
 pub use chance::INSTANT_RETURN_MS;
 pub use ctx::{zram_ratio, Ctx, DEFAULT_ZRAM_RATIO};
+
+/// What the steps keep between decisions, taught by this input before they decide (a step
+/// only reads the engine's state while it decides; what it did is learned from outcomes).
+pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
+    trim::observe(state, preset, input);
+    prepare_idle::observe_ksm(state, preset, input);
+    home::observe(state, preset, input);
+    freeze::observe(state, input);
+    lmkd::observe(state, preset, input);
+}
+
+/// [`observe`] for a poll, which runs only the steps that kill.
+pub fn observe_kills(state: &mut State, preset: &Preset, input: &Input) {
+    lmkd::observe(state, preset, input);
+}
 
 /// Only the steps that kill: a poll between full looks (`Input::is_poll`) decides on fresh
 /// memory figures and the last look's apps, which are good enough to choose a victim by but

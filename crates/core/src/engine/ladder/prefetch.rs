@@ -76,7 +76,6 @@ fn whole_piece(ctx: &mut Ctx, a: &App, floor: u64, taken: u64) -> Option<u64> {
         ctx.quiet(r);
         return None;
     }
-    ctx.state.read_back_whole.insert(a.pid, (stint, done + bytes));
     let text = format!(
         "'{}' in front, its return served: read back {} of its {} in swap (available {}, down to {})",
         a.name,

@@ -7,10 +7,12 @@
 
 use super::ctx::Ctx;
 use super::home;
+use crate::engine::input::Input;
 use crate::engine::model::App;
 use crate::engine::model::{mib, ActionKind, CompactScope, Step};
 use crate::engine::preset::KsmPolicy;
-use crate::engine::state::KsmTrial;
+use crate::engine::preset::Preset;
+use crate::engine::state::{KsmTrial, KsmVerdict, State};
 use crate::Facility;
 use std::collections::BTreeMap;
 
@@ -76,50 +78,74 @@ pub const KSM_TRIAL_SCANS: u64 = 3;
 /// more, so it is tried again after this.
 pub const KSM_RETRY_MS: u64 = 30 * 60 * 1000;
 
-/// Whether KSM may run now, by its trial (`KsmPolicy::min_saving_frac`; the first trial starts
-/// when memorch first runs ksmd, learn.rs): yes until ksmd has gone over the apps
-/// [`KSM_TRIAL_SCANS`] times; then, if what KSM merged of the domain's opted-in apps in those
-/// passes is at least that share of the domain, yes, and the next passes are weighed from
-/// here; if not, no for [`KSM_RETRY_MS`] (stopping it now), after which a new trial starts.
-/// So KSM runs while its passes merge, as the thesis's ksmd that did not scan an app's pages
-/// again (§3.3) would, and not on pages it has already been over. Yes where the preset asks no
-/// trial or the machine's KSM counters cannot be read.
-fn ksm_paid_for(ctx: &mut Ctx, ksm: &KsmPolicy) -> bool {
-    let (Some(min_frac), Some(trial), Facility::Available(k)) =
-        (ksm.min_saving_frac, ctx.state.ksm_trial, &ctx.input.snapshot.ksm)
+/// Before a decision with the screen off: KSM's trial (`KsmPolicy::min_saving_frac`; the
+/// first starts when memorch first runs ksmd, learn.rs) judged on this input's counters. KSM
+/// runs until ksmd has gone over the apps [`KSM_TRIAL_SCANS`] times; then, if what it merged of
+/// the domain's opted-in apps in those passes is at least that share of the domain, it pays
+/// and the next passes are weighed from here; if not, it is off for [`KSM_RETRY_MS`], after
+/// which a new trial starts. So KSM runs while its passes merge, as the thesis's ksmd that did
+/// not scan an app's pages again (§3.3) would. No verdict where the preset asks no trial or
+/// the machine's KSM counters cannot be read.
+pub fn observe_ksm(state: &mut State, preset: &Preset, input: &Input) {
+    state.ksm_verdict = None;
+    let Some(ksm) = preset.ksm.as_ref().filter(|k| k.idle_targeted) else { return };
+    let (Some(min_frac), Some(trial), Facility::Available(k), false) =
+        (ksm.min_saving_frac, state.ksm_trial, &input.snapshot.ksm, state.screen_on)
     else {
-        return true;
+        return;
     };
-    let (now, scans_now, merged_now) = (ctx.input.now_ms, k.full_scans, App::ksm_merged_total(ctx.input.apps));
+    let (now, scans_now, merged_now) = (input.now_ms, k.full_scans, App::ksm_merged_total(input.apps));
     if let Some(off) = trial.off_since_ms {
         if now.saturating_sub(off) < KSM_RETRY_MS {
-            return false;
+            state.ksm_verdict = Some(KsmVerdict::Off);
+        } else {
+            state.ksm_trial = None;
         }
-        ctx.state.ksm_trial = None;
-        return true;
+        return;
     }
     let scans = scans_now.saturating_sub(trial.scans_from);
     if scans < KSM_TRIAL_SCANS {
-        return true;
+        return;
     }
-    let (merged, floor) = (merged_now.saturating_sub(trial.saved_from), ctx.frac(min_frac));
-    let share = format!("{} ({:.1} % of the domain)", mib(floor), min_frac * 100.0);
-    if merged >= floor {
-        ctx.state.ksm_trial = Some(KsmTrial { scans_from: scans_now, saved_from: merged_now, off_since_ms: None });
-        ctx.quiet(ctx.reason(Step::PrepareIdle, format!("KSM merged {} in {scans} passes of ksmd over the apps, at least {share}: it pays; its next passes are weighed from here", mib(merged))));
-        return true;
-    }
-    ctx.state.ksm_trial = Some(KsmTrial { off_since_ms: Some(now), ..trial });
-    let r = ctx
-        .reason(Step::PrepareIdle, format!("KSM merged {} in {scans} passes of ksmd over the apps, under {share}: not worth ksmd's CPU; off for {} min", mib(merged), KSM_RETRY_MS / 60_000))
-        .with("merged_bytes", merged as f64);
-    if ctx.state.ksm_running {
-        ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+    let merged_bytes = merged_now.saturating_sub(trial.saved_from);
+    if merged_bytes >= (input.snapshot.memory.total_bytes as f64 * min_frac) as u64 {
+        state.ksm_trial = Some(KsmTrial { scans_from: scans_now, saved_from: merged_now, off_since_ms: None });
+        state.ksm_verdict = Some(KsmVerdict::Pays { merged_bytes, scans });
     } else {
-        // Judged at the start of an idle window, its passes done in the last: it is not started.
-        ctx.quiet(r);
+        state.ksm_trial = Some(KsmTrial { off_since_ms: Some(now), ..trial });
+        state.ksm_verdict = Some(KsmVerdict::DoesNotPay { merged_bytes, scans });
     }
-    false
+}
+
+/// Whether KSM may run now, by its trial's verdict on this input (`observe_ksm`); the verdict
+/// said, and ksmd stopped when it does not pay.
+fn ksm_paid_for(ctx: &mut Ctx, ksm: &KsmPolicy) -> bool {
+    let min_frac = ksm.min_saving_frac.unwrap_or(0.0);
+    let share = format!("{} ({:.1} % of the domain)", mib(ctx.frac(min_frac)), min_frac * 100.0);
+    match ctx.state.ksm_verdict {
+        None => true,
+        Some(KsmVerdict::Off) => false,
+        Some(KsmVerdict::Pays { merged_bytes, scans }) => {
+            ctx.quiet(ctx.reason(Step::PrepareIdle, format!("KSM merged {} in {scans} passes of ksmd over the apps, at least {share}: it pays; its next passes are weighed from here", mib(merged_bytes))));
+            true
+        }
+        Some(KsmVerdict::DoesNotPay { merged_bytes, scans }) => {
+            let r = ctx
+                .reason(Step::PrepareIdle, format!("KSM merged {} in {scans} passes of ksmd over the apps, under {share}: not worth ksmd's CPU; off for {} min", mib(merged_bytes), KSM_RETRY_MS / 60_000))
+                .with("merged_bytes", merged_bytes as f64);
+            if ctx.state.ksm_running {
+                ctx.push(
+                    ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms },
+                    r,
+                    0,
+                );
+            } else {
+                // Judged at the start of an idle window, its passes done in the last: not started.
+                ctx.quiet(r);
+            }
+            false
+        }
+    }
 }
 
 fn idle_work(ctx: &mut Ctx) {

@@ -5,34 +5,45 @@
 //! hidden. Runs first, so the notice goes out before any step of the same decision acts.
 
 use super::ctx::Ctx;
+use crate::engine::input::Input;
 use crate::engine::margins::{Margins, TrimLevel};
 use crate::engine::model::Step;
 use crate::engine::model::{mib, ActionKind, Event};
+use crate::engine::preset::Preset;
+use crate::engine::state::State;
 use crate::Class;
 
 /// A level that holds is said again this often (apps that freed what they could may have
 /// more to give by now).
 pub const REPEAT_MS: u64 = 10_000;
 
+/// Before a decision: the apps that left the screen since the last (an app on screen at an
+/// earlier decision said to be behind it now, once, not again as it goes on from previous to
+/// cached), and the level told forgotten once memory is above every margin.
+pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
+    state.hidden.clear();
+    if !preset.trim_notices {
+        return;
+    }
+    let on_screen = &mut state.on_screen;
+    let left = input.events.iter().filter_map(|e| match e {
+        Event::AppState { pid, class } if *class >= Class::Previous && on_screen.remove(pid) => Some(*pid),
+        _ => None,
+    });
+    state.hidden = left.collect();
+    state.on_screen.retain(|p| input.apps.iter().any(|a| a.pid == *p));
+    state.on_screen.extend(input.apps.iter().filter(|a| a.class < Class::Previous).map(|a| a.pid));
+    let m = &input.snapshot.memory;
+    if Margins::of(preset, m.total_bytes).trim_level(m.available_bytes).is_none() {
+        state.trim_sent = None;
+    }
+}
+
 pub fn run(ctx: &mut Ctx) {
     if !ctx.preset.trim_notices {
         return;
     }
-    // Hidden: an app that was on screen at an earlier decision and is said to be behind it
-    // now (once, not again as it goes on from previous to cached).
-    let on_screen = &mut ctx.state.on_screen;
-    let hidden: Vec<u32> = ctx
-        .input
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::AppState { pid, class } if *class >= Class::Previous && on_screen.remove(pid) => Some(*pid),
-            _ => None,
-        })
-        .collect();
-    on_screen.retain(|p| ctx.input.apps.iter().any(|a| a.pid == *p));
-    on_screen.extend(ctx.input.apps.iter().filter(|a| a.class < Class::Previous).map(|a| a.pid));
-    for pid in hidden {
+    for &pid in &ctx.state.hidden {
         let Some(a) = ctx.input.apps.iter().find(|a| a.pid == pid && a.actionable()) else { continue };
         let reason = ctx.reason(
             Step::Trim,
@@ -45,15 +56,11 @@ pub fn run(ctx: &mut Ctx) {
     let level = margins.trim_level(available);
     let now = ctx.input.now_ms;
     let due = match (level, ctx.state.trim_sent) {
-        (None, _) => {
-            ctx.state.trim_sent = None;
-            false
-        }
+        (None, _) => false,
         (Some(l), Some((sent, at))) => l > sent || (l == sent && now.saturating_sub(at) >= REPEAT_MS),
         (Some(_), None) => true,
     };
     let Some(level) = level.filter(|_| due) else { return };
-    ctx.state.trim_sent = Some((level, now));
     let reason = ctx
         .reason(
             Step::Trim,
