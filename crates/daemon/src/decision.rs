@@ -17,8 +17,6 @@ struct Looked {
     under_pressure: bool,
     /// Memory short by the engine's wake rule, or under pressure: no housekeeping.
     short: bool,
-    /// A light look's read of the stall raised an event for the next decision.
-    raised_for_next: bool,
     snapshot_us: u64,
 }
 
@@ -27,6 +25,9 @@ impl Daemon {
     pub(crate) fn decide(&mut self, woke: Instant, cause: &str) {
         let Some(looked) = self.look(woke, cause) else { return };
         let events = std::mem::take(&mut self.events);
+        // A light look's read of the stall raises its event for the next decision, after
+        // this one's events are taken (a poll decides kills alone, on what it sees).
+        let raised_for_next = looked.look.light && self.stall_read(&looked.look.snap.psi);
         let now_ms = self.now_ms();
         let snap = &looked.look.snap;
         let input = Input { now_ms, snapshot: snap, apps: &self.looks.apps, events: &events };
@@ -44,7 +45,7 @@ impl Daemon {
         self.tidy(looked.short);
         self.polling.after_decision(
             &self.engine.preset,
-            looked.under_pressure || looked.raised_for_next,
+            looked.under_pressure || raised_for_next,
             killed,
             &looked.look.snap,
         );
@@ -54,8 +55,7 @@ impl Daemon {
 
     /// The look a decision is taken on. A poll (with the deaths it found) is decided on a
     /// light look; so is a report of what the user did while memory is plentiful. A full
-    /// look's read of the stall counts at once; a light one's raises the event for the next
-    /// look (a poll decides kills alone, on what it sees).
+    /// look's read of the stall counts at once.
     fn look(&mut self, woke: Instant, cause: &str) -> Option<Looked> {
         let poll = memorch_core::engine::is_poll(&self.events);
         let mut look = self.looks.take(&self.events, self.polling.was_open(), &self.cfg)?;
@@ -76,8 +76,7 @@ impl Daemon {
         }
         let snapshot_us = woke.elapsed().as_micros() as u64;
         self.counters.trim_freed_bytes += self.notifier.freed_since(&self.looks.apps);
-        let raised_for_next = look.light && self.stall_read(&look.snap.psi);
-        Some(Looked { look, under_pressure, short, raised_for_next, snapshot_us })
+        Some(Looked { look, under_pressure, short, snapshot_us })
     }
 
     /// Carry the actions out: notices and pre-kill hooks first (not in a dry run), then the
