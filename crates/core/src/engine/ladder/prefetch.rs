@@ -41,7 +41,9 @@ pub fn run(ctx: &mut Ctx) {
     let floor = critical_floor(ctx);
     // What this decision reads back is no longer available to the next app in front.
     let mut taken = 0;
-    for a in front_in_swap(ctx) {
+    // An app another step of this decision acts on (a kill) is left to it.
+    let front: Vec<&App> = front_in_swap(ctx).into_iter().filter(|a| !ctx.is_touched(a.pid)).collect();
+    for a in front {
         if let Some(bytes) = whole_piece(ctx, a, floor, taken) {
             taken += bytes;
         }
