@@ -236,39 +236,29 @@ impl Executor {
     }
 
     fn one(&mut self, a: &Action, used_before: u64, seen_adj: &dyn Fn(u32) -> Option<i32>) -> Outcome {
-        let mut out = Outcome {
-            action: a.clone(),
-            done: false,
-            dry_run: self.dry_run,
-            result: String::new(),
-            bytes: 0,
-            at: None,
-        };
         if matches!(a.kind, ActionKind::Nothing) {
-            out.result = "nothing".into();
-            return out;
+            return self.not_done(a, "nothing", None);
         }
         if self.dry_run {
-            out.result = "dry run: not done".into();
             tracing::info!(action = ?a.kind, reason = %a.reason.text, "dry-run: would act");
-            return out;
+            return self.not_done(a, "dry run: not done", None);
         }
         let priority = self.work_priority(a);
+        let mut first_signal = None;
         let r = match &a.kind {
             ActionKind::Kill { victims, .. } => self.kill(
                 victims.iter().map(|v| (v.pid, v.app.as_str())),
                 &a.reason.text,
                 seen_adj,
                 used_before,
-                &mut out.at,
+                &mut first_signal,
             ),
             kind => self.carry_out(kind),
         };
         drop(priority);
         // A kill's time is its first signal's; any other action's, now.
-        let at = out.at;
         let mut done = self.outcome(a, r);
-        done.at = at.or(done.at);
+        done.at = first_signal.or(done.at);
         done
     }
 
@@ -325,14 +315,7 @@ impl Executor {
 
     /// What came of an action carried out: logged, and as the daemon publishes it.
     fn outcome(&self, a: &Action, r: Result<(String, u64), String>) -> Outcome {
-        let mut out = Outcome {
-            action: a.clone(),
-            done: false,
-            dry_run: self.dry_run,
-            result: String::new(),
-            bytes: 0,
-            at: Some(Instant::now()),
-        };
+        let mut out = self.not_done(a, "", Some(Instant::now()));
         match r {
             Ok((what, bytes)) => {
                 out.done = true;
@@ -346,6 +329,11 @@ impl Executor {
             }
         }
         out
+    }
+
+    /// `a` with nothing carried out (yet): `result` says why.
+    fn not_done(&self, a: &Action, result: &str, at: Option<Instant>) -> Outcome {
+        Outcome { action: a.clone(), done: false, dry_run: self.dry_run, result: result.into(), bytes: 0, at }
     }
 
     /// Signal every victim first, then reap their memory: the last victim's signal must not
