@@ -12,22 +12,25 @@ const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The preset a spec names, or why not (the file, and the key and line where it is wrong).
 pub fn load(spec: &str) -> Result<Preset, String> {
     match spec.strip_prefix("file:") {
-        Some(path) => {
-            let text = read(Path::new(path))?;
-            let stem = Path::new(path).file_stem().map_or("file".into(), |s| s.to_string_lossy().into_owned());
-            Preset::from_toml(&format!("file:{stem}"), &text).map_err(|e| {
-                format!("preset file {path}: {e}\n(`memorch presets show memorch` prints a file of the right form)")
-            })
-        }
+        Some(path) => parse_file(path, &read(Path::new(path))?),
         None => Preset::from_spec(spec),
     }
+}
+
+/// The preset in `text`, read from the file at `path`, named by the file's stem.
+fn parse_file(path: &str, text: &str) -> Result<Preset, String> {
+    let stem = Path::new(path).file_stem().map_or("file".into(), |s| s.to_string_lossy().into_owned());
+    Preset::from_toml(&format!("file:{stem}"), text).map_err(|e| {
+        format!("preset file {path}: {e}\n(`memorch presets show memorch` prints a file of the right form)")
+    })
 }
 
 /// The text `presets show` prints for a spec: the file itself, and a variant's changes after it.
 pub fn text(spec: &str) -> Result<String, String> {
     if let Some(path) = spec.strip_prefix("file:") {
-        load(spec)?;
-        return read(Path::new(path));
+        let text = read(Path::new(path))?;
+        parse_file(path, &text)?;
+        return Ok(text);
     }
     let p = Preset::from_spec(spec)?;
     let base = Preset::file_text(p.base_name()).ok_or_else(|| format!("no preset file for '{}'", p.base_name()))?;
