@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Read benches' results again: print the table and write report.html beside the first
 /// (or to --html); with --pair, compare two managers run by run, each seed's run of one
 /// beside the same seed's run of the other (a manager named NAME@N is NAME's runs in the Nth
-/// file: two builds' runs of one preset); with --summary, write docs/results.md from the
+/// file, NAME@N-M in files N to M: two builds' runs of one preset); with --summary, write docs/results.md from the
 /// curated results its manifest lists.
 ///
 /// Examples:
@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 ///   memorch report results.json --html /tmp/report.html
 ///   memorch report --pair memorch,earlyoom a/results.json b/results.json
 ///   memorch report --pair memorch@1,memorch@2 before/results.json after/results.json
+///   memorch report --pair memorch@1-3,memorch@4-6 before-s{40,41,42}/results.json after-s{40,41,42}/results.json
 ///   memorch report --summary docs/results/summary.toml
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
@@ -73,28 +74,32 @@ fn read(path: &Path) -> Result<Vec<RunResult>> {
     Ok(runs)
 }
 
-/// The runs `spec` names: NAME in every file, or NAME@N in the Nth.
+/// The runs `spec` names: NAME in every file, NAME@N in the Nth, or NAME@N-M in the Nth to
+/// the Mth (one build's per-seed files).
 fn select<'a>(files: &'a [Vec<RunResult>], spec: &str) -> Result<Vec<&'a RunResult>> {
-    let (name, file) = match spec.rsplit_once('@') {
-        Some((n, i)) => (
+    let (name, range) = match spec.rsplit_once('@') {
+        Some((n, r)) => (
             n,
-            Some(
-                i.parse::<usize>()
-                    .ok()
-                    .filter(|i| (1..=files.len()).contains(i))
-                    .with_context(|| format!("{spec}: @N names one of the {} files, from 1", files.len()))?,
-            ),
+            file_range(r, files.len())
+                .with_context(|| format!("{spec}: NAME@N or NAME@N-M names files 1 to {}", files.len()))?,
         ),
-        None => (spec, None),
+        None => (spec, 1..=files.len()),
     };
     let runs: Vec<&RunResult> = files
         .iter()
         .enumerate()
-        .filter(|(i, _)| file.is_none_or(|f| f == i + 1))
+        .filter(|(i, _)| range.contains(&(i + 1)))
         .flat_map(|(_, runs)| runs.iter().filter(|r| r.manager == name))
         .collect();
     anyhow::ensure!(!runs.is_empty(), "no runs of '{name}' in the files given");
     Ok(runs)
+}
+
+/// `N` or `N-M` as files N to M, if within the `count` files given.
+fn file_range(text: &str, count: usize) -> Option<std::ops::RangeInclusive<usize>> {
+    let (first, last) = text.split_once('-').unwrap_or((text, text));
+    let (first, last) = (first.parse::<usize>().ok()?, last.parse::<usize>().ok()?);
+    (1 <= first && first <= last && last <= count).then_some(first..=last)
 }
 
 fn summary(manifest: &Path, out: Option<PathBuf>) -> Result<()> {
@@ -111,4 +116,19 @@ fn summary(manifest: &Path, out: Option<PathBuf>) -> Result<()> {
     std::fs::write(&out, page).with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {}", out.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_range;
+
+    #[test]
+    fn a_file_range_is_one_file_or_several_within_those_given() {
+        assert_eq!(file_range("2", 3), Some(2..=2));
+        assert_eq!(file_range("1-3", 6), Some(1..=3));
+        assert_eq!(file_range("4-6", 6), Some(4..=6));
+        for bad in ["0", "4", "3-2", "2-7", "x", "1-", ""] {
+            assert_eq!(file_range(bad, 3), None, "{bad}");
+        }
+    }
 }
