@@ -3,6 +3,7 @@
 //! does; the binary only parses arguments and prints. Each repeat starts one manager further
 //! down the list ([`run_order`]), so no manager always runs first.
 
+use crate::conditions::{AppGroups, Launcher};
 use crate::driver::{self, RunConfig};
 use crate::peers::{is_peer, PEERS};
 use crate::report::{self, Summary};
@@ -25,6 +26,9 @@ pub struct Campaign {
     pub exe: PathBuf,
     /// How often the presets' daemons look.
     pub daemon_loop: crate::managed::DaemonLoop,
+    /// What the launcher tells the manager, and how apps are grouped.
+    pub launcher: Launcher,
+    pub app_groups: AppGroups,
 }
 
 /// What the user sees while a campaign runs.
@@ -195,6 +199,8 @@ impl Campaign {
                 seed: self.seed + rep,
                 exe: &self.exe,
                 daemon_loop: self.daemon_loop,
+                launcher: self.launcher,
+                app_groups: self.app_groups,
                 work_dir: set.work,
                 log_dir: &log_dir,
                 run_dir: &run_dir,
@@ -247,6 +253,8 @@ impl Campaign {
             seed: self.seed,
             exe: &self.exe,
             daemon_loop: self.daemon_loop,
+            launcher: self.launcher,
+            app_groups: self.app_groups,
             work_dir: work,
             log_dir: &logs.join("00-warm-up"),
             run_dir: &run_dir,
@@ -286,6 +294,8 @@ impl Campaign {
             "repeat": self.repeat,
             "managers": self.managers,
             "daemon_loop": self.daemon_loop,
+            "launcher": self.launcher,
+            "app_groups": self.app_groups,
             "stopped": stopped,
             "warm_up": warm_up,
             "summaries": summaries,

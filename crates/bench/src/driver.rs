@@ -5,6 +5,7 @@
 //! its output's tail says why, and is kept in the run's log directory).
 
 use crate::attribution::KillBook;
+use crate::conditions::{AppGroups, Launcher};
 use crate::device::Device;
 use crate::managed::ManagedDaemon;
 use crate::measure;
@@ -31,6 +32,9 @@ pub struct RunConfig<'a> {
     pub exe: &'a Path,
     /// How often a memorch daemon looks.
     pub daemon_loop: crate::managed::DaemonLoop,
+    /// What the launcher tells the manager, and how apps are grouped.
+    pub launcher: Launcher,
+    pub app_groups: AppGroups,
     /// Absolute: app files and the daemon's state (removed after the bench).
     pub work_dir: &'a Path,
     /// Absolute: the manager's and apps' logs (kept).
@@ -176,7 +180,9 @@ impl<'a> Run<'a> {
             fg_visit: None,
             idle_available: Vec::new(),
             launches: Vec::new(),
-            app_groups: !is_peer && memorch_daemon::preset_file::load(manager).is_ok_and(|p| p.app_groups),
+            app_groups: cfg.app_groups == AppGroups::Own
+                && !is_peer
+                && memorch_daemon::preset_file::load(manager).is_ok_and(|p| p.app_groups),
             app_scopes: device_opts.app_scopes,
             interrupted: false,
             aborted: None,
@@ -234,6 +240,8 @@ impl<'a> Run<'a> {
             scenario: s.name.clone(),
             seed: self.cfg.seed,
             ram_mb: s.ram_mb,
+            launcher: self.cfg.launcher,
+            app_groups: self.cfg.app_groups,
             log_dir: self.cfg.log_dir.display().to_string(),
             ..RunResult::default()
         };

@@ -21,7 +21,24 @@ const COLORS: [&str; 14] = [
 type Row = (&'static str, Option<bool>, fn(&Summary) -> Option<Figure>);
 
 /// The summary's rows, in groups.
-const ROWS: [(&str, &[Row]); 6] = [
+const ROWS: [(&str, &[Row]); 7] = [
+    (
+        "The user's wait (s)",
+        &[
+            ("returns and relaunches together (first launches left out)", Some(true), |s| Some(s.wait_s)),
+            ("the same had every return been hot (the floor)", Some(true), |s| Some(s.wait_if_hot_s)),
+            ("p95 of returns and relaunches (ms)", Some(true), |s| s.after_first_p95_ms),
+            ("p50 of returns and relaunches (ms)", Some(true), |s| s.after_first_p50_ms),
+        ],
+    ),
+    (
+        "Kills",
+        &[
+            ("by the manager", Some(true), |s| s.has_manager.then_some(s.kills_by_manager)),
+            ("by the kernel's OOM killer", Some(true), |s| Some(s.kills_by_kernel)),
+            ("of the foreground app", Some(true), |s| Some(s.foreground_kills)),
+        ],
+    ),
     (
         "Visits",
         &[
@@ -43,21 +60,11 @@ const ROWS: [(&str, &[Row]); 6] = [
                 |s| s.p50_every_return_hot_ms,
             ),
             ("p95, all visits", Some(true), |s| s.latency_p95_ms),
-            ("p95 after each app's first launch (returns, relaunches)", Some(true), |s| s.after_first_p95_ms),
             ("p50 of returns (hot and warm)", Some(true), |s| s.return_p50_ms),
             ("p50 of warm returns", Some(true), |s| s.warm_p50_ms),
             ("p50 of cold launches", Some(true), |s| s.cold_p50_ms),
-            ("all visits together (s)", Some(true), |s| Some(s.wait_s)),
             ("jank % (frames over 16.7 ms)", Some(true), |s| s.jank_pct),
             ("frame p95", Some(true), |s| s.frame_p95_ms),
-        ],
-    ),
-    (
-        "Kills",
-        &[
-            ("by the manager", Some(true), |s| s.has_manager.then_some(s.kills_by_manager)),
-            ("by the kernel's OOM killer", Some(true), |s| Some(s.kills_by_kernel)),
-            ("of the foreground app", Some(true), |s| Some(s.foreground_kills)),
         ],
     ),
     (

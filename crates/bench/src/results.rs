@@ -146,6 +146,11 @@ pub struct RunResult {
     pub scenario: String,
     pub seed: u64,
     pub ram_mb: u64,
+    /// What the launcher told the manager, and how apps were grouped.
+    #[serde(default)]
+    pub launcher: crate::conditions::Launcher,
+    #[serde(default)]
+    pub app_groups: crate::conditions::AppGroups,
     #[serde(default)]
     pub device: DeviceInfo,
     pub visits: Vec<Visit>,
@@ -256,5 +261,18 @@ impl RunResult {
 
     pub fn failed(&self) -> usize {
         self.count(FAILED)
+    }
+
+    /// The served visits but each app's first launch (a failed launch leaves the app to be
+    /// launched first by its next visit): its returns and relaunches, what a manager changes.
+    pub fn after_first_launches(&self) -> Vec<&Visit> {
+        let mut launched = std::collections::BTreeSet::new();
+        self.visits.iter().filter(|v| v.served()).filter(|v| !launched.insert(v.app.as_str())).collect()
+    }
+
+    /// The user's wait (s): the latencies of the returns and relaunches summed. First
+    /// launches are left out: no manager had the program running.
+    pub fn wait_s(&self) -> f64 {
+        self.after_first_launches().iter().map(|v| v.latency_ms).sum::<f64>() / 1000.0
     }
 }

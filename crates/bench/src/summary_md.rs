@@ -18,7 +18,21 @@ pub struct Manifest {
     /// The papers' claims against this bench, one row each.
     #[serde(default)]
     pub claims: Vec<Claim>,
+    /// The scoreboard (`memorch bench --scoreboard`), first after the claims.
+    #[serde(default)]
+    pub scoreboard: Option<Scoreboard>,
     pub sections: Vec<Section>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scoreboard {
+    /// The scoreboard's directory, relative to the manifest: a results.json a cell.
+    pub dir: String,
+    pub measured: String,
+    pub command: String,
+    #[serde(default)]
+    pub notes: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -59,10 +73,13 @@ fn fig(f: Option<Figure>) -> Option<String> {
 }
 
 /// The columns a section may show: name, and its cell of a manager's summary (medians).
-const COLUMNS: [Column; 14] = [
+const COLUMNS: [Column; 17] = [
     ("hot/warm/cold", |s| Some(format!("{}/{}/{}", num(s.hot.median), num(s.warm.median), num(s.cold.median)))),
     ("failed", |s| fig(Some(s.failed))),
     ("wait s", |s| fig(Some(s.wait_s))),
+    ("if hot s", |s| fig(Some(s.wait_if_hot_s))),
+    ("p95 ex-1st", |s| fig(s.after_first_p95_ms)),
+    ("p50 ex-1st", |s| fig(s.after_first_p50_ms)),
     ("kills m/k/fg", |s| {
         let m = if s.has_manager { num(s.kills_by_manager.median) } else { "-".into() };
         Some(format!("{m}/{}/{}", num(s.kills_by_kernel.median), num(s.foreground_kills.median)))
@@ -79,7 +96,11 @@ const COLUMNS: [Column; 14] = [
     ("cpu s", |s| s.has_manager.then(|| num(s.manager_cpu_s.median))),
 ];
 
-/// The page: title, intro, the claims, then each section with its table.
+/// The columns of each cell's table on the scoreboard.
+pub const SCOREBOARD_COLUMNS: &[&str] =
+    &["wait s", "if hot s", "kills m/k/fg", "p95 ex-1st", "p50 ex-1st", "hot/warm/cold", "alive", "cpu s"];
+
+/// The page: title, intro, the claims, the scoreboard, then each section with its table.
 pub fn render(m: &Manifest, dir: &Path, stamp: &str) -> Result<String, String> {
     let mut o = format!("# {}\n\n<!-- {stamp} -->\n\n{}\n", m.title, m.intro.trim());
     if !m.claims.is_empty() {
@@ -88,8 +109,46 @@ pub fn render(m: &Manifest, dir: &Path, stamp: &str) -> Result<String, String> {
             let _ = writeln!(o, "| {} | {} | {} | {} | {} |", c.paper, c.claim, c.baseline, c.here, c.holds);
         }
     }
+    if let Some(b) = &m.scoreboard {
+        o.push_str(&scoreboard(b, dir)?);
+    }
     for s in &m.sections {
         o.push_str(&section(s, dir)?);
+    }
+    Ok(o)
+}
+
+/// The scoreboard's cells that have results (a cell not measured yet is said to be missing).
+pub fn scoreboard_cells(dir: &Path) -> (Vec<(crate::scoreboard::Cell, Vec<RunResult>)>, Vec<&'static str>) {
+    let (mut have, mut missing) = (Vec::new(), Vec::new());
+    for c in crate::scoreboard::CELLS {
+        match read_runs(&dir.join(c.name).join("results.json")) {
+            Ok(runs) => have.push((c, runs)),
+            Err(_) => missing.push(c.name),
+        }
+    }
+    (have, missing)
+}
+
+fn scoreboard(b: &Scoreboard, dir: &Path) -> Result<String, String> {
+    let (cells, missing) = scoreboard_cells(&dir.join(&b.dir));
+    let seeds: std::collections::BTreeSet<u64> = cells.iter().flat_map(|(_, r)| r.iter().map(|r| r.seed)).collect();
+    let mut o = format!("\n## The scoreboard\n\n```sh\n{}\n```\n\n", b.command);
+    let seeds: Vec<String> = seeds.iter().map(|s| s.to_string()).collect();
+    let _ = writeln!(
+        o,
+        "Measured by {}; seeds {} (never tuned on); files in [{}](results/{}).\n",
+        b.measured,
+        seeds.join(", "),
+        b.dir,
+        b.dir
+    );
+    o.push_str(&crate::scoreboard::render(&cells, "memorch").replace("\n### ", "\n#### "));
+    if !missing.is_empty() {
+        let _ = writeln!(o, "\nNot measured yet: {}.", missing.join(", "));
+    }
+    if !b.notes.trim().is_empty() {
+        let _ = write!(o, "\n{}\n", b.notes.trim());
     }
     Ok(o)
 }
@@ -123,11 +182,16 @@ fn section(s: &Section, dir: &Path) -> Result<String, String> {
     Ok(o)
 }
 
-fn read_runs(path: &Path) -> Result<Vec<RunResult>, String> {
+pub(crate) fn read_runs(path: &Path) -> Result<Vec<RunResult>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_value(v["runs"].clone())
         .map_err(|e| format!("{}: its runs are not a bench's: {e}", path.display()))
+}
+
+/// A table of `columns`, every one of which [`COLUMNS`] has.
+pub fn table_of(sums: &[Summary], columns: &[&str]) -> String {
+    table(sums, &columns.iter().map(|c| c.to_string()).collect::<Vec<_>>()).expect("known columns")
 }
 
 fn table(sums: &[Summary], columns: &[String]) -> Result<String, String> {
@@ -151,28 +215,18 @@ fn table(sums: &[Summary], columns: &[String]) -> Result<String, String> {
 /// The subject's wait, p95 and p50 as ratios to the best (lowest) other manager's, and its
 /// kills beside the fewest.
 fn ratios(sums: &[Summary], subject: &str) -> Result<String, String> {
-    let me = sums.iter().find(|s| s.manager == subject).ok_or_else(|| format!("no runs of '{subject}'"))?;
-    let others: Vec<&Summary> = sums.iter().filter(|s| s.manager != subject).collect();
-    let best = |f: fn(&Summary) -> Option<f64>| {
-        others.iter().filter_map(|s| Some((f(s)?, s.manager.as_str()))).min_by(|a, b| a.0.total_cmp(&b.0))
-    };
-    let mut parts = Vec::new();
-    for (name, f) in [
-        ("wait", (|s: &Summary| Some(s.wait_s.median)) as fn(&Summary) -> Option<f64>),
-        ("p95", |s| s.latency_p95_ms.map(|f| f.median)),
-        ("p50", |s| s.latency_p50_ms.map(|f| f.median)),
-    ] {
-        if let (Some(mine), Some((theirs, who))) = (f(me), best(f)) {
-            parts.push(format!("{name} {:.2}× `{who}`'s", mine / theirs));
-        }
-    }
-    fn kills(s: &Summary) -> f64 {
-        s.kills_by_manager.median + s.kills_by_kernel.median
-    }
-    if let Some((fewest, who)) = best(|s| Some(kills(s))) {
-        parts.push(format!("kills {} against `{who}`'s {}", num(kills(me)), num(fewest)));
-    }
-    Ok(format!("\n`{subject}` against the best other: {}.\n", parts.join("; ")))
+    let s =
+        crate::scoreboard::Standing::of(sums, subject).ok_or_else(|| format!("no runs of '{subject}' and another"))?;
+    let ratio = crate::scoreboard::ratio;
+    Ok(format!(
+        "\n`{subject}` against the best other: wait {} `{}`'s; p95 {}; p50 {}; kills {} against the fewest other's {}.\n",
+        ratio(Some(s.wait_s), Some(s.best_wait_s)),
+        s.best_wait_by,
+        ratio(s.p95_ms, s.best_p95_ms),
+        ratio(s.p50_ms, s.best_p50_ms),
+        num(s.kills),
+        num(s.fewest_kills)
+    ))
 }
 
 #[cfg(test)]
@@ -188,9 +242,9 @@ mod tests {
         ];
         let sums = summarize(&runs);
         let t = table(&sums, &["wait s".into(), "p50 ms".into()]).unwrap();
-        assert!(t.contains("| `memorch` | 1 | 0.20 | 50 |"), "{t}");
+        assert!(t.contains("| `memorch` | 1 | 0.15 | 50 |"), "the first launch left out of the wait: {t}");
         assert!(table(&sums, &["bogus".into()]).unwrap_err().contains("give one of"));
         let r = ratios(&sums, "memorch").unwrap();
-        assert!(r.contains("wait 0.50× `kernel`'s") && r.contains("kills 0 against `kernel`'s 1"), "{r}");
+        assert!(r.contains("wait 0.50× `kernel`'s") && r.contains("kills 0 against the fewest other's 1"), "{r}");
     }
 }

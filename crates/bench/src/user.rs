@@ -218,7 +218,7 @@ impl Run<'_> {
         }
         r.class = class;
         let pid = r.pid();
-        match &self.daemon {
+        match self.told_daemon() {
             Some(d) => d.tell(&Request::state(pid, class)),
             None => {
                 let _ = process::write_oom_score_adj(&self.root, &pid.to_string(), class.oom_score_adj());
@@ -237,11 +237,17 @@ impl Run<'_> {
         });
     }
 
-    /// Tell memorch's daemon, if it is the manager.
+    /// Tell memorch's daemon, if it is the manager and the launcher talks to it.
     pub(crate) fn tell(&self, req: Request) {
-        if let Some(d) = &self.daemon {
+        if let Some(d) = self.told_daemon() {
             d.tell(&req);
         }
+    }
+
+    /// memorch's daemon where the launcher talks to it; a silent launcher only writes
+    /// `oom_score_adj`, as on ordinary Linux.
+    fn told_daemon(&self) -> Option<&crate::managed::ManagedDaemon> {
+        self.daemon.as_ref().filter(|_| self.cfg.launcher == crate::conditions::Launcher::Full)
     }
 }
 

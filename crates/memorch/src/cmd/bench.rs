@@ -1,16 +1,18 @@
 //! `memorch bench`: every manager on the same scenario, side by side.
 
+use super::bench_progress::Shown;
+use super::scoreboard;
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressStyle};
-use memorch_bench::campaign::{self, Campaign, Progress};
+use memorch_bench::campaign::{self, Campaign};
+use memorch_bench::conditions::{AppGroups, Launcher};
 use memorch_bench::managed::DaemonLoop;
 use memorch_bench::report;
-use memorch_bench::results::RunResult;
 use memorch_bench::scenario::Scenario;
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+
+const DEFAULT_MANAGERS: [&str; 10] =
+    ["kernel", "lmk-classic", "compcache", "thesis", "lmkd", "mos", "swam", "earlyoom", "nohang", "memorch"];
 
 /// Run a scenario on a fresh virtual device under each manager in turn (alternating, run by
 /// run), and compare: visits hot/warm/cold/failed and their latency, apps kept alive, frame
@@ -47,20 +49,19 @@ use std::sync::Mutex;
 ///   memorch bench --scenario realapps --managers memorch,memorch:app_groups=false+scopes
 ///   memorch bench --scenario my.toml --ram 1024 --out results/
 ///   memorch bench --scenario realapps --ksm --managers memorch,memorch:ksm=off
+///   memorch bench --scenario realapps --launcher silent --app-groups none --ram 1536
+///   memorch bench --scoreboard --out scoreboard/          about 4 h; resumes where it stopped
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
     /// A built-in scenario (quick, mos26, thesis, thesis-ksm, swam40, sessions, trim, refault, meego, realapps) or a TOML
-    /// file (docs/bench.md).
-    #[arg(long, default_value = "quick")]
-    scenario: String,
-    /// Comma-separated managers.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "kernel,lmk-classic,compcache,thesis,lmkd,mos,swam,earlyoom,nohang,memorch"
-    )]
-    managers: Vec<String>,
+    /// file (docs/bench.md) [default: quick].
+    #[arg(long)]
+    scenario: Option<String>,
+    /// Comma-separated managers [default: kernel,lmk-classic,compcache,thesis,lmkd,mos,swam,
+    /// earlyoom,nohang,memorch; with --scoreboard kernel,earlyoom,lmkd,memorch].
+    #[arg(long, value_delimiter = ',')]
+    managers: Option<Vec<String>>,
     /// The device's RAM in MiB (app sizes scale with it); the scenario's by default.
     #[arg(long, value_parser = clap::value_parser!(u64).range(64..=1 << 20))]
     ram: Option<u64>,
@@ -69,14 +70,16 @@ pub struct Args {
     /// that runs KSM merges anything; compare `KSM saved` and `ksmd CPU`.
     #[arg(long)]
     ksm: bool,
-    /// Runs of each manager (medians and spreads are reported).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
-    repeat: u64,
-    /// Seed of the visit order and page contents; the scenario's by default.
+    /// Runs of each manager (medians and spreads are reported); repeat N runs seed + N
+    /// [default: 1; with --scoreboard 3].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    repeat: Option<u64>,
+    /// Seed of the visit order and page contents; the scenario's by default (with
+    /// --scoreboard 60, a seed no preset was tuned on).
     #[arg(long)]
     seed: Option<u64>,
     /// Where results.json, report.html and logs/ go (default: bench-out/SCENARIO-TIME in the
-    /// working directory).
+    /// working directory; with --scoreboard bench-out/scoreboard).
     #[arg(long)]
     out: Option<PathBuf>,
     /// How often the presets' daemons look: `fast` (a tick every 250 ms, a full snapshot
@@ -85,6 +88,23 @@ pub struct Args {
     /// costs there).
     #[arg(long, default_value = "fast")]
     daemon_loop: DaemonLoop,
+    /// What the device's launcher tells memorch: `full` (each app's class, launch intents
+    /// and launch times over memorch's socket, as a phone's activity manager that speaks
+    /// memorch's protocol) or `silent` (only each app's `oom_score_adj`, as on ordinary
+    /// Linux: the daemon infers the rest).
+    #[arg(long, default_value = "full", conflicts_with = "scoreboard")]
+    launcher: Launcher,
+    /// How apps are grouped: `own` (a memory group each, where the manager's preset asks for
+    /// one) or `none` (all in the device's one group, as on a desktop without per-app scopes).
+    #[arg(long, default_value = "own", conflicts_with = "scoreboard")]
+    app_groups: AppGroups,
+    /// Run the scoreboard instead of one scenario: `realapps` with the full launcher and
+    /// groups of their own, `realapps` silent with one group, at 1536 MiB (a mild shortage)
+    /// likewise, `quick`, and `swam40` at 2048 MiB; each cell in OUT/CELL/, then
+    /// OUT/scoreboard.md with the candidate's (the last manager's) ratios to the best other.
+    /// A cell already complete in OUT is kept, so a stopped scoreboard resumes. About 4 h.
+    #[arg(long, conflicts_with_all = ["scenario", "ram", "ksm"])]
+    scoreboard: bool,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -93,17 +113,24 @@ extern "C" fn on_interrupt(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
+/// What one bench needs beyond its scenario.
+pub(super) struct Bench {
+    pub managers: Vec<String>,
+    pub repeat: u64,
+    pub seed: Option<u64>,
+    pub out: PathBuf,
+    pub daemon_loop: DaemonLoop,
+    pub launcher: Launcher,
+    pub app_groups: AppGroups,
+}
+
 pub fn run(a: Args) -> Result<()> {
-    let base = Scenario::load(&a.scenario).map_err(|e| anyhow::anyhow!(e))?;
+    let default = if a.scoreboard { &scoreboard::MANAGERS[..] } else { &DEFAULT_MANAGERS[..] };
+    let listed = a.managers.unwrap_or_else(|| default.iter().map(|m| m.to_string()).collect());
     // Managers split on ',' by clap: rejoin a variant's own key=value list.
-    let managers = rejoin_variants(&a.managers);
+    let managers = rejoin_variants(&listed);
     campaign::check_managers(&managers).map_err(|e| anyhow::anyhow!(e))?;
     anyhow::ensure!(unsafe { libc::geteuid() } == 0, "memorch bench makes cgroups and zram devices: run it as root");
-    let mut scenario = base.scaled(a.ram.unwrap_or(base.ram_mb));
-    scenario.ksm |= a.ksm;
-    let seed = a.seed.unwrap_or(scenario.seed);
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let out = a.out.unwrap_or_else(|| PathBuf::from(format!("bench-out/{}-{stamp}", scenario.name)));
     // Ctrl-C ends the current visit, then everything is torn down as usual. Apps and the
     // daemon can die at any moment (that is what is measured): writing to them must give
     // EPIPE, not a SIGPIPE that would end the bench.
@@ -113,34 +140,28 @@ pub fn run(a: Args) -> Result<()> {
         libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_interrupt as *const () as libc::sighandler_t);
     }
-    let order = scenario.visit_order(seed);
-    eprintln!(
-        "memorch bench: scenario {} ({} MiB device, {} apps{}, {} visits), {} runs -> {}",
-        scenario.name,
-        scenario.ram_mb,
-        scenario.apps.len(),
-        if scenario.ksm { " opted in to KSM" } else { "" },
-        campaign::visit_count(&order),
-        a.repeat as usize * managers.len(),
-        std::path::absolute(&out).unwrap_or(out.clone()).display()
-    );
-    let progress = Shown::new(a.repeat as usize * managers.len() * order.len());
-    let c = Campaign {
-        scenario,
+    let b = Bench {
         managers,
-        repeat: a.repeat,
-        seed,
-        out,
-        exe: std::env::current_exe()?,
+        repeat: a.repeat.unwrap_or(if a.scoreboard { 3 } else { 1 }),
+        seed: a.seed,
+        out: a.out.unwrap_or_else(|| PathBuf::from("bench-out")),
         daemon_loop: a.daemon_loop,
+        launcher: a.launcher,
+        app_groups: a.app_groups,
     };
-    let outcome = c.run(&STOP, &progress).map_err(|e| anyhow::anyhow!(e))?;
-    progress.done();
-    print!("{}", report::table(&outcome.summaries));
-    println!("\nresults: {} and {}", outcome.results_json.display(), outcome.report_html.display());
-    if STOP.load(Ordering::Relaxed) {
-        eprintln!("interrupted: devices torn down; the results so far are above");
+    if a.scoreboard {
+        return scoreboard::run(b, &STOP);
     }
+    let base = Scenario::load(a.scenario.as_deref().unwrap_or("quick")).map_err(|e| anyhow::anyhow!(e))?;
+    let mut scenario = base.scaled(a.ram.unwrap_or(base.ram_mb));
+    scenario.ksm |= a.ksm;
+    let out = if b.out == Path::new("bench-out") {
+        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        b.out.join(format!("{}-{stamp}", scenario.name))
+    } else {
+        b.out.clone()
+    };
+    let outcome = bench(scenario, &Bench { out, ..b })?;
     if let Some(why) = &outcome.stopped {
         anyhow::bail!("the bench stopped early: {why}");
     }
@@ -151,6 +172,44 @@ pub fn run(a: Args) -> Result<()> {
         outcome.results_json.with_file_name("logs").display()
     );
     Ok(())
+}
+
+/// One scenario under every manager: its progress shown, its table printed.
+pub(super) fn bench(scenario: Scenario, b: &Bench) -> Result<campaign::Outcome> {
+    let seed = b.seed.unwrap_or(scenario.seed);
+    let order = scenario.visit_order(seed);
+    eprintln!(
+        "memorch bench: scenario {} ({} MiB device, {} apps{}, {} visits, launcher {}, app groups {}), {} runs -> {}",
+        scenario.name,
+        scenario.ram_mb,
+        scenario.apps.len(),
+        if scenario.ksm { " opted in to KSM" } else { "" },
+        campaign::visit_count(&order),
+        b.launcher,
+        b.app_groups,
+        b.repeat as usize * b.managers.len(),
+        std::path::absolute(&b.out).unwrap_or(b.out.clone()).display()
+    );
+    let progress = Shown::new(b.repeat as usize * b.managers.len() * order.len());
+    let c = Campaign {
+        scenario,
+        managers: b.managers.clone(),
+        repeat: b.repeat,
+        seed,
+        out: b.out.clone(),
+        exe: std::env::current_exe()?,
+        daemon_loop: b.daemon_loop,
+        launcher: b.launcher,
+        app_groups: b.app_groups,
+    };
+    let outcome = c.run(&STOP, &progress).map_err(|e| anyhow::anyhow!(e))?;
+    progress.done();
+    print!("{}", report::table(&outcome.summaries));
+    println!("\nresults: {} and {}", outcome.results_json.display(), outcome.report_html.display());
+    if STOP.load(Ordering::Relaxed) {
+        eprintln!("interrupted: devices torn down; the results so far are above");
+    }
+    Ok(outcome)
 }
 
 /// `memorch:home=off,idle=off` arrives as `memorch:home=off` and `idle=off`: an item with no
@@ -171,83 +230,6 @@ fn rejoin_variants(items: &[String]) -> Vec<String> {
         }
     }
     out
-}
-
-/// Progress on a terminal: a bar over every step of every run, with the run, the visit and
-/// an ETA; plain lines when not a terminal (a log, CI).
-struct Shown {
-    bar: Option<ProgressBar>,
-    run: Mutex<String>,
-}
-
-impl Shown {
-    fn new(total_steps: usize) -> Shown {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::new(total_steps as u64);
-            b.set_style(
-                ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} steps, ETA {eta} | {msg}")
-                    .expect("a valid template")
-                    .progress_chars("=> "),
-            );
-            b
-        });
-        Shown { bar, run: Mutex::new(String::new()) }
-    }
-
-    fn say(&self, line: &str) {
-        match &self.bar {
-            Some(b) => b.println(line),
-            None => eprintln!("{line}"),
-        }
-    }
-
-    fn done(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
-}
-
-impl Progress for Shown {
-    fn prepare(&self, what: &str) {
-        self.say(&format!("preparing: {what}"));
-    }
-
-    fn run_started(&self, n: usize, total: usize, manager: &str, rep: u64, steps: usize) {
-        let label = format!("[{n}/{total}] {manager} (repeat {})", rep + 1);
-        if self.bar.is_none() {
-            eprintln!("{label}: {steps} steps");
-        }
-        *self.run.lock().expect("progress") = label;
-    }
-
-    fn step(&self, step: usize, steps: usize, what: &str) {
-        let run = self.run.lock().expect("progress").clone();
-        match &self.bar {
-            Some(b) => {
-                b.set_message(format!("{run} step {}/{steps}: {what}", step + 1));
-                b.inc(1);
-            }
-            // A line every tenth of a run, so a log shows progress without a line a visit.
-            None if step.is_multiple_of((steps / 10).max(1)) => eprintln!("{run}: step {}/{steps}", step + 1),
-            None => {}
-        }
-    }
-
-    fn run_finished(&self, r: &RunResult) {
-        let run = self.run.lock().expect("progress").clone();
-        let failed = if r.failed() > 0 { format!(", {} FAILED", r.failed()) } else { String::new() };
-        self.say(&format!(
-            "{run}: {} visits served{failed} in {:.0} s, {} kills",
-            r.served(),
-            r.duration_s,
-            r.kills.len()
-        ));
-    }
-
-    fn note(&self, msg: &str) {
-        self.say(&format!("memorch bench: {msg}"));
-    }
 }
 
 #[cfg(test)]

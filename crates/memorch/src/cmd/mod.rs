@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod bench;
+mod bench_progress;
 pub mod compact;
 pub mod config;
 pub mod ctl;
@@ -13,6 +14,7 @@ pub mod readback;
 pub mod reclaim;
 pub mod report;
 pub mod sandbox;
+mod scoreboard;
 pub mod spawn;
 pub mod status;
 pub mod swapfile;
