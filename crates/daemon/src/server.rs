@@ -13,7 +13,7 @@ use crate::access::Peer;
 use memorch_protocol::MAX_LINE;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
@@ -63,16 +63,21 @@ impl Server {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        if path.exists() {
-            if UnixStream::connect(path).is_ok() {
-                return Err(std::io::Error::new(
-                    ErrorKind::AddrInUse,
-                    format!("{} is in use: is another memorch running?", path.display()),
-                ));
-            }
-            std::fs::remove_file(path)?;
+        let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
+        // Only a socket is ever replaced: a file a user named by mistake is theirs.
+        if !meta.file_type().is_socket() {
+            return Err(std::io::Error::new(
+                ErrorKind::AlreadyExists,
+                format!("{} exists and is not a socket: give --socket a path that is free or a socket", path.display()),
+            ));
         }
-        Ok(())
+        if UnixStream::connect(path).is_ok() {
+            return Err(std::io::Error::new(
+                ErrorKind::AddrInUse,
+                format!("{} is in use: is another memorch running?", path.display()),
+            ));
+        }
+        std::fs::remove_file(path)
     }
 
     /// Listen on `path` (a stale socket file is replaced; anyone may connect, `SO_PEERCRED`
@@ -158,7 +163,9 @@ pub fn admit(uid: u32, connected: impl Iterator<Item = u32>) -> Result<(), Strin
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_socket()) {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -371,6 +378,26 @@ mod tests {
             }
         }
         assert!(c.closed && c.out.capacity() < MAX_PENDING_OUT, "dropped once its unread answers pass the bound");
+    }
+
+    #[test]
+    fn the_socket_path_replaces_only_a_stale_socket_never_a_file() {
+        let dir = std::env::temp_dir().join(format!("memorch-claim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("notes.txt");
+        std::fs::write(&file, "mine").unwrap();
+        let e = Server::claim(&file).unwrap_err();
+        assert!(e.to_string().contains("not a socket"), "{e}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine", "the file is left as it was");
+        let sock = dir.join("ctl.sock");
+        let live = Server::bind(&sock).unwrap();
+        assert_eq!(Server::claim(&sock).unwrap_err().kind(), ErrorKind::AddrInUse);
+        drop(live);
+        // A socket nobody listens on is stale: replaced.
+        drop(UnixListener::bind(&sock).unwrap());
+        Server::claim(&sock).unwrap();
+        assert!(!sock.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

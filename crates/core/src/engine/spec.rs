@@ -148,7 +148,18 @@ fn apply_switch(p: &mut Preset, s: &Switch, value: &str) -> Result<(), String> {
         None => Ok(()),
         Some(_) => {
             (s.set)(p, on);
-            Ok(())
+            // A switch that cannot turn on here (a preset without that step's settings)
+            // is refused rather than ignored.
+            match (s.get)(p) {
+                Some(now) if now != on => Err(format!(
+                    "{}={value}: {} cannot switch this step {} ({}); give a preset that has it",
+                    s.key,
+                    p.name,
+                    if on { "on" } else { "off" },
+                    s.what
+                )),
+                _ => Ok(()),
+            }
         }
     }
 }
@@ -262,6 +273,26 @@ mod tests {
         assert_eq!(Preset::from_spec("memorch:work_nice=null").unwrap().work_nice, None);
         let e = Preset::from_spec("memorch:work_nice=20").unwrap_err();
         assert!(e.contains("work_nice") && e.contains("-20 to 19"), "{e}");
+    }
+
+    #[test]
+    fn a_variant_out_of_range_or_a_switch_that_cannot_turn_on_is_refused() {
+        for (spec, says) in [
+            ("kernel:kill=on", "cannot switch this step on"),
+            ("memorch:detection.critical_available_frac=0.9", "extreme < critical < low"),
+            ("memorch:detection.psi_full_kill_pct=1000", "give 0 to 100"),
+            ("memorch:detection.psi_full_kill_pct=-5", "give 0 to 100"),
+            ("thesis:compaction.step_pages=0", "at least 1"),
+            ("memorch:ahead.threshold_frac=1e-320", "0.000001 to 1"),
+            ("memorch:detection.kill_target_frac=0.01", "kill_target_frac"),
+        ] {
+            let e = Preset::from_spec(spec).expect_err(spec);
+            assert!(e.contains(says), "{spec}: {e}");
+        }
+        // What a preset may hold still passes: zram above RAM, lmkd's thrashing limits.
+        assert!(Preset::from_spec("memorch:swap.zram_pct=150").is_ok());
+        assert!(Preset::from_spec("memorch:kill=on").is_ok());
+        assert!(Preset::all().iter().all(|p| p.check_ranges().is_ok()));
     }
 
     #[test]
