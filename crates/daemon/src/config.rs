@@ -155,8 +155,8 @@ impl Config {
     }
 
     pub fn load(path: &std::path::Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError { file: path.display().to_string(), message: e.to_string() })?;
+        let text = crate::preset_file::read_bounded(path, "a config")
+            .map_err(|message| ConfigError { file: path.display().to_string(), message })?;
         Config::parse(&text, &path.display().to_string())
     }
 
@@ -357,6 +357,14 @@ mod tests {
         assert!(e.contains("domain") && e.contains("must start with '/'"), "{e}");
         let e = Config::parse("[[apps.rules]]\nname = \"x\"\nclass = \"vip\"\n", "m.toml").unwrap_err().to_string();
         assert!(e.contains("line 3") && e.contains("\"vip\""), "{e}");
+    }
+
+    #[test]
+    fn a_config_that_is_no_text_file_is_refused_without_reading_it_whole() {
+        let e = Config::load(std::path::Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.starts_with("/dev/zero: ") && e.contains("larger than 1024 KiB"), "{e}");
+        let e = Config::load(std::path::Path::new("/nonexistent/memorch.toml")).unwrap_err().to_string();
+        assert!(e.contains("No such file"), "{e}");
     }
 
     #[test]

@@ -46,13 +46,18 @@ pub fn text(spec: &str) -> Result<String, String> {
 }
 
 fn read(path: &Path) -> Result<String, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("preset file {}: {e}", path.display()))?;
+    read_bounded(path, "a preset").map_err(|e| format!("preset file {}: {e}", path.display()))
+}
+
+/// A text file of at most [`MAX_FILE_BYTES`], read without reading more: a config or preset
+/// named by mistake (`/dev/zero`, a disk image) is refused, never read whole into memory.
+/// The error says what is wrong, not which file: the caller names it.
+pub fn read_bounded(path: &Path, is: &str) -> Result<String, String> {
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut text = String::new();
-    f.take(MAX_FILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("preset file {}: {e} (a preset file is UTF-8 TOML)", path.display()))?;
+    f.take(MAX_FILE_BYTES + 1).read_to_string(&mut text).map_err(|e| format!("{e} ({is} is UTF-8 TOML)"))?;
     if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!("preset file {}: larger than {} KiB: not a preset", path.display(), MAX_FILE_BYTES >> 10));
+        return Err(format!("larger than {} KiB: not {is}", MAX_FILE_BYTES >> 10));
     }
     Ok(text)
 }

@@ -19,6 +19,12 @@ const NOBODY: u32 = 65534;
 fn as_nobody(script: &str, args: &[&str]) -> Command {
     let mut c = Command::new("/usr/bin/python3");
     c.arg("-c").arg(script).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    as_nobody_too(&mut c);
+    c
+}
+
+/// `c` run as `nobody`, with no supplementary groups.
+fn as_nobody_too(c: &mut Command) {
     // SAFETY: setgid/setuid between fork and exec.
     unsafe {
         c.pre_exec(|| {
@@ -28,7 +34,6 @@ fn as_nobody(script: &str, args: &[&str]) -> Command {
             Ok(())
         });
     }
-    c
 }
 
 fn python_facility() -> bool {
@@ -231,6 +236,20 @@ fn a_swap_file_that_would_fill_its_filesystem_is_refused_before_writing() {
     let err = fails(&["swapfile", "add", "--size", "40", "--dir", fs.0.to_str().unwrap()]);
     assert!(err.contains("no space") && err.contains("must stay free"), "{err}");
     assert_eq!(std::fs::read_dir(&fs.0).unwrap().count(), 0, "not a file made");
+}
+
+#[test]
+fn run_by_a_user_other_than_root_is_refused_with_why_before_anything_is_touched() {
+    let dir = std::env::temp_dir().join(testkit::unique_name("memorch-nonroot"));
+    let (sock, state) = (dir.join("ctl.sock"), dir.join("state"));
+    let mut c = memorch();
+    c.args(["run", "--domain", "system", "--socket"]).arg(&sock).arg("--state-dir").arg(&state);
+    as_nobody_too(&mut c);
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("run it as root") && err.contains("--dry-run"), "{err}");
+    assert!(!dir.exists(), "nothing made: not the socket's directory, not the state dir");
 }
 
 #[test]
