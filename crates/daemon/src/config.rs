@@ -138,6 +138,18 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// A hook's command (run by `sh -c`): where its program is named by a path, that path must be
+/// an executable file, or every kill would run a hook that cannot start.
+fn check_command(cmd: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(program) = cmd.split_whitespace().next().filter(|p| p.contains('/')) else { return Ok(()) };
+    match std::fs::metadata(program) {
+        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(()),
+        Ok(_) => Err(format!("{program} is not an executable file: chmod +x it or name another")),
+        Err(e) => Err(format!("{program}: {e}: give the hook's full path")),
+    }
+}
+
 impl Config {
     /// Parse and validate a whole file; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
@@ -208,6 +220,9 @@ impl Config {
                 at(Some("notify"), "dbus"),
                 self.notify.dbus
             ));
+        }
+        for (key, cmd) in [("pre_kill", &self.notify.pre_kill), ("post_kill", &self.notify.post_kill)] {
+            check_command(cmd).map_err(|e| format!("{}notify.{key}: {e}", at(Some("notify"), key)))?;
         }
         if self.notify.pre_kill_wait_ms > MAX_PRE_KILL_WAIT_MS {
             return Err(format!("{}notify.pre_kill_wait_ms = {}: must be within 0..={MAX_PRE_KILL_WAIT_MS} (a kill is held back that long)", at(Some("notify"), "pre_kill_wait_ms"), self.notify.pre_kill_wait_ms));
@@ -365,6 +380,20 @@ mod tests {
         assert!(e.starts_with("/dev/zero: ") && e.contains("larger than 1024 KiB"), "{e}");
         let e = Config::load(std::path::Path::new("/nonexistent/memorch.toml")).unwrap_err().to_string();
         assert!(e.contains("No such file"), "{e}");
+    }
+
+    #[test]
+    fn a_hook_named_by_a_path_that_cannot_run_is_refused() {
+        let with = |hook: &str| Config::parse(&format!("[notify]\npre_kill = '{hook}'\n"), "t.toml");
+        let e = with("/nonexistent/hook --now").unwrap_err().to_string();
+        assert!(e.contains("notify.pre_kill") && e.contains("/nonexistent/hook") && e.contains("line 2"), "{e}");
+        let text = std::env::temp_dir().join(format!("memorch-not-a-hook-{}", std::process::id()));
+        std::fs::write(&text, "echo").unwrap();
+        let e = with(text.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("not an executable file"), "{e}");
+        std::fs::remove_file(&text).unwrap();
+        assert!(with("/bin/sh -c true").is_ok());
+        assert!(with("logger memorch kills $MEMORCH_APP").is_ok(), "a program the shell finds on its PATH");
     }
 
     #[test]

@@ -118,11 +118,17 @@ impl Notifier {
             let ended = memorch_linux::pidfd::Pidfd::open(h.id()).map_or(true, |p| p.wait_exit(left));
             if !ended {
                 tracing::warn!(hook = %cfg.pre_kill, wait_ms = cfg.pre_kill_wait_ms, "pre-kill hook still running at its bound: killed, the kill goes ahead");
-                // Its whole process group: what the shell started goes with it.
-                // SAFETY: a signal to the group of a child we started in a group of its own.
-                unsafe { libc::kill(-(h.id() as i32), libc::SIGKILL) };
             }
-            let _ = h.wait();
+            // Its whole process group, ended or not: what the shell left running in the
+            // background (`cmd &`) goes with it.
+            // SAFETY: a signal to the group of a child we started in a group of its own.
+            unsafe { libc::kill(-(h.id() as i32), libc::SIGKILL) };
+            match h.wait() {
+                Ok(st) if !st.success() && ended => {
+                    tracing::warn!(hook = %cfg.pre_kill, status = %st, "pre-kill hook failed (127: its program was not found)")
+                }
+                _ => {}
+            }
         }
         t0.elapsed()
     }
@@ -165,6 +171,14 @@ fn spawn(cmd: &str, env: &[(&str, String)]) -> std::io::Result<Child> {
     use std::os::unix::process::CommandExt;
     let mut c = Command::new("/bin/sh");
     c.arg("-c").arg(cmd).stdin(Stdio::null()).stdout(Stdio::null()).process_group(0);
+    // At the apps' priority, not the daemon's raised one.
+    // SAFETY: setpriority between fork and exec, on the child itself.
+    unsafe {
+        c.pre_exec(|| {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 0);
+            Ok(())
+        });
+    }
     for (k, v) in env {
         c.env(k, v);
     }

@@ -240,10 +240,11 @@ fn a_hanging_pre_kill_hook_delays_a_kill_by_no_more_than_its_bound() {
     }
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-hook"), Some(192 * MIB)).unwrap();
     let out = testkit::TempDir::new("memorch-hook-out");
-    let told = out.join("told");
+    let (told, niced) = (out.join("told"), out.join("niced"));
     let hook = format!(
-        "echo \"$MEMORCH_PID $MEMORCH_APP $MEMORCH_CLASS $MEMORCH_REASON\" >> {}; exec sleep 60",
-        told.display()
+        "echo \"$MEMORCH_PID $MEMORCH_APP $MEMORCH_CLASS $MEMORCH_REASON\" >> {}; nice > {}; sleep 61 & exec sleep 60",
+        told.display(),
+        niced.display()
     );
     let cfg = local_config(&format!("[notify]\ndbus = \"off\"\npre_kill = '{hook}'\npre_kill_wait_ms = 300\n"));
     let cfg_path = cfg.join("memorch.toml");
@@ -287,12 +288,20 @@ fn a_hanging_pre_kill_hook_delays_a_kill_by_no_more_than_its_bound() {
         !gone["reason"].as_str().unwrap_or("").is_empty() && gone["regained_bytes"].as_u64().is_some(),
         "with why and what came back: {gone}"
     );
-    // The hook past its bound was killed, its sleep with it.
-    assert!(
-        testkit::wait_for(Duration::from_secs(5), || !std::fs::read_dir("/proc")
+    assert_eq!(
+        std::fs::read_to_string(&niced).unwrap_or_default().trim(),
+        "0",
+        "at the apps' priority, not the daemon's"
+    );
+    // The hook past its bound was killed, its sleeps with it (the one in the background too).
+    let running = |cmd: &str| {
+        std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
-            .any(|e| std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c == "sleep\x0060\x00"))),
+            .any(|e| std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c == cmd))
+    };
+    assert!(
+        testkit::wait_for(Duration::from_secs(5), || !running("sleep\x0060\x00") && !running("sleep\x0061\x00")),
         "no hook left running"
     );
     drop(d);
