@@ -116,6 +116,7 @@ mod tests {
             frozen: None,
             age_ms: 1000,
             protected: false,
+            own_group: false,
         }
     }
 
