@@ -70,7 +70,6 @@ fn apps() -> Vec<App> {
             frozen: None,
             age_ms: i as u64 * 1000,
             protected: i % 97 == 0,
-            own_group: i % 4 != 0,
         })
         .collect()
 }

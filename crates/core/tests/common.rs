@@ -121,9 +121,6 @@ pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
         frozen: None,
         age_ms: 1000 * pid as u64,
         protected: false,
-        // As the bench's apps (and a launcher's that gives each app a group): the kernel
-        // picks a squeezed app's coldest pages.
-        own_group: true,
     }
 }
 

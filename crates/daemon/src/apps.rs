@@ -126,7 +126,6 @@ impl AppView {
             // Never memorch, its ancestors, a name the config protects, or the init of a PID
             // namespace (its death would take every process of the namespace with it).
             a.protected = self.own_pids.contains(&p.pid) || p.pid_ns_init || cfg.apps.protected.contains(&p.name);
-            a.own_group = a.actionable() && self.group(p.pid).is_some();
             // One more read per app: not on a decision woken by pressure (KSM runs at idle).
             // Targeted KSM looks at background apps only; stock KSM at every app.
             let stock_ksm = preset.ksm.as_ref().is_some_and(|k| !k.idle_targeted);

@@ -17,12 +17,7 @@ fn recorded() -> Snapshot {
 /// The apps as the daemon sees them: every process with its class, memorch's own processes
 /// (the sandbox's exec wrappers) protected.
 fn apps(s: &Snapshot) -> Vec<App> {
-    // Each in a group of its own, as a launcher that gives apps one: memorch squeezes them.
-    s.processes
-        .iter()
-        .flatten()
-        .map(|p| App { protected: p.name == "memorch", own_group: true, ..App::from_process(p) })
-        .collect()
+    s.processes.iter().flatten().map(|p| App { protected: p.name == "memorch", ..App::from_process(p) }).collect()
 }
 
 /// The recorded domain with no swap room left: compression cannot help, so kills must come.

@@ -116,7 +116,6 @@ mod tests {
             frozen: None,
             age_ms: 1000,
             protected: false,
-            own_group: false,
         }
     }
 

@@ -33,10 +33,6 @@ pub struct App {
     pub age_ms: u64,
     /// On the protected list of the config: never acted on.
     pub protected: bool,
-    /// In a memory group of its own (one memorch made, a systemd scope, an Android per-app
-    /// group): a squeeze lowers its limit and the kernel takes its coldest pages.
-    #[serde(default)]
-    pub own_group: bool,
 }
 
 impl App {
@@ -81,7 +77,6 @@ impl App {
             frozen: None,
             age_ms: p.age_ms,
             protected: false,
-            own_group: false,
         }
     }
 }

@@ -378,7 +378,6 @@ mod tests {
             frozen: None,
             age_ms: 0,
             protected: false,
-            own_group: false,
         };
         assert_eq!(freeable_bytes(&app, 3.0), 18 * MIB);
     }

@@ -38,13 +38,10 @@ pub fn run(ctx: &mut Ctx) {
 }
 
 /// Why kill: available memory (with what swap could still take) under the critical band, or
-/// a full stall below the low band (the critical one where the kernel does all the
-/// reclaiming); `None` otherwise.
+/// a full stall below the low band; `None` otherwise.
 fn why_kill(ctx: &Ctx, b: &Bands, avail: u64, headroom: u64) -> Option<String> {
     let critical = ctx.frac(b.critical_available_frac);
-    // A stall is a reason to kill where memorch keeps the low band; where the kernel does all
-    // the reclaiming, only near the critical band (ladder/cost.rs).
-    let low = if ctx.kernel_reclaims() { critical } else { ctx.frac(b.low_available_frac) };
+    let low = ctx.frac(b.low_available_frac);
     if avail < critical {
         Some(format!(
             "available {} (with {} zram could still take) below the critical band {}",
@@ -54,14 +51,13 @@ fn why_kill(ctx: &Ctx, b: &Bands, avail: u64, headroom: u64) -> Option<String> {
         ))
     } else if ctx.psi_full_avg10() > b.psi_full_kill_pct && ctx.available() < low {
         Some(format!(
-            "PSI full {:.1} % over {:.0} % with available {} below {}",
+            "PSI full {:.1} % over {:.0} % with available {} below the low band",
             ctx.psi_full_avg10(),
             b.psi_full_kill_pct,
-            mib(ctx.available()),
-            mib(low)
+            mib(ctx.available())
         ))
     } else if ctx.pressure_event() == Some(PressureLevel::Complete) && ctx.available() < low {
-        Some(format!("complete stall with available {} below {}", mib(ctx.available()), mib(low)))
+        Some(format!("complete stall with available {} below the low band", mib(ctx.available())))
     } else {
         None
     }

@@ -6,7 +6,6 @@ mod adaptive_swap;
 mod ams;
 mod before_launch;
 mod chance;
-mod cost;
 mod ctx;
 mod freeze;
 pub mod home;

@@ -230,7 +230,7 @@ fn compress_whole(ctx: &mut Ctx) {
     let now = ctx.input.now_ms;
     let mut apps: Vec<&App> = ctx
         .free_apps()
-        .filter(|a| a.class >= min_class && a.anon_bytes >= c.min_anon_bytes.max(1) && ctx.squeeze_pays(a))
+        .filter(|a| a.class >= min_class && a.anon_bytes >= c.min_anon_bytes.max(1))
         .filter(|a| {
             ctx.state.whole.get(&a.pid).is_none_or(|&at| {
                 now.saturating_sub(at) >= c.recompact_after_ms.max(1)

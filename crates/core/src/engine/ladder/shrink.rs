@@ -33,7 +33,6 @@ fn movable<'a>(ctx: &Ctx, apps: impl Iterator<Item = &'a App>, min_class: Class)
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let share = MAX_SHARE;
     apps.filter(|a| a.class >= min_class && a.anon_bytes > min_anon && !ctx.state.dry.contains_key(&a.pid))
-        .filter(|a| ctx.squeeze_pays(a))
         .map(|a| (a.anon_bytes as f64 * share) as u64)
         .sum()
 }
@@ -82,7 +81,7 @@ pub fn free_from(
         .filter(|a| {
             a.class >= min_class && a.anon_bytes > min_anon.max(min_step) && !ctx.state.dry.contains_key(&a.pid)
         })
-        .filter(|a| payer(ctx, a) && ctx.squeeze_pays(a))
+        .filter(|a| payer(ctx, a))
         .map(|a| (a, ctx.return_weight(a)))
         .collect();
     let cmp = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
