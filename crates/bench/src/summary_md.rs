@@ -137,7 +137,7 @@ fn scoreboard(b: &Scoreboard, dir: &Path) -> Result<String, String> {
     let seeds: Vec<String> = seeds.iter().map(|s| s.to_string()).collect();
     let _ = writeln!(
         o,
-        "Measured by {}; seeds {} (never tuned on); files in [{}](results/{}).\n",
+        "Measured by {}; seeds {}; files in [{}](results/{}).\n",
         b.measured,
         seeds.join(", "),
         b.dir,
