@@ -17,7 +17,7 @@ impl Daemon {
         let peer = self.server.clients[i].peer;
         let req = line.and_then(|l| memorch_protocol::parse(&l)).and_then(|r| {
             let root = &self.root;
-            access::authorize(&r, peer, &self.cfg.control.uids, |pid| process::read_uid(root, pid).ok()).map(|_| r)
+            access::authorize(&r, peer, &self.cfg.control.uids, |pid| process::owner_uid(root, pid).ok()).map(|_| r)
         });
         self.server.clients[i].judged(req.is_ok());
         let (answer, decide) = match req {

@@ -145,6 +145,22 @@ pub fn read_uid(root: &SysRoot, pid: u32) -> Result<u32> {
     Ok(field(&text, "Uid").unwrap_or(0) as u32)
 }
 
+/// Whose process `pid` is to describe: its uid where its real, effective, saved and
+/// filesystem uids are one; root where they differ (a set-uid program its caller started is
+/// not the caller's, as the kernel guards its `/proc` files).
+pub fn owner_uid(root: &SysRoot, pid: u32) -> Result<u32> {
+    let text = root.read(format!("/proc/{pid}/status"))?;
+    let ids: Vec<u32> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .map(|v| v.split_whitespace().filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_default();
+    Ok(match ids.first() {
+        Some(&first) if ids.len() == 4 && ids.iter().all(|&u| u == first) => first,
+        _ => 0,
+    })
+}
+
 /// Set a process's `oom_score_adj` (its class). Lowering it below the current value needs
 /// CAP_SYS_RESOURCE, which some machines do not give even root.
 pub fn write_oom_score_adj(root: &SysRoot, pid: &str, adj: i32) -> Result<()> {
@@ -248,6 +264,25 @@ impl<'a> ProcessReader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_uid_program_is_roots_to_describe_not_its_callers() {
+        let dir = std::env::temp_dir().join(format!("memorch-owner-{}", std::process::id()));
+        let status = |pid: u32, uids: &str| {
+            let d = dir.join(format!("proc/{pid}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("status"), format!("Name:\tx\nUid:\t{uids}\nGid:\t0\t0\t0\t0\n")).unwrap();
+        };
+        status(7, "65534\t65534\t65534\t65534");
+        status(8, "65534\t0\t0\t0");
+        status(9, "1000\t1000\t0\t1000");
+        let root = SysRoot::at(&dir);
+        assert_eq!(owner_uid(&root, 7).unwrap(), 65534);
+        assert_eq!(owner_uid(&root, 8).unwrap(), 0, "set-uid root: its caller's real uid is not enough");
+        assert_eq!(owner_uid(&root, 9).unwrap(), 0, "privileges kept in the saved uid");
+        assert!(owner_uid(&root, 10).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn stat_name_with_spaces_and_parens() {
