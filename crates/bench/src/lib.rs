@@ -15,6 +15,7 @@ mod html_charts;
 pub mod keeper;
 pub mod kswapd;
 pub mod managed;
+pub mod md_table;
 pub mod measure;
 pub mod paired;
 pub mod peer;

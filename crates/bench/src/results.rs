@@ -276,3 +276,12 @@ impl RunResult {
         self.after_first_launches().iter().map(|v| v.latency_ms).sum::<f64>() / 1000.0
     }
 }
+
+/// The runs of a bench's `results.json`.
+pub fn read_runs(path: &std::path::Path) -> Result<Vec<RunResult>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    serde_json::from_value(v["runs"].clone())
+        .map_err(|e| format!("{}: its runs are not a memorch bench's: {e}", path.display()))
+}

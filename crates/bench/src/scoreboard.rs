@@ -40,14 +40,14 @@ pub const CELLS: [Cell; 5] = [
 /// users run.
 pub const MANAGERS: [&str; 4] = ["kernel", "earlyoom", "lmkd", "memorch"];
 
-/// The first seed (repeat N runs seed + N). Never used to tune a preset: tuning seeds are
-/// below 50 (docs/decisions.md).
+/// The first seed (repeat N runs seed + N). Never used to tune a preset: every seed tuned on
+/// is below 60 (docs/decisions.md names them).
 pub const SEED: u64 = 60;
 
 /// The runs a cell at `dir` already has, if they are complete: one a manager and repeat,
 /// none stopped or cut short, all of the same conditions.
 pub fn complete_runs(dir: &Path, cell: &Cell, managers: &[String], repeat: u64) -> Option<Vec<RunResult>> {
-    let runs = crate::summary_md::read_runs(&dir.join(cell.name).join("results.json")).ok()?;
+    let runs = crate::results::read_runs(&dir.join(cell.name).join("results.json")).ok()?;
     let done = runs.len() as u64 == repeat * managers.len() as u64
         && managers.iter().all(|m| runs.iter().filter(|r| &r.manager == m).count() as u64 == repeat)
         && runs.iter().all(|r| {
@@ -158,7 +158,7 @@ pub fn render(cells: &[(Cell, Vec<RunResult>)], candidate: &str) -> String {
     let _ = writeln!(o, "\nwait: returns and relaunches summed, medians over runs (if hot: had every return been hot). The bar: wait ≤ {WAIT_BAR}× the best other's, kills ≤ the fewest other's (0 where that is ≤ 1), no kill of the app in front, p95 ≤ the best other's.");
     for (c, runs) in cells {
         let _ = write!(o, "\n### {}\n\n", c.name);
-        o.push_str(&crate::summary_md::table_of(&summarize(runs), crate::summary_md::SCOREBOARD_COLUMNS));
+        o.push_str(&crate::md_table::table_of(&summarize(runs), crate::md_table::SCOREBOARD_COLUMNS));
     }
     o
 }

@@ -3,7 +3,7 @@
 //! tests and the words that read it; every figure comes from the files, so the page is
 //! regenerated, never edited.
 
-use crate::report::{num, summarize, Figure, Summary};
+use crate::report::{num, summarize, Summary};
 use crate::results::RunResult;
 use serde::Deserialize;
 use std::fmt::Write;
@@ -54,7 +54,7 @@ pub struct Section {
     /// The commit and day it was measured by, where the file does not say.
     pub measured: String,
     pub command: String,
-    /// The table's columns ([`COLUMNS`] names them).
+    /// The table's columns ([`crate::md_table::COLUMNS`] names them).
     pub columns: Vec<String>,
     /// The managers shown, in this order (default: every one, as they ran).
     #[serde(default)]
@@ -65,40 +65,6 @@ pub struct Section {
     #[serde(default)]
     pub notes: String,
 }
-
-type Column = (&'static str, fn(&Summary) -> Option<String>);
-
-fn fig(f: Option<Figure>) -> Option<String> {
-    f.map(|f| num(f.median))
-}
-
-/// The columns a section may show: name, and its cell of a manager's summary (medians).
-const COLUMNS: [Column; 17] = [
-    ("hot/warm/cold", |s| Some(format!("{}/{}/{}", num(s.hot.median), num(s.warm.median), num(s.cold.median)))),
-    ("failed", |s| fig(Some(s.failed))),
-    ("wait s", |s| fig(Some(s.wait_s))),
-    ("if hot s", |s| fig(Some(s.wait_if_hot_s))),
-    ("p95 ex-1st", |s| fig(s.after_first_p95_ms)),
-    ("p50 ex-1st", |s| fig(s.after_first_p50_ms)),
-    ("kills m/k/fg", |s| {
-        let m = if s.has_manager { num(s.kills_by_manager.median) } else { "-".into() };
-        Some(format!("{m}/{}/{}", num(s.kills_by_kernel.median), num(s.foreground_kills.median)))
-    }),
-    ("p95 ms", |s| fig(s.latency_p95_ms)),
-    ("p50 ms", |s| fig(s.latency_p50_ms)),
-    ("alive", |s| fig(Some(s.live_apps_mean))),
-    ("idle MiB", |s| fig(s.idle_available_mib)),
-    ("refaults f/a", |s| Some(format!("{}/{}", num(s.refault_file_pages.median), num(s.refault_anon_pages.median)))),
-    ("direct", |s| fig(s.direct_reclaims)),
-    ("reclaim calls", |s| fig(s.reclaim_calls)),
-    ("ksmd cpu s", |s| fig(s.ksmd_cpu_s)),
-    ("psi full s", |s| fig(Some(s.psi_full_s))),
-    ("cpu s", |s| s.has_manager.then(|| num(s.manager_cpu_s.median))),
-];
-
-/// The columns of each cell's table on the scoreboard.
-pub const SCOREBOARD_COLUMNS: &[&str] =
-    &["wait s", "if hot s", "kills m/k/fg", "p95 ex-1st", "p50 ex-1st", "hot/warm/cold", "alive", "cpu s"];
 
 /// The page: title, intro, the claims, the scoreboard, then each section with its table.
 pub fn render(m: &Manifest, dir: &Path, stamp: &str) -> Result<String, String> {
@@ -122,7 +88,7 @@ pub fn render(m: &Manifest, dir: &Path, stamp: &str) -> Result<String, String> {
 pub fn scoreboard_cells(dir: &Path) -> (Vec<(crate::scoreboard::Cell, Vec<RunResult>)>, Vec<&'static str>) {
     let (mut have, mut missing) = (Vec::new(), Vec::new());
     for c in crate::scoreboard::CELLS {
-        match read_runs(&dir.join(c.name).join("results.json")) {
+        match crate::results::read_runs(&dir.join(c.name).join("results.json")) {
             Ok(runs) => have.push((c, runs)),
             Err(_) => missing.push(c.name),
         }
@@ -156,7 +122,7 @@ fn scoreboard(b: &Scoreboard, dir: &Path) -> Result<String, String> {
 fn section(s: &Section, dir: &Path) -> Result<String, String> {
     let mut runs = Vec::new();
     for f in &s.results {
-        runs.extend(read_runs(&dir.join(f))?);
+        runs.extend(crate::results::read_runs(&dir.join(f))?);
     }
     let mut sums = summarize(&runs);
     if !s.managers.is_empty() {
@@ -172,42 +138,12 @@ fn section(s: &Section, dir: &Path) -> Result<String, String> {
         seeds.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
         files.join(", ")
     );
-    o.push_str(&table(&sums, &s.columns)?);
+    o.push_str(&crate::md_table::table(&sums, &s.columns)?);
     if let Some(subject) = &s.subject {
         o.push_str(&ratios(&sums, subject)?);
     }
     if !s.notes.trim().is_empty() {
         let _ = write!(o, "\n{}\n", s.notes.trim());
-    }
-    Ok(o)
-}
-
-pub(crate) fn read_runs(path: &Path) -> Result<Vec<RunResult>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_value(v["runs"].clone())
-        .map_err(|e| format!("{}: its runs are not a bench's: {e}", path.display()))
-}
-
-/// A table of `columns`, every one of which [`COLUMNS`] has.
-pub fn table_of(sums: &[Summary], columns: &[&str]) -> String {
-    table(sums, &columns.iter().map(|c| c.to_string()).collect::<Vec<_>>()).expect("known columns")
-}
-
-fn table(sums: &[Summary], columns: &[String]) -> Result<String, String> {
-    let cols: Vec<&Column> = columns
-        .iter()
-        .map(|c| {
-            COLUMNS
-                .iter()
-                .find(|(n, _)| n == c)
-                .ok_or_else(|| format!("column '{c}': give one of {}", COLUMNS.map(|c| c.0).join(", ")))
-        })
-        .collect::<Result<_, _>>()?;
-    let mut o = format!("| manager | runs | {} |\n|---|---|{}\n", columns.join(" | "), "---|".repeat(cols.len()));
-    for s in sums {
-        let cells: Vec<String> = cols.iter().map(|(_, f)| f(s).unwrap_or_else(|| "-".into())).collect();
-        let _ = writeln!(o, "| `{}` | {} | {} |", s.manager, s.runs, cells.join(" | "));
     }
     Ok(o)
 }
@@ -241,9 +177,9 @@ mod tests {
             run("memorch", &[("a", 50.0), ("a", 150.0)], &[]),
         ];
         let sums = summarize(&runs);
-        let t = table(&sums, &["wait s".into(), "p50 ms".into()]).unwrap();
+        let t = crate::md_table::table(&sums, &["wait s".into(), "p50 ms".into()]).unwrap();
         assert!(t.contains("| `memorch` | 1 | 0.15 | 50 |"), "the first launch left out of the wait: {t}");
-        assert!(table(&sums, &["bogus".into()]).unwrap_err().contains("give one of"));
+        assert!(crate::md_table::table(&sums, &["bogus".into()]).unwrap_err().contains("give one of"));
         let r = ratios(&sums, "memorch").unwrap();
         assert!(r.contains("wait 0.50× `kernel`'s") && r.contains("kills 0 against the fewest other's 1"), "{r}");
     }

@@ -79,13 +79,23 @@ struct Wake {
     victims: Group,
 }
 
+/// An armed daemon changes other processes' memory: only root may run one.
+fn refuse_unprivileged(cfg: &Config) -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if !cfg.dry_run && unsafe { libc::geteuid() } != 0 {
+        return Err("memorch run changes other processes' memory (kills, squeezes, zram, swap): run it as root, or add --dry-run to watch what it would do (with a --socket and --state-dir of your own)".into());
+    }
+    Ok(())
+}
+
+fn state_dir_error(cfg: &Config, e: std::io::Error) -> String {
+    format!("state dir {}: {e} (as a user other than root, give --state-dir of your own)", cfg.state_dir.display())
+}
+
 impl Daemon {
     /// Set up everything the preset needs; nothing is changed if any part fails.
     pub fn start(cfg: Config, config_path: Option<PathBuf>, overrides: Overrides) -> Result<Daemon, String> {
-        // SAFETY: geteuid has no preconditions.
-        if !cfg.dry_run && unsafe { libc::geteuid() } != 0 {
-            return Err("memorch run changes other processes' memory (kills, squeezes, zram, swap): run it as root, or add --dry-run to watch what it would do (with a --socket and --state-dir of your own)".into());
-        }
+        refuse_unprivileged(&cfg)?;
         let root = SysRoot::live();
         // What a memorch that died left (zram, swap files, KSM settings) goes first: it
         // would otherwise look like the machine's own set-up.
@@ -98,12 +108,7 @@ impl Daemon {
         Server::claim(&cfg.socket).map_err(socket_error)?;
         // Only once no live daemon holds the socket: its frozen apps are not left behind.
         machine::thaw_left_frozen(&domain, cfg.dry_run);
-        std::fs::create_dir_all(&cfg.state_dir).map_err(|e| {
-            format!(
-                "state dir {}: {e} (as a user other than root, give --state-dir of your own)",
-                cfg.state_dir.display()
-            )
-        })?;
+        std::fs::create_dir_all(&cfg.state_dir).map_err(|e| state_dir_error(&cfg, e))?;
         let (stats, _) = store::load(&cfg.state_dir);
         let preset = cfg.preset();
         let triggers = Triggers::new(machine::arm_triggers(&domain, &cfg, &preset));

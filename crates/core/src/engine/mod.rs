@@ -15,6 +15,7 @@ pub mod learn;
 pub mod margins;
 pub mod model;
 pub mod preset;
+mod ranges;
 pub mod spec;
 pub mod stall_trigger;
 pub mod state;

@@ -1,15 +1,12 @@
 //! `memorch bench`: every manager on the same scenario, side by side.
 
-use super::bench_progress::Shown;
-use super::scoreboard;
+use super::{bench_run, scoreboard};
 use anyhow::Result;
-use memorch_bench::campaign::{self, Campaign};
+use memorch_bench::campaign;
 use memorch_bench::conditions::{AppGroups, Launcher};
 use memorch_bench::managed::DaemonLoop;
-use memorch_bench::report;
 use memorch_bench::scenario::Scenario;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::PathBuf;
 
 const DEFAULT_MANAGERS: [&str; 10] =
     ["kernel", "lmk-classic", "compcache", "thesis", "lmkd", "mos", "swam", "earlyoom", "nohang", "memorch"];
@@ -107,23 +104,6 @@ pub struct Args {
     scoreboard: bool,
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_interrupt(_: libc::c_int) {
-    STOP.store(true, Ordering::Relaxed);
-}
-
-/// What one bench needs beyond its scenario.
-pub(super) struct Bench {
-    pub managers: Vec<String>,
-    pub repeat: u64,
-    pub seed: Option<u64>,
-    pub out: PathBuf,
-    pub daemon_loop: DaemonLoop,
-    pub launcher: Launcher,
-    pub app_groups: AppGroups,
-}
-
 pub fn run(a: Args) -> Result<()> {
     let default = if a.scoreboard { &scoreboard::MANAGERS[..] } else { &DEFAULT_MANAGERS[..] };
     let listed = a.managers.unwrap_or_else(|| default.iter().map(|m| m.to_string()).collect());
@@ -131,37 +111,34 @@ pub fn run(a: Args) -> Result<()> {
     let managers = rejoin_variants(&listed);
     campaign::check_managers(&managers).map_err(|e| anyhow::anyhow!(e))?;
     anyhow::ensure!(unsafe { libc::geteuid() } == 0, "memorch bench makes cgroups and zram devices: run it as root");
-    // Ctrl-C ends the current visit, then everything is torn down as usual. Apps and the
-    // daemon can die at any moment (that is what is measured): writing to them must give
-    // EPIPE, not a SIGPIPE that would end the bench.
-    // SAFETY: the handler only stores to an atomic; SIG_IGN is a plain disposition.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-        libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_interrupt as *const () as libc::sighandler_t);
-    }
-    let b = Bench {
+    bench_run::stop_on_signals();
+    let scenario = match a.scoreboard {
+        true => None,
+        false => {
+            let base = Scenario::load(a.scenario.as_deref().unwrap_or("quick")).map_err(|e| anyhow::anyhow!(e))?;
+            let mut s = base.scaled(a.ram.unwrap_or(base.ram_mb));
+            s.ksm |= a.ksm;
+            Some(s)
+        }
+    };
+    let out = a.out.unwrap_or_else(|| match &scenario {
+        Some(s) => {
+            let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            PathBuf::from(format!("bench-out/{}-{stamp}", s.name))
+        }
+        None => PathBuf::from("bench-out/scoreboard"),
+    });
+    let b = bench_run::Bench {
         managers,
         repeat: a.repeat.unwrap_or(if a.scoreboard { 3 } else { 1 }),
         seed: a.seed,
-        out: a.out.unwrap_or_else(|| PathBuf::from("bench-out")),
+        out,
         daemon_loop: a.daemon_loop,
         launcher: a.launcher,
         app_groups: a.app_groups,
     };
-    if a.scoreboard {
-        return scoreboard::run(b, &STOP);
-    }
-    let base = Scenario::load(a.scenario.as_deref().unwrap_or("quick")).map_err(|e| anyhow::anyhow!(e))?;
-    let mut scenario = base.scaled(a.ram.unwrap_or(base.ram_mb));
-    scenario.ksm |= a.ksm;
-    let out = if b.out == Path::new("bench-out") {
-        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        b.out.join(format!("{}-{stamp}", scenario.name))
-    } else {
-        b.out.clone()
-    };
-    let outcome = bench(scenario, &Bench { out, ..b })?;
+    let Some(scenario) = scenario else { return scoreboard::run(b) };
+    let outcome = bench_run::bench(scenario, &b)?;
     if let Some(why) = &outcome.stopped {
         anyhow::bail!("the bench stopped early: {why}");
     }
@@ -172,44 +149,6 @@ pub fn run(a: Args) -> Result<()> {
         outcome.results_json.with_file_name("logs").display()
     );
     Ok(())
-}
-
-/// One scenario under every manager: its progress shown, its table printed.
-pub(super) fn bench(scenario: Scenario, b: &Bench) -> Result<campaign::Outcome> {
-    let seed = b.seed.unwrap_or(scenario.seed);
-    let order = scenario.visit_order(seed);
-    eprintln!(
-        "memorch bench: scenario {} ({} MiB device, {} apps{}, {} visits, launcher {}, app groups {}), {} runs -> {}",
-        scenario.name,
-        scenario.ram_mb,
-        scenario.apps.len(),
-        if scenario.ksm { " opted in to KSM" } else { "" },
-        campaign::visit_count(&order),
-        b.launcher,
-        b.app_groups,
-        b.repeat as usize * b.managers.len(),
-        std::path::absolute(&b.out).unwrap_or(b.out.clone()).display()
-    );
-    let progress = Shown::new(b.repeat as usize * b.managers.len() * order.len());
-    let c = Campaign {
-        scenario,
-        managers: b.managers.clone(),
-        repeat: b.repeat,
-        seed,
-        out: b.out.clone(),
-        exe: std::env::current_exe()?,
-        daemon_loop: b.daemon_loop,
-        launcher: b.launcher,
-        app_groups: b.app_groups,
-    };
-    let outcome = c.run(&STOP, &progress).map_err(|e| anyhow::anyhow!(e))?;
-    progress.done();
-    print!("{}", report::table(&outcome.summaries));
-    println!("\nresults: {} and {}", outcome.results_json.display(), outcome.report_html.display());
-    if STOP.load(Ordering::Relaxed) {
-        eprintln!("interrupted: devices torn down; the results so far are above");
-    }
-    Ok(outcome)
 }
 
 /// `memorch:home=off,idle=off` arrives as `memorch:home=off` and `idle=off`: an item with no

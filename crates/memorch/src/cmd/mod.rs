@@ -3,6 +3,7 @@
 pub mod app;
 pub mod bench;
 mod bench_progress;
+mod bench_run;
 pub mod compact;
 pub mod config;
 pub mod ctl;

@@ -65,11 +65,7 @@ pub fn run(a: Args) -> Result<()> {
 }
 
 fn read(path: &Path) -> Result<Vec<RunResult>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    let runs: Vec<RunResult> = serde_json::from_value(v["runs"].clone())
-        .with_context(|| format!("{}: its runs are not a memorch bench's", path.display()))?;
+    let runs = memorch_bench::results::read_runs(path).map_err(|e| anyhow::anyhow!(e))?;
     anyhow::ensure!(!runs.is_empty(), "{}: no runs in it", path.display());
     Ok(runs)
 }

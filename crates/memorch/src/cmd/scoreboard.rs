@@ -1,15 +1,15 @@
 //! `memorch bench --scoreboard`: every cell of the scoreboard in turn (scoreboard.rs of the
 //! bench says which), each a bench in OUT/CELL/, then OUT/scoreboard.md.
 
-use super::bench::{bench, Bench};
+use super::bench_run::{bench, Bench, STOP};
 use anyhow::Result;
 use memorch_bench::scenario::Scenario;
 use memorch_bench::scoreboard::{complete_runs, render, CELLS, SEED};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 pub use memorch_bench::scoreboard::MANAGERS;
 
-pub fn run(b: Bench, stop: &AtomicBool) -> Result<()> {
+pub fn run(b: Bench) -> Result<()> {
     let seed = b.seed.unwrap_or(SEED);
     let candidate = b.managers.last().expect("clap gives at least one manager").clone();
     let mut cells = Vec::new();
@@ -27,7 +27,7 @@ pub fn run(b: Bench, stop: &AtomicBool) -> Result<()> {
             cells.push((*cell, runs));
             continue;
         }
-        if stop.load(Ordering::Relaxed) {
+        if STOP.load(Ordering::Relaxed) {
             break;
         }
         eprintln!("memorch bench: scoreboard cell {}/{} {}", i + 1, CELLS.len(), cell.name);
