@@ -25,7 +25,7 @@ pub const DAEMON_BINARY: &str = "memorchd";
 ///   memorch run                                       the whole machine, preset memorch
 ///   memorch run --domain cgroup:/a/phone --preset lmkd --dry-run
 ///   memorch run --preset-file ./mine.toml             your own preset file
-///   memorch run --config /etc/memorch.toml --log-format json
+///   memorch run --config /etc/memorch/memorch.toml --log-format json
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -53,6 +53,17 @@ pub struct Args {
     /// text or json.
     #[arg(long)]
     log_format: Option<String>,
+}
+
+/// `memorchd`'s command: the options, help and errors of `memorch run`, under its own name.
+pub fn daemon_command() -> clap::Command {
+    use clap::Args as _;
+    Args::augment_args(
+        clap::Command::new(DAEMON_BINARY)
+            .bin_name("memorch run")
+            .version(env!("CARGO_PKG_VERSION"))
+            .about("The memorch daemon alone: `memorch run` execs it (see memorch-run(1))."),
+    )
 }
 
 pub fn run(a: Args) -> Result<()> {

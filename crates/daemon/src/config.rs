@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// The complete default configuration, with every key and what it means: the file the
-/// package installs as /etc/memorch.toml, so the two cannot drift apart.
+/// package installs as /etc/memorch/memorch.toml, so the two cannot drift apart.
 pub const DEFAULTS: &str = include_str!("../../../packaging/memorch.toml");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -115,7 +115,8 @@ impl Daemon {
         let zram = machine::setup_zram(&cfg, &root, &domain, &preset)?;
         let swap_extras = machine::setup_swap_extras(&cfg, &root, &domain, &preset)?;
         machine::prioritise(&cfg);
-        let notifier = Notifier::start(&cfg.notify)?;
+        let mut notifier = Notifier::default();
+        notifier.follow_bus(&cfg.notify, preset.trim_notices)?;
         // Last: the socket answers once the daemon is set up (zram on if the preset wants it).
         let server = Server::bind(&cfg.socket).map_err(socket_error)?;
         let live = crate::executor::live::Live::new(root.clone(), domain.clone(), cfg.manage.swap_file_dir.clone());

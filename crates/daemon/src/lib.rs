@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod apps;
+pub mod bus;
 pub mod cli;
 pub mod config;
 pub mod control;

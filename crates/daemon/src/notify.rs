@@ -3,17 +3,13 @@
 //! command the kill waits for, within a bound) and the post-kill command. What apps give back
 //! after a notice is measured here (their RSS and swap), not taken from them.
 
+use crate::bus::SystemBus;
 use crate::config::Notify;
 use memorch_core::engine::margins::TrimLevel;
 use memorch_core::engine::{App, Victim};
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// The freedesktop low-memory-monitor's name, object and interface (GLib's GMemoryMonitor
-/// listens to its `LowMemoryWarning(y)` signal on the system bus).
-pub const DBUS_NAME: &str = "org.freedesktop.LowMemoryMonitor";
-pub const DBUS_PATH: &str = "/org/freedesktop/LowMemoryMonitor";
 
 /// How long after a notice what an app gives back is counted.
 const TRIM_WATCH: Duration = Duration::from_secs(30);
@@ -25,46 +21,24 @@ struct Watched {
     best: u64,
 }
 
+#[derive(Default)]
 pub struct Notifier {
-    dbus: Option<zbus::blocking::Connection>,
+    /// The low-memory-monitor's name, held while trim notices are on.
+    bus: SystemBus,
     /// Post-kill commands still running (reaped as they end).
     post_kill: Vec<Child>,
     watched: BTreeMap<u32, Watched>,
 }
 
 impl Notifier {
-    /// Connect to the system bus as the config says: "auto" where one is there (a failure
-    /// is said and the daemon goes on), "on" must succeed, "off" never.
-    pub fn start(cfg: &Notify) -> Result<Notifier, String> {
-        let want = match cfg.dbus.as_str() {
-            "off" => false,
-            "on" => true,
-            _ => {
-                std::env::var_os("DBUS_SYSTEM_BUS_ADDRESS").is_some()
-                    || std::path::Path::new("/run/dbus/system_bus_socket").exists()
-            }
-        };
-        let dbus = if want {
-            match connect() {
-                Ok(c) => Some(c),
-                Err(e) if cfg.dbus == "on" => return Err(format!("notify.dbus = \"on\": {e}")),
-                Err(e) => {
-                    tracing::warn!(error = %e, "no LowMemoryWarning signals (notify.dbus = \"auto\")");
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        Ok(Notifier { dbus, post_kill: Vec::new(), watched: BTreeMap::new() })
+    /// Hold the bus name while trim notices are on, release it when they go off (bus.rs).
+    pub fn follow_bus(&mut self, cfg: &Notify, notices: bool) -> Result<(), String> {
+        self.bus.follow(cfg, notices)
     }
 
     /// Send the D-Bus signal for a level (`hidden` has none).
     pub fn dbus(&self, level: TrimLevel) {
-        let (Some(c), Some(byte)) = (&self.dbus, level.dbus_level()) else { return };
-        if let Err(e) = c.emit_signal(None::<&str>, DBUS_PATH, DBUS_NAME, "LowMemoryWarning", &(byte,)) {
-            tracing::warn!(error = %e, "LowMemoryWarning signal not sent");
-        }
+        self.bus.signal(level);
     }
 
     /// Watch what these apps give back from now on.
@@ -148,20 +122,6 @@ impl Notifier {
         match spawn(&cfg.post_kill, &env) {
             Ok(c) => self.post_kill.push(c),
             Err(e) => tracing::warn!(error = %e, hook = %cfg.post_kill, "post-kill command not started"),
-        }
-    }
-}
-
-/// The system bus, owning the low-memory-monitor's name if the bus's policy lets us (else
-/// the signals go out unowned, and GLib's listener, which follows the name, hears none: say
-/// so).
-fn connect() -> Result<zbus::blocking::Connection, String> {
-    match zbus::blocking::connection::Builder::system().and_then(|b| b.name(DBUS_NAME)).and_then(|b| b.build()) {
-        Ok(c) => Ok(c),
-        Err(e) => {
-            let c = zbus::blocking::Connection::system().map_err(|e| format!("system bus: {e}"))?;
-            tracing::warn!(error = %e, "could not own {DBUS_NAME} on the system bus (install packaging/dbus/memorch.conf): GLib listeners will not hear memorch");
-            Ok(c)
         }
     }
 }

@@ -52,6 +52,9 @@ impl Daemon {
                 &self.engine.preset,
             ));
         }
+        if let Err(e) = self.notifier.follow_bus(&self.cfg.notify, self.engine.preset.trim_notices) {
+            tracing::warn!(error = %e, "SIGHUP: trim notices go to socket listeners only");
+        }
         self.polling = crate::polling::Polling::default();
         self.set_timer();
         for (key, old, new) in &changes {

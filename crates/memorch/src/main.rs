@@ -47,6 +47,8 @@ enum Command {
     Presets(cmd::presets::Args),
     Config(cmd::config::Args),
     App(cmd::app::Args),
+    Manual(cmd::manual::ManualArgs),
+    Completions(cmd::manual::CompletionArgs),
 }
 
 fn main() {
@@ -76,6 +78,8 @@ fn main() {
         Command::Presets(a) => cmd::presets::run(a),
         Command::Config(a) => cmd::config::run(a),
         Command::App(a) => cmd::app::run(a),
+        Command::Manual(a) => cmd::manual::manual(a, <Cli as clap::CommandFactory>::command()),
+        Command::Completions(a) => cmd::manual::completions(a, <Cli as clap::CommandFactory>::command()),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
@@ -103,4 +107,33 @@ fn exec_daemon_binary() {
     };
     let err = std::process::Command::new(&daemon).args(args).exec();
     eprintln!("memorch: could not start {} ({err}); running the daemon in this process", daemon.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    fn missing(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            if a.get_help().is_none() && a.get_long_help().is_none() {
+                out.push(format!("{path} {}", a.get_id()));
+            }
+        }
+        if cmd.get_about().is_none() && cmd.get_long_about().is_none() {
+            out.push(format!("{path} (the command itself)"));
+        }
+        for s in cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+            missing(s, &format!("{path} {}", s.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_command_and_option_has_a_help_line() {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut out = Vec::new();
+        missing(&cmd, "memorch", &mut out);
+        assert!(out.is_empty(), "without a help line:\n{}", out.join("\n"));
+    }
 }

@@ -89,50 +89,6 @@ fn a_cached_app_is_frozen_after_the_set_time_thawed_before_its_visit_and_never_l
     sb.destroy().unwrap();
 }
 
-/// A private system bus (dbus-daemon with a config of the test's own), stopped on drop.
-struct PrivateBus {
-    child: std::process::Child,
-    address: String,
-    _dir: testkit::TempDir,
-}
-
-impl PrivateBus {
-    fn start() -> Option<PrivateBus> {
-        let tools = ["dbus-daemon", "gdbus"]
-            .iter()
-            .find(|t| memorch_linux::which::on_path(t).is_none())
-            .map_or(Ok(()), |t| Err(format!("{t} is not installed (scripts/setup installs it)")));
-        if !testkit::facility("a private D-Bus (dbus-daemon, gdbus)", tools) {
-            return None;
-        }
-        let dir = testkit::TempDir::new("memorch-bus");
-        let socket = dir.join("bus");
-        let conf = dir.join("bus.conf");
-        std::fs::write(&conf, format!(r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig><type>system</type><listen>unix:path={}</listen><auth>EXTERNAL</auth>
-<policy context="default"><allow user="*"/><allow own="*"/><allow send_type="signal"/><allow send_destination="*"/><allow receive_sender="*"/></policy></busconfig>"#, socket.display())).unwrap();
-        let child = std::process::Command::new("dbus-daemon")
-            .arg(format!("--config-file={}", conf.display()))
-            .arg("--nofork")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("dbus-daemon starts");
-        assert!(
-            testkit::wait_for(Duration::from_secs(10), || std::os::unix::net::UnixStream::connect(&socket).is_ok()),
-            "the private bus listens"
-        );
-        Some(PrivateBus { child, address: format!("unix:path={}", socket.display()), _dir: dir })
-    }
-}
-
-impl Drop for PrivateBus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Memory grows towards the compression margin; an app that listens is told first (on the
 /// socket, and GLib's own `gdbus` hears the freedesktop signal on a private system bus),
 /// drops its cache, and memorch counts what came back: nothing compressed or killed first.

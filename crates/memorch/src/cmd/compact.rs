@@ -16,6 +16,7 @@ use memorch_linux::compact::{self, Advice, CompactScope};
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
+    /// The process.
     pid: u32,
     /// Private anonymous memory (the default).
     #[arg(long, group = "scope")]

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 /// what it sees (status, explain, events, metrics, margins, trim notices).
 #[derive(clap::Args)]
 pub struct Args {
+    /// The daemon's control socket (as given to `memorch run --socket`).
     #[arg(long, default_value = "/run/memorch/memorch.sock")]
     socket: PathBuf,
     /// Print the daemon's answer as JSON.
@@ -23,12 +24,15 @@ pub struct Args {
 enum Cmd {
     /// A process changed class (foreground, visible, perceptible, service, home, previous, cached, empty).
     State {
+        /// The process.
         pid: u32,
+        /// Its new class.
         #[arg(value_parser = parse_class)]
         class: Class,
     },
     /// An app is about to launch: memorch makes room now.
     Launch {
+        /// The app's name (as the launcher knows it).
         app: String,
         /// Its expected peak, if known better than memorch's learned figure.
         #[arg(long)]
@@ -36,13 +40,18 @@ enum Cmd {
     },
     /// An app finished launching, and how long it took.
     Launched {
+        /// The app's name (as the launcher knows it).
         app: String,
+        /// The process that now runs it.
         #[arg(long)]
         pid: u32,
+        /// How long the launch took, in milliseconds.
         #[arg(long)]
         ms: u64,
+        /// It started from nothing (a new process).
         #[arg(long, conflicts_with = "warm", required_unless_present = "warm")]
         cold: bool,
+        /// It came back from the background (the process was alive).
         #[arg(long)]
         warm: bool,
     },
@@ -50,12 +59,15 @@ enum Cmd {
     Home,
     /// The screen went on or off (off = idle: time to prepare).
     Screen {
+        /// on or off.
         #[arg(value_parser = ["on", "off"])]
         state: String,
     },
+    /// The daemon's view: pressure, margins, apps and what it did last.
     Status,
     /// Where a process stands in the ladder, and why.
     Explain {
+        /// The process.
         pid: u32,
     },
     /// Follow actions as they happen (Ctrl-C ends).

@@ -8,6 +8,7 @@ use std::time::Duration;
 /// PATH is a cgroup path as /proc/PID/cgroup writes it.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The cgroup, e.g. /phone/app-4242.
     path: String,
     /// Give up after this many seconds (at most a day).
     #[arg(long, default_value = "5", value_parser = crate::args::timeout)]

@@ -12,6 +12,7 @@ use memorch_linux::kill;
 /// (oom_score_adj < 0) and anything outside --domain.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The process.
     pid: u32,
     /// Why, for the log line.
     #[arg(long, default_value = "by hand")]

@@ -12,8 +12,10 @@ use memorch_linux::SysRoot;
 pub enum Command {
     /// Global counters, and each process of the domain that KSM scans.
     Status {
+        /// Whose processes to list (`system` or `cgroup:PATH`).
         #[arg(long, default_value = "system")]
         domain: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },

@@ -6,10 +6,12 @@ mod bench_progress;
 mod bench_run;
 pub mod compact;
 pub mod config;
+mod config_page;
 pub mod ctl;
 pub mod freeze;
 pub mod kill;
 pub mod ksm;
+pub mod manual;
 pub mod presets;
 pub mod readback;
 pub mod reclaim;
@@ -34,6 +36,7 @@ pub struct TargetArgs {
     /// Say what would be done; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }

@@ -21,6 +21,7 @@ use memorch_linux::readback;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
+    /// The process.
     pid: u32,
     /// Read at most N swapped-out pages back.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

@@ -15,13 +15,16 @@ use memorch_linux::{reclaim, SysRoot};
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
+    /// Which memory to reclaim from (`system` or `cgroup:PATH`).
     #[arg(long, default_value = "system")]
     domain: String,
     /// How much: bytes, or with a K, M, G or T suffix (binary units).
     #[arg(long, value_parser = crate::args::bytes)]
     bytes: u64,
+    /// Say what would be reclaimed; change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }

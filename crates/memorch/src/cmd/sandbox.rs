@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 pub enum Cmd {
     /// Make a device.
     Create {
+        /// The device's name (letters, digits, - and _).
         name: String,
         /// RAM in MiB.
         #[arg(long, value_parser = clap::value_parser!(u64).range(64..))]
@@ -31,6 +32,7 @@ pub enum Cmd {
         /// zram swap in MiB (0 = none).
         #[arg(long, default_value_t = 0)]
         zram: u64,
+        /// The zram compression algorithm.
         #[arg(long, default_value = "lz4")]
         algorithm: String,
     },
@@ -38,7 +40,9 @@ pub enum Cmd {
     /// /proc shows only the device's processes and (with lxcfs) its memory. Waits for the
     /// command and exits with its status.
     Exec {
+        /// The device.
         name: String,
+        /// The command and its arguments.
         #[arg(required = true, last = true)]
         command: Vec<String>,
     },
@@ -49,7 +53,10 @@ pub enum Cmd {
         path: Option<String>,
     },
     /// Kill everything inside a device and remove it, its zram and its groups.
-    Destroy { name: String },
+    Destroy {
+        /// The device.
+        name: String,
+    },
     /// (internal) hold a device until SIGTERM.
     #[command(hide = true)]
     Keep { name: String, ram: u64, zram: u64, algorithm: String },

@@ -18,6 +18,7 @@ use std::os::unix::process::CommandExt;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
+    /// Where to start it (`system` or `cgroup:PATH`); it joins this cgroup.
     #[arg(long, default_value = "system")]
     domain: String,
     /// foreground, visible, perceptible, service, home, previous, cached or empty.

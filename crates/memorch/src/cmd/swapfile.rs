@@ -28,8 +28,10 @@ pub enum Command {
     },
     /// memorch's swap files, active and left over.
     List {
+        /// Where memorch keeps its swap files.
         #[arg(long, default_value = DEFAULT_DIR)]
         dir: PathBuf,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -44,6 +46,7 @@ pub enum Command {
         /// Every memorch swap file.
         #[arg(long)]
         all: bool,
+        /// Where memorch keeps its swap files.
         #[arg(long, default_value = DEFAULT_DIR)]
         dir: PathBuf,
         /// Say what would be removed; change nothing.

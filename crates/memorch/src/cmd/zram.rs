@@ -27,6 +27,7 @@ pub enum Command {
     },
     /// Every zram device: size, algorithm, what is stored and how well it compresses.
     Status {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },

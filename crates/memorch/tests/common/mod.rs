@@ -1,6 +1,10 @@
 //! Helpers shared by the binary's live tests.
 #![allow(dead_code)]
 
+pub mod bus;
+#[allow(unused_imports)]
+pub use bus::PrivateBus;
+
 use memorch_linux::sandbox::Sandbox;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
