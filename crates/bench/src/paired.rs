@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 /// What one run gives a comparison: the user's wait (s), p50 and p95 (ms) of the same
 /// visits (returns and relaunches, [`RunResult::after_first_launches`]), kills.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct RunFigures {
     pub p50_ms: f64,
     pub p95_ms: f64,
@@ -29,7 +29,7 @@ impl RunFigures {
 }
 
 /// A seed's run of each.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Pair {
     pub seed: u64,
     pub a: RunFigures,

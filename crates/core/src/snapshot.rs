@@ -219,6 +219,10 @@ pub struct ProcessInfo {
     /// process of that namespace.
     #[serde(default)]
     pub pid_ns_init: bool,
+    /// What a user calls the app: a systemd scope's application id, an Android package
+    /// (`memorch status` fills it; the daemon's snapshots leave it out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
 }
 
 impl ProcessInfo {
@@ -278,6 +282,7 @@ mod tests {
             ksm_merging_pages: None,
             age_ms: 0,
             pid_ns_init: false,
+            app: None,
         }
     }
 

@@ -222,7 +222,8 @@ impl AppView {
     }
 }
 
-/// `COMM#HASH`: the command name, and a hash of the program, its arguments and its cgroup
+/// `NAME#HASH`: the app's label (its command's name, or its scope's application id or
+/// Android package: `memorch_linux::app_label`), and a hash of the program, its arguments and its cgroup
 /// below the domain, so that a restart of the same app finds its learned history and two
 /// instances of one program with other arguments do not share it. The groups made per launch
 /// are left out of the cgroup: the app's own group below the domain (the one a squeeze of it
@@ -234,6 +235,7 @@ pub fn identity(root: &SysRoot, pid: u32, comm: &str, domain: &Domain) -> Option
     let args = memorch_linux::process::cmdline(root, pid).ok().filter(|a| !a.is_empty())?;
     let cg = memorch_linux::cgroup::process_cgroup_path(root, &pid.to_string()).unwrap_or_default();
     let below = cg.strip_prefix(domain.cgroup.as_ref().map_or("", |d| d.path.as_str())).unwrap_or(&cg);
+    let label = memorch_linux::app_label::label(below, args.first().map(String::as_str), comm);
     let mut below: Vec<&str> = below.split('/').filter(|p| !p.is_empty()).collect();
     if memorch_linux::appgroup::of_process(root, pid, domain).is_some() {
         below.pop();
@@ -246,7 +248,7 @@ pub fn identity(root: &SysRoot, pid: u32, comm: &str, domain: &Domain) -> Option
             h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
         }
     }
-    Some(format!("{comm}#{:08x}", h >> 32))
+    Some(format!("{label}#{:08x}", h >> 32))
 }
 
 #[cfg(test)]

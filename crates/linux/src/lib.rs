@@ -2,6 +2,7 @@
 //! the actuators that act through the kernel's own mechanisms. One file per facility; every
 //! reader takes a [`SysRoot`] so tests can point it at recorded files.
 
+pub mod app_label;
 pub mod appgroup;
 pub mod cgroup;
 pub mod compact;

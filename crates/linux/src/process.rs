@@ -257,6 +257,7 @@ impl<'a> ProcessReader<'a> {
             ksm_merging_pages: ksm,
             age_ms: self.uptime_ms.saturating_sub(start_ms),
             pid_ns_init,
+            app: None,
         }))
     }
 }

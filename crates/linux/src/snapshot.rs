@@ -200,6 +200,7 @@ mod tests {
             ksm_merging_pages: None,
             age_ms: uptime_ms - start_ms,
             pid_ns_init: false,
+            app: None,
         };
         Snapshot {
             domain: "system".into(),

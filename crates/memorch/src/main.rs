@@ -128,6 +128,29 @@ mod tests {
         }
     }
 
+    /// Leaves that print for people without `--json` (or an ancestor's).
+    fn without_json(cmd: &clap::Command, path: &str, inherited: bool, out: &mut Vec<String>) {
+        let has = inherited || cmd.get_arguments().any(|a| a.get_id() == "json");
+        let subs: Vec<_> = cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help").collect();
+        if subs.is_empty() && !has {
+            out.push(path.to_string());
+        }
+        for s in subs {
+            without_json(s, &format!("{path} {}", s.get_name()), has, out);
+        }
+    }
+
+    #[test]
+    fn every_command_that_prints_for_people_has_json() {
+        // The daemon logs (--log-format json); spawn and sandbox exec become the command;
+        // app is the synthetic app; manual writes files; completions print a shell script.
+        let exempt = ["run", "spawn", "sandbox exec", "app", "manual", "completions"];
+        let mut out = Vec::new();
+        without_json(&Cli::command(), "", false, &mut out);
+        out.retain(|c| !exempt.contains(&c.trim()));
+        assert!(out.is_empty(), "without --json:\n{}", out.join("\n"));
+    }
+
     #[test]
     fn every_command_and_option_has_a_help_line() {
         let mut cmd = Cli::command();

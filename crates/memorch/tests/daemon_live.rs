@@ -524,14 +524,19 @@ fn ctl_speaks_to_the_daemon() {
         a.extend_from_slice(args);
         ok(&a)
     };
-    let status: Value = serde_json::from_str(&ctl(&["status"])).unwrap();
+    let status: Value = serde_json::from_str(&ctl(&["--json", "status"])).unwrap();
     assert_eq!(status["dry_run"], true);
     assert!(status["apps"].as_u64().unwrap() >= 1, "{status}");
-    let ex: Value = serde_json::from_str(&ctl(&["explain", &pid.to_string()])).unwrap();
+    let text = ctl(&["status"]);
+    assert!(text.contains(&format!("preset memorch on cgroup:{}", sb.path)) && text.contains("dry run"), "{text}");
+    assert!(text.lines().count() <= 12 && text.contains("available"), "one screen, for people: {text}");
+    let ex: Value = serde_json::from_str(&ctl(&["--json", "explain", &pid.to_string()])).unwrap();
     // Its identity: the name it runs under and a hash of its arguments and group.
     assert!(ex["app"].as_str().unwrap().starts_with("ctl-app#"), "{ex}");
     assert_eq!(ex["class"], "cached");
     assert_eq!(ex["kill_rank"], 1, "the only cached app dies first: {ex}");
+    let text = ctl(&["explain", &pid.to_string()]);
+    assert!(text.starts_with("ctl-app#") && text.contains("1 of 1 in the kill order"), "for people: {text}");
     assert_eq!(ctl(&["state", &pid.to_string(), "empty"]).trim(), "ok");
     assert_eq!(ctl(&["launched", "ctl-app", "--pid", &pid.to_string(), "--ms", "700", "--cold"]).trim(), "ok");
     assert_eq!(ctl(&["home"]).trim(), "ok");

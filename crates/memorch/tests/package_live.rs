@@ -113,7 +113,8 @@ fn check_unpacked(root: &Path) {
     }
 }
 
-/// The unit, with its commands pointed at the unpacked binaries: no error, no warning.
+/// The unit, with its commands pointed at the unpacked binaries and its man pages looked up
+/// in the unpacked root: no error, no warning.
 fn check_unit(root: &Path, tmp: &Path) {
     let unit = std::fs::read_to_string(root.join("usr/lib/systemd/system/memorch.service")).unwrap();
     assert!(unit.contains("ExecStart=/usr/bin/memorch run --config /etc/memorch/memorch.toml"), "{unit}");
@@ -124,7 +125,13 @@ fn check_unit(root: &Path, tmp: &Path) {
     let copy = tmp.join("memorch.service");
     std::fs::write(&copy, unit.replace("/usr/bin/memorch", &root.join("usr/bin/memorch").display().to_string()))
         .unwrap();
-    let out = Command::new("systemd-analyze").arg("verify").arg(&copy).output().unwrap();
+    // Its Documentation= man pages are looked up too: in the unpacked root.
+    let out = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&copy)
+        .env("MANPATH", root.join("usr/share/man"))
+        .output()
+        .unwrap();
     let errors = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && errors.trim().is_empty(), "systemd-analyze verify: {errors}");
 }

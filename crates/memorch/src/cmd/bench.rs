@@ -102,6 +102,10 @@ pub struct Args {
     /// A cell already complete in OUT is kept, so a stopped scoreboard resumes. About 4 h.
     #[arg(long, conflicts_with_all = ["scenario", "ram", "ksm"])]
     scoreboard: bool,
+    /// At the end, print the managers' summaries and where the files are as JSON, not the
+    /// table (progress still goes to stderr).
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -136,6 +140,7 @@ pub fn run(a: Args) -> Result<()> {
         daemon_loop: a.daemon_loop,
         launcher: a.launcher,
         app_groups: a.app_groups,
+        json: a.json,
     };
     let Some(scenario) = scenario else { return scoreboard::run(b) };
     let outcome = bench_run::bench(scenario, &b)?;

@@ -26,6 +26,7 @@ pub struct Bench {
     pub daemon_loop: DaemonLoop,
     pub launcher: Launcher,
     pub app_groups: AppGroups,
+    pub json: bool,
 }
 
 /// Ctrl-C and SIGTERM end the current visit, then everything is torn down as usual. Apps and
@@ -70,8 +71,13 @@ pub fn bench(scenario: Scenario, b: &Bench) -> Result<campaign::Outcome> {
     };
     let outcome = c.run(&STOP, &progress).map_err(|e| anyhow::anyhow!(e))?;
     progress.done();
-    print!("{}", report::table(&outcome.summaries));
-    println!("\nresults: {} and {}", outcome.results_json.display(), outcome.report_html.display());
+    if b.json {
+        let doc = serde_json::json!({"summaries": outcome.summaries, "results": outcome.results_json, "report": outcome.report_html});
+        super::print_json(&doc)?;
+    } else {
+        print!("{}", report::table(&outcome.summaries));
+        println!("\nresults: {} and {}", outcome.results_json.display(), outcome.report_html.display());
+    }
     if STOP.load(Ordering::Relaxed) {
         eprintln!("interrupted: devices torn down; the results so far are above");
     }

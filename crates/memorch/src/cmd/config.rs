@@ -17,14 +17,19 @@ pub struct Args {
     /// Check a configuration file: every error names the key and the line.
     #[arg(long, value_name = "FILE")]
     check: Option<PathBuf>,
+    /// Print JSON: the settings as the daemon reads them (of the file checked, or the defaults).
+    #[arg(long, conflicts_with = "commented")]
+    json: bool,
 }
 
 pub fn run(a: Args) -> Result<()> {
     match a.check {
+        Some(p) if a.json => super::print_json(&Config::load(&p)?)?,
         Some(p) => {
             let c = Config::load(&p)?;
             println!("{}: ok (preset {}, domain {})", p.display(), c.preset, c.domain);
         }
+        None if a.defaults && a.json => super::print_json(&Config::default())?,
         None if a.commented => print!("{}", commented(DEFAULTS)),
         None if a.defaults => print!("{DEFAULTS}"),
         None => anyhow::bail!("give --defaults to print the default file, or --check FILE"),

@@ -109,6 +109,10 @@ pub fn run(a: Args) -> Result<()> {
         anyhow::bail!("memorch refused: {}", ans.error.as_deref().unwrap_or("no reason given"));
     }
     match (a.cmd, ans.data) {
+        (Cmd::Explain { .. }, Some(d)) if !a.json => {
+            print!("{}", super::ctl_status::explanation(&serde_json::from_value(d)?));
+        }
+        (Cmd::Status, Some(d)) if !a.json => print!("{}", super::ctl_status::render(&serde_json::from_value(d)?)),
         (Cmd::Metrics, Some(d)) if !a.json => print!("{}", serde_json::from_value::<Metrics>(d)?.text),
         (Cmd::Margins, Some(d)) if !a.json => {
             let m: MarginsInfo = serde_json::from_value(d)?;

@@ -16,15 +16,20 @@ pub struct Args {
     /// Check that it could be done; change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(a: Args, frozen: bool) -> Result<()> {
+    let mut said = super::Said::new(a.json);
+    let record = serde_json::json!({"dry_run": a.dry_run, "cgroup": a.path, "frozen": frozen});
     if a.dry_run {
         freeze::check(&SysRoot::live(), &a.path, frozen)?;
-        println!("would {} {}", if frozen { "freeze" } else { "thaw" }, a.path);
-        return Ok(());
+        said.say(format!("would {} {}", if frozen { "freeze" } else { "thaw" }, a.path), record);
+    } else {
+        freeze::set_frozen(&SysRoot::live(), &a.path, frozen, a.timeout)?;
+        said.say(format!("{} {}", if frozen { "froze" } else { "thawed" }, a.path), record);
     }
-    freeze::set_frozen(&SysRoot::live(), &a.path, frozen, a.timeout)?;
-    println!("{} {}", if frozen { "froze" } else { "thawed" }, a.path);
-    Ok(())
+    said.done()
 }

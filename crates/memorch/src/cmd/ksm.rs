@@ -1,6 +1,6 @@
 //! `memorch ksm status|tune`.
 
-use super::{open_domain, print_json};
+use super::{open_domain, print_json, Said};
 use anyhow::Result;
 use memorch_core::Facility;
 use memorch_linux::ksm::{self, KsmSettings};
@@ -33,6 +33,9 @@ pub enum Command {
         /// Say what would change; change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -40,8 +43,10 @@ pub fn run(c: Command) -> Result<()> {
     let root = SysRoot::live();
     match c {
         Command::Status { domain, json } => status(&root, &domain, json),
-        Command::Tune { run, pages_to_scan, sleep_ms, dry_run } => {
-            tune(&root, KsmSettings { run, pages_to_scan, sleep_ms }, dry_run)
+        Command::Tune { run, pages_to_scan, sleep_ms, dry_run, json } => {
+            let mut said = Said::new(json);
+            tune(&root, KsmSettings { run, pages_to_scan, sleep_ms }, dry_run, &mut said)?;
+            said.done()
         }
     }
 }
@@ -77,7 +82,7 @@ fn status(root: &SysRoot, domain: &str, json: bool) -> Result<()> {
 }
 
 /// ksmd's knobs set (or, in a dry run, what would change), and how to put them back.
-fn tune(root: &SysRoot, s: KsmSettings, dry_run: bool) -> Result<()> {
+fn tune(root: &SysRoot, s: KsmSettings, dry_run: bool, said: &mut Said) -> Result<()> {
     anyhow::ensure!(s != KsmSettings::default(), "nothing to tune: give --run, --pages-to-scan or --sleep-ms");
     if dry_run {
         let old = ksm::plan(root, &s)?;
@@ -88,7 +93,7 @@ fn tune(root: &SysRoot, s: KsmSettings, dry_run: bool) -> Result<()> {
             ("sleep_millisecs", show(old.sleep_ms, s.sleep_ms)),
         ] {
             if let Some(v) = v {
-                println!("would set {k}: {v}");
+                said.say(format!("would set {k}: {v}"), serde_json::json!({"dry_run": true, "knob": k, "change": v}));
             }
         }
         return Ok(());
@@ -102,6 +107,7 @@ fn tune(root: &SysRoot, s: KsmSettings, dry_run: bool) -> Result<()> {
             restore += &format!(" {flag} {v}");
         }
     }
-    println!("ksm tuned; to restore: {restore}");
+    let record = serde_json::json!({"dry_run": false, "set": {"run": s.run, "pages_to_scan": s.pages_to_scan, "sleep_millisecs": s.sleep_ms}, "restore": restore});
+    said.say(format!("ksm tuned; to restore: {restore}"), record);
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod compact;
 pub mod config;
 mod config_page;
 pub mod ctl;
+mod ctl_status;
 pub mod freeze;
 pub mod kill;
 pub mod ksm;
@@ -78,4 +79,37 @@ pub fn rate(bytes: u64, us: u64) -> String {
         return "-".into();
     }
     format!("{:.0} MB/s", bytes as f64 / us as f64)
+}
+
+/// What a command that changes things did: a line each for people or, with `--json`, the
+/// records as one JSON array for programs, printed once the command is done.
+pub struct Said {
+    json: bool,
+    records: Vec<serde_json::Value>,
+}
+
+impl Said {
+    pub fn new(json: bool) -> Said {
+        Said { json, records: Vec::new() }
+    }
+
+    pub fn say(&mut self, text: impl std::fmt::Display, record: serde_json::Value) {
+        if self.json {
+            self.records.push(record);
+        } else {
+            println!("{text}");
+        }
+    }
+
+    /// Whether the records go out as JSON (so a note for people is left out).
+    pub fn json(&self) -> bool {
+        self.json
+    }
+
+    pub fn done(self) -> Result<()> {
+        if self.json {
+            print_json(&self.records)?;
+        }
+        Ok(())
+    }
 }

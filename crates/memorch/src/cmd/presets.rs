@@ -17,6 +17,9 @@ use memorch_core::engine::spec::SWITCHES;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
+    /// List them as JSON: each preset's name, summary and whether it is a paper's baseline.
+    #[arg(long)]
+    json: bool,
     #[command(subcommand)]
     show: Option<Show>,
 }
@@ -36,6 +39,15 @@ enum Show {
 
 pub fn run(a: Args) -> Result<()> {
     match a.show {
+        None if a.json => {
+            let all = Preset::all();
+            let rows: Vec<_> = all
+                .iter()
+                .enumerate()
+                .map(|(i, p)| serde_json::json!({"name": p.name, "summary": p.summary, "baseline": i >= NAMES.len()}))
+                .collect();
+            super::print_json(&rows)?;
+        }
         None => list(),
         Some(Show::Show { name, json }) => {
             let p = memorch_daemon::preset_file::load(&name).map_err(|e| anyhow::anyhow!(e))?;

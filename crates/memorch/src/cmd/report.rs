@@ -37,17 +37,27 @@ pub struct Args {
     /// Where --summary writes (default: results.md beside the manifest's directory).
     #[arg(long, requires = "summary")]
     out: Option<PathBuf>,
+    /// Print JSON instead of the table: the summaries (or the pairs and their ratios).
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(a: Args) -> Result<()> {
     if let Some(manifest) = &a.summary {
-        return summary(manifest, a.out);
+        let out = summary(manifest, a.out)?;
+        let mut said = super::Said::new(a.json);
+        said.say(format!("wrote {}", out.display()), serde_json::json!({"wrote": out}));
+        return said.done();
     }
     let files: Vec<Vec<RunResult>> = a.results.iter().map(|p| read(p)).collect::<Result<_>>()?;
     if let Some(pair) = &a.pair {
         let (x, y) = pair.split_once(',').context("--pair takes two managers: A,B")?;
         let (ra, rb) = (select(&files, x)?, select(&files, y)?);
-        print!("{}", paired::table(x, y, &paired::pairs(&ra, &rb)));
+        let pairs = paired::pairs(&ra, &rb);
+        if a.json {
+            return super::print_json(&pair_json(x, y, &pairs));
+        }
+        print!("{}", paired::table(x, y, &pairs));
         return Ok(());
     }
     let runs: Vec<RunResult> = files.into_iter().flatten().collect();
@@ -59,9 +69,27 @@ pub fn run(a: Args) -> Result<()> {
         memorch_bench::html::report(name, v["description"].as_str().unwrap_or(""), &sums, &runs, v["stopped"].as_str());
     let out = a.html.unwrap_or_else(|| first.with_file_name("report.html"));
     std::fs::write(&out, html).with_context(|| format!("writing {}", out.display()))?;
+    if a.json {
+        return super::print_json(&serde_json::json!({"summaries": sums, "report": out}));
+    }
     print!("{}", report::table(&sums));
     println!("\nreport: {}", out.display());
     Ok(())
+}
+
+/// The pairs and A/B over them (geometric mean, and in how many pairs A was shorter).
+fn pair_json(a: &str, b: &str, pairs: &[paired::Pair]) -> serde_json::Value {
+    let ratio = |f: fn(&paired::RunFigures) -> f64| {
+        paired::ratio(pairs, f).map(|(g, shorter)| serde_json::json!({"a_over_b": g, "a_shorter_in": shorter}))
+    };
+    serde_json::json!({
+        "a": a,
+        "b": b,
+        "pairs": pairs,
+        "wait": ratio(|r| r.wait_s),
+        "p95": ratio(|r| r.p95_ms),
+        "p50": ratio(|r| r.p50_ms),
+    })
 }
 
 fn read(path: &Path) -> Result<Vec<RunResult>> {
@@ -98,7 +126,7 @@ fn file_range(text: &str, count: usize) -> Option<std::ops::RangeInclusive<usize
     (1 <= first && first <= last && last <= count).then_some(first..=last)
 }
 
-fn summary(manifest: &Path, out: Option<PathBuf>) -> Result<()> {
+fn summary(manifest: &Path, out: Option<PathBuf>) -> Result<PathBuf> {
     let text = std::fs::read_to_string(manifest).with_context(|| format!("reading {}", manifest.display()))?;
     let m: summary_md::Manifest = toml::from_str(&text).with_context(|| format!("{}", manifest.display()))?;
     let dir = manifest.parent().unwrap_or(Path::new("."));
@@ -110,8 +138,7 @@ fn summary(manifest: &Path, out: Option<PathBuf>) -> Result<()> {
     let page = summary_md::render(&m, dir, &stamp).map_err(|e| anyhow::anyhow!(e))?;
     let out = out.unwrap_or_else(|| dir.parent().unwrap_or(Path::new(".")).join("results.md"));
     std::fs::write(&out, page).with_context(|| format!("writing {}", out.display()))?;
-    println!("wrote {}", out.display());
-    Ok(())
+    Ok(out)
 }
 
 #[cfg(test)]

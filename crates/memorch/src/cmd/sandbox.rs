@@ -35,6 +35,9 @@ pub enum Cmd {
         /// The zram compression algorithm.
         #[arg(long, default_value = "lz4")]
         algorithm: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Run a command inside a device: in its cgroups and its PID and mount namespace, where
     /// /proc shows only the device's processes and (with lxcfs) its memory. Waits for the
@@ -51,11 +54,17 @@ pub enum Cmd {
         /// Print only this device's cgroup path (for --domain cgroup:PATH).
         #[arg(long, value_name = "NAME")]
         path: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Kill everything inside a device and remove it, its zram and its groups.
     Destroy {
         /// The device.
         name: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// (internal) hold a device until SIGTERM.
     #[command(hide = true)]
@@ -82,22 +91,29 @@ fn valid_name(name: &str) -> Result<()> {
 
 pub fn run(c: Cmd) -> Result<()> {
     match c {
-        Cmd::Create { name, ram, zram, algorithm } => create(&name, ram, zram, &algorithm),
+        Cmd::Create { name, ram, zram, algorithm, json } => create(&name, ram, zram, &algorithm, json),
         Cmd::Keep { name, ram, zram, algorithm } => keep(&name, ram, zram, &algorithm),
         Cmd::Exec { name, command } => exec(&name, &command),
         Cmd::NsInit { lxcfs_proc, pressure } => {
             match memorch_linux::namespace::init_main(&memorch_linux::namespace::View { lxcfs_proc, pressure })? {}
         }
-        Cmd::List { path: Some(name) } => {
-            println!("{}", DeviceRecord::load(&name).map_err(|e| anyhow::anyhow!(e))?.path);
-            Ok(())
+        Cmd::List { path: Some(name), json } => {
+            let rec = DeviceRecord::load(&name).map_err(|e| anyhow::anyhow!(e))?;
+            let mut said = super::Said::new(json);
+            said.say(&rec.path, serde_json::json!({"name": name, "path": rec.path}));
+            said.done()
         }
-        Cmd::List { path: None } => list(),
-        Cmd::Destroy { name } => destroy(&name),
+        Cmd::List { path: None, json } => list(json),
+        Cmd::Destroy { name, json } => {
+            destroy(&name)?;
+            let mut said = super::Said::new(json);
+            said.say(format!("sandbox {name} destroyed"), serde_json::json!({"destroyed": name}));
+            said.done()
+        }
     }
 }
 
-fn create(name: &str, ram: u64, zram: u64, algorithm: &str) -> Result<()> {
+fn create(name: &str, ram: u64, zram: u64, algorithm: &str, json: bool) -> Result<()> {
     valid_name(name)?;
     anyhow::ensure!(DeviceRecord::load(name).is_err(), "sandbox '{name}' exists: destroy it first");
     anyhow::ensure!(zram <= 4 * ram, "--zram {zram}: at most 4 × --ram");
@@ -117,6 +133,9 @@ fn create(name: &str, ram: u64, zram: u64, algorithm: &str) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Ok(rec) = DeviceRecord::load(name) {
+            if json {
+                return super::print_json(&rec);
+            }
             println!(
                 "sandbox {name}: {} RAM{}, cgroup {} (use --domain cgroup:{})",
                 bytes(rec.ram_bytes),
@@ -208,10 +227,11 @@ fn exec(name: &str, command: &[String]) -> Result<()> {
     std::process::exit(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)));
 }
 
-fn list() -> Result<()> {
+fn list(json: bool) -> Result<()> {
     let root = SysRoot::live();
     let all = DeviceRecord::all();
-    if all.is_empty() {
+    let mut said = super::Said::new(json);
+    if all.is_empty() && !json {
         println!("no sandboxes (memorch sandbox create NAME --ram MB)");
     }
     for r in all {
@@ -223,7 +243,7 @@ fn list() -> Result<()> {
             ),
             Err(_) => (0, 0),
         };
-        println!(
+        let text = format!(
             "{:<16} RAM {:>10}  used {:>10}  {:>3} processes  zram {:<6}  keeper {}  {}",
             r.name,
             bytes(r.ram_bytes),
@@ -233,8 +253,9 @@ fn list() -> Result<()> {
             r.keeper_pid,
             r.path
         );
+        said.say(text, serde_json::json!({"device": r, "used_bytes": used, "processes": procs}));
     }
-    Ok(())
+    said.done()
 }
 
 fn destroy(name: &str) -> Result<()> {
@@ -257,6 +278,5 @@ fn destroy(name: &str) -> Result<()> {
     let pidfd = memorch_linux::pidfd::Pidfd::open(rec.keeper_pid)?;
     pidfd.send_signal(libc::SIGTERM)?;
     anyhow::ensure!(pidfd.wait_exit(Duration::from_secs(30)), "sandbox '{name}': the keeper did not stop within 30 s");
-    println!("sandbox {name} destroyed");
     Ok(())
 }

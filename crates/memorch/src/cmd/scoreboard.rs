@@ -39,6 +39,8 @@ pub fn run(b: Bench) -> Result<()> {
             out: dir,
             launcher: cell.launcher,
             app_groups: cell.app_groups,
+            // One document at the end, not one a cell.
+            json: false,
             ..b
         };
         match bench(scenario, &this) {
@@ -54,15 +56,22 @@ pub fn run(b: Bench) -> Result<()> {
             Err(e) => failed.push(format!("{}: {e}", cell.name)),
         }
     }
-    let page = format!(
-        "# Scoreboard: `{candidate}` against the best other, seeds {seed}-{}\n\n{}",
-        seed + b.repeat - 1,
-        render(&cells, &candidate)
-    );
-    let path = b.out.join("scoreboard.md");
-    std::fs::write(&path, &page).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-    println!("\n{page}\nscoreboard: {}", path.display());
+    let title = format!("`{candidate}` against the best other, seeds {seed}-{}", seed + b.repeat - 1);
+    write_page(&b, &title, &render(&cells, &candidate))?;
     anyhow::ensure!(failed.is_empty(), "some cells are not clean comparisons: {}", failed.join("; "));
     anyhow::ensure!(cells.len() == CELLS.len(), "interrupted: run the same command again to finish the missing cells");
     Ok(())
+}
+
+/// OUT/scoreboard.md, and the page (or with --json where it is) on stdout.
+fn write_page(b: &Bench, title: &str, body: &str) -> Result<()> {
+    let page = format!("# Scoreboard: {title}\n\n{body}");
+    let path = b.out.join("scoreboard.md");
+    std::fs::write(&path, &page).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    if b.json {
+        super::print_json(&serde_json::json!({"scoreboard": path}))
+    } else {
+        println!("\n{page}\nscoreboard: {}", path.display());
+        Ok(())
+    }
 }

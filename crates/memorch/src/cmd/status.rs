@@ -52,6 +52,9 @@ pub fn run(args: Args) -> Result<()> {
     let tty = std::io::stdout().is_terminal();
     loop {
         let mut snap = snapshot::full(&root, &domain).with_context(|| format!("reading domain {spec}"))?;
+        for p in snap.processes.iter_mut().flatten() {
+            p.app = Some(memorch_linux::app_label::of_process(&root, p.pid, &domain, &p.name));
+        }
         let top = args.top.or(if args.json { None } else { Some(20) });
         let out = if args.json {
             if let (Some(n), Some(ps)) = (args.top, snap.processes.as_mut()) {
@@ -194,17 +197,17 @@ fn render_processes(o: &mut String, ps: &[memorch_core::ProcessInfo], top: Optio
     let _ = writeln!(o, "\nprocesses: {} (kill order: least important class first, then largest)", ps.len());
     let _ = writeln!(
         o,
-        "{:>7} {:<11} {:>5} {:<16} {:>10} {:>10} {:>10} {:>9} {:>10} {:>10} {:>6} {:>7}",
-        "PID", "CLASS", "ADJ", "NAME", "RSS", "ANON", "FILE", "SHMEM", "PSS", "SWAP", "KSM", "AGE"
+        "{:>7} {:<11} {:>5} {:<20} {:>10} {:>10} {:>10} {:>9} {:>10} {:>10} {:>6} {:>7}",
+        "PID", "CLASS", "ADJ", "APP", "RSS", "ANON", "FILE", "SHMEM", "PSS", "SWAP", "KSM", "AGE"
     );
     for p in &ps[..shown] {
         let _ = writeln!(
             o,
-            "{:>7} {:<11} {:>5} {:<16} {:>10} {:>10} {:>10} {:>9} {:>10} {:>10} {:>6} {:>7}",
+            "{:>7} {:<11} {:>5} {:<20} {:>10} {:>10} {:>10} {:>9} {:>10} {:>10} {:>6} {:>7}",
             p.pid,
             p.class.name(),
             p.oom_score_adj,
-            p.name,
+            p.app.as_deref().unwrap_or(&p.name),
             bytes(p.rss_bytes()),
             bytes(p.rss_anon_bytes),
             bytes(p.rss_file_bytes),

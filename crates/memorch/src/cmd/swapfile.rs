@@ -1,6 +1,6 @@
 //! `memorch swapfile add|list|remove`.
 
-use super::print_json;
+use super::{print_json, Said};
 use crate::human::bytes;
 use anyhow::Result;
 use memorch_linux::swapfile::{self, DEFAULT_DIR, DEFAULT_PRIORITY};
@@ -25,6 +25,9 @@ pub enum Command {
         /// Say what would be created; change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// memorch's swap files, active and left over.
     List {
@@ -52,19 +55,29 @@ pub enum Command {
         /// Say what would be removed; change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
 pub fn run(c: Command) -> Result<()> {
     let root = SysRoot::live();
     match c {
-        Command::Add { size, dir, priority, dry_run: true } => {
-            let p = swapfile::plan(&dir, size)?;
-            println!("would add swap file {}: {}, priority {priority}", p.display(), bytes(size));
-        }
-        Command::Add { size, dir, priority, dry_run: false } => {
-            let p = swapfile::add(&root, &dir, size, priority)?;
-            println!("swap file {} added: {}, priority {priority}", p.display(), bytes(size));
+        Command::Add { size, dir, priority, dry_run, json } => {
+            let mut said = Said::new(json);
+            let record = |p: &std::path::Path| serde_json::json!({"dry_run": dry_run, "path": p, "size_bytes": size, "priority": priority});
+            if dry_run {
+                let p = swapfile::plan(&dir, size)?;
+                said.say(
+                    format!("would add swap file {}: {}, priority {priority}", p.display(), bytes(size)),
+                    record(&p),
+                );
+            } else {
+                let p = swapfile::add(&root, &dir, size, priority)?;
+                said.say(format!("swap file {} added: {}, priority {priority}", p.display(), bytes(size)), record(&p));
+            }
+            said.done()?;
         }
         Command::List { dir, json } => {
             let files = swapfile::list(&root, &dir)?;
@@ -87,20 +100,29 @@ pub fn run(c: Command) -> Result<()> {
                 );
             }
         }
-        Command::Remove { path, idle, all, dir, dry_run } => remove(&root, path, idle, all, &dir, dry_run)?,
+        Command::Remove { path, idle, all, dir, dry_run, json } => {
+            let mut said = Said::new(json);
+            remove(&root, path, Which { idle, all }, &dir, dry_run, &mut said)?;
+            said.done()?;
+        }
     }
     Ok(())
 }
 
 /// Remove one file, or memorch's files in `dir` that are active and empty (with `idle`, those
 /// left inactive too; with `all`, every one).
+struct Which {
+    idle: bool,
+    all: bool,
+}
+
 fn remove(
     root: &SysRoot,
     path: Option<PathBuf>,
-    idle: bool,
-    all: bool,
+    Which { idle, all }: Which,
     dir: &std::path::Path,
     dry_run: bool,
+    said: &mut Said,
 ) -> Result<()> {
     let paths: Vec<PathBuf> = match path {
         Some(p) => vec![p],
@@ -110,7 +132,7 @@ fn remove(
             .map(|f| f.path)
             .collect(),
     };
-    if paths.is_empty() {
+    if paths.is_empty() && !said.json() {
         println!("no {}memorch swap file to remove", if idle { "idle " } else { "" });
     }
     for p in paths {
@@ -120,11 +142,11 @@ fn remove(
                 "{} was not made by memorch (its files are named memorch-swap-N.swap)",
                 p.display()
             );
-            println!("would remove {}", p.display());
+            said.say(format!("would remove {}", p.display()), serde_json::json!({"dry_run": true, "removed": p}));
             continue;
         }
         swapfile::remove(root, &p)?;
-        println!("removed {}", p.display());
+        said.say(format!("removed {}", p.display()), serde_json::json!({"dry_run": false, "removed": p}));
     }
     Ok(())
 }

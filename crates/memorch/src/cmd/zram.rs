@@ -1,10 +1,11 @@
 //! `memorch zram setup|status|teardown`.
 
-use super::print_json;
+use super::{print_json, Said};
 use crate::human::bytes;
 use anyhow::{Context, Result};
 use memorch_linux::zram::{self, ZramSize};
 use memorch_linux::{meminfo, swaps, SysRoot};
+use serde_json::json;
 
 /// Set up, show and tear down zram swap. memorch records what it changed
 /// (/run/memorch/zram/) so that teardown puts the device back exactly as it was.
@@ -24,6 +25,9 @@ pub enum Command {
         /// Say what would be set up; change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Every zram device: size, algorithm, what is stored and how well it compresses.
     Status {
@@ -39,6 +43,9 @@ pub enum Command {
         /// Say what would be undone; change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -49,29 +56,44 @@ fn parse_size(s: &str) -> Result<ZramSize, String> {
 pub fn run(c: Command) -> Result<()> {
     let root = SysRoot::live();
     match c {
-        Command::Setup { size, algorithm, priority, dry_run } => {
-            setup(&root, size, algorithm.as_deref(), priority, dry_run)
+        Command::Setup { size, algorithm, priority, dry_run, json } => {
+            let mut said = Said::new(json);
+            setup(&root, size, algorithm.as_deref(), priority, dry_run, &mut said)?;
+            said.done()
         }
         Command::Status { json } => status(&root, json),
-        Command::Teardown { device, dry_run } => teardown(&root, device.as_deref(), dry_run),
+        Command::Teardown { device, dry_run, json } => {
+            let mut said = Said::new(json);
+            teardown(&root, device.as_deref(), dry_run, &mut said)?;
+            said.done()
+        }
     }
 }
 
-fn setup(root: &SysRoot, size: ZramSize, algorithm: Option<&str>, priority: i32, dry_run: bool) -> Result<()> {
+fn setup(
+    root: &SysRoot,
+    size: ZramSize,
+    algorithm: Option<&str>,
+    priority: i32,
+    dry_run: bool,
+    said: &mut Said,
+) -> Result<()> {
     let size_bytes = size.bytes(meminfo::mem_total_bytes(root)?);
     if dry_run {
         let dev = zram::plan(root, size_bytes, algorithm)?;
-        println!(
+        let text = format!(
             "would set up {} as swap: {} {}, priority {priority}",
             dev.as_deref().unwrap_or("a hot-added zram device (every device is busy)"),
             bytes(size_bytes),
             algorithm.unwrap_or("(the kernel's default algorithm)")
         );
+        let record = json!({"dry_run": true, "device": dev, "disksize_bytes": size_bytes, "algorithm": algorithm, "priority": priority});
+        said.say(text, record);
         return Ok(());
     }
     let rec = zram::setup(root, size_bytes, algorithm, priority)?;
     zram::save_record(&rec).context("recording the zram set-up (teardown needs it)")?;
-    println!(
+    let text = format!(
         "zram: {} set up as swap: {} {}, priority {}{}; undo with 'memorch zram teardown'",
         rec.device,
         bytes(rec.disksize_bytes),
@@ -79,6 +101,7 @@ fn setup(root: &SysRoot, size: ZramSize, algorithm: Option<&str>, priority: i32,
         rec.priority,
         if rec.hot_added { " (hot-added)" } else { "" }
     );
+    said.say(text, json!({"dry_run": false, "device": rec.device, "disksize_bytes": rec.disksize_bytes, "algorithm": rec.algorithm, "priority": rec.priority, "hot_added": rec.hot_added}));
     Ok(())
 }
 
@@ -119,37 +142,32 @@ fn status(root: &SysRoot, json: bool) -> Result<()> {
 }
 
 /// Only its own set-ups: those of a live test, bench or daemon are theirs to undo.
-fn teardown(root: &SysRoot, device: Option<&str>, dry_run: bool) -> Result<()> {
+fn teardown(root: &SysRoot, device: Option<&str>, dry_run: bool, said: &mut Said) -> Result<()> {
     let records: Vec<_> = zram::records()?
         .into_iter()
         .filter(|r| device.is_none_or(|d| d == r.device))
         .filter(|r| r.owner().is_none_or(|o| !o.alive(root)))
         .collect();
-    if records.is_empty() {
+    if records.is_empty() && !said.json() {
         println!(
             "zram: nothing to tear down: memorch set up no {} (it only undoes its own set-ups)",
             device.unwrap_or("device")
         );
-        return Ok(());
     }
     for rec in records {
+        let record = json!({"dry_run": dry_run, "device": rec.device, "algorithm_restored": rec.previous_algorithm, "hot_removed": rec.hot_added});
         if dry_run {
-            println!(
-                "would tear down {} (algorithm back to {}{})",
-                rec.device,
-                rec.previous_algorithm,
-                if rec.hot_added { ", hot-remove" } else { "" }
+            let hot = if rec.hot_added { ", hot-remove" } else { "" };
+            said.say(
+                format!("would tear down {} (algorithm back to {}{hot})", rec.device, rec.previous_algorithm),
+                record,
             );
             continue;
         }
         zram::teardown(root, &rec).with_context(|| format!("tearing down {}", rec.device))?;
         zram::forget_record(&rec)?;
-        println!(
-            "zram: {} torn down (algorithm back to {}{})",
-            rec.device,
-            rec.previous_algorithm,
-            if rec.hot_added { ", hot-removed" } else { "" }
-        );
+        let hot = if rec.hot_added { ", hot-removed" } else { "" };
+        said.say(format!("zram: {} torn down (algorithm back to {}{hot})", rec.device, rec.previous_algorithm), record);
     }
     Ok(())
 }
