@@ -98,8 +98,8 @@ impl Daemon {
         refuse_unprivileged(&cfg)?;
         let root = SysRoot::live();
         // What a memorch that died left (zram, swap files, KSM settings) goes first: it
-        // would otherwise look like the machine's own set-up.
-        machine::recover(&root);
+        // would otherwise look like the machine's own set-up. A dry run only says what.
+        machine::recover(&root, cfg.dry_run);
         let spec = cfg.domain_spec();
         let domain = Domain::open(&root, &spec).map_err(|e| format!("domain {spec}: {e}"))?;
         let signals = SignalFd::new(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).map_err(|e| e.to_string())?;
@@ -108,7 +108,9 @@ impl Daemon {
         Server::claim(&cfg.socket).map_err(socket_error)?;
         // Only once no live daemon holds the socket: its frozen apps are not left behind.
         machine::thaw_left_frozen(&domain, cfg.dry_run);
-        std::fs::create_dir_all(&cfg.state_dir).map_err(|e| state_dir_error(&cfg, e))?;
+        if !cfg.dry_run {
+            std::fs::create_dir_all(&cfg.state_dir).map_err(|e| state_dir_error(&cfg, e))?;
+        }
         let (stats, _) = store::load(&cfg.state_dir);
         let preset = cfg.preset();
         let triggers = Triggers::new(machine::arm_triggers(&domain, &cfg, &preset));
@@ -374,8 +376,12 @@ impl Daemon {
         }
     }
 
+    /// Write the learned statistics (not in a dry run, which writes nothing of the machine's).
     pub(crate) fn save(&mut self) {
         self.last_save = Instant::now();
+        if self.cfg.dry_run {
+            return;
+        }
         if let Err(e) = store::save(&self.cfg.state_dir, &self.engine.state.stats) {
             tracing::warn!(error = %e, "saving learned app statistics failed");
         }

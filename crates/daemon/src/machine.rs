@@ -9,9 +9,12 @@ use memorch_linux::events::{PsiTrigger, StallKind};
 use memorch_linux::zram::ZramGuard;
 use memorch_linux::{snapshot, Domain, SysRoot};
 
-/// Undo what memorch processes that died left (their guards never ran), and say so.
-pub fn recover(root: &SysRoot) {
-    for r in memorch_linux::recovery::recover_all(root) {
+/// Undo what memorch processes that died left (their guards never ran), and say so; in a
+/// dry run, say only what would be undone.
+pub fn recover(root: &SysRoot, dry_run: bool) {
+    let found =
+        if dry_run { memorch_linux::recovery::report_all(root) } else { memorch_linux::recovery::recover_all(root) };
+    for r in found {
         match r {
             Ok(done) => tracing::warn!("{done}"),
             Err(e) => tracing::error!(error = %e, "could not undo what a memorch process that died left"),

@@ -162,10 +162,14 @@ impl Drop for KsmGuard {
 }
 
 /// Put back the KSM settings that guards of dead owners replaced. Returns what was done, or
-/// why not.
-pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
+/// why not (without `undo`, what it would do).
+pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<String, String>> {
     let mut out = Vec::new();
     for (rec, change) in crate::records::stale::<KsmSettings>(root, RECORD_KIND) {
+        if !undo {
+            out.push(Ok(format!("would put KSM back as a memorch process that died found it ({})", rec.display())));
+            continue;
+        }
         match change.and_then(|prev| restore(root, &prev).map(|_| prev).map_err(|e| e.to_string())) {
             Ok(prev) => {
                 crate::records::remove(&rec);

@@ -29,7 +29,7 @@ impl Lxcfs {
         let exe = crate::which::on_path("lxcfs").ok_or_else(|| {
             Error::Refused("lxcfs is not installed: apt-get install lxcfs (scripts/setup does)".into())
         })?;
-        recover_stale();
+        recover_stale(true);
         let dir = Path::new(LXCFS_DIR).join(std::process::id().to_string());
         let mnt = dir.join("mnt");
         std::fs::create_dir_all(&mnt).map_err(|e| Error::io(&mnt, e))?;
@@ -102,7 +102,8 @@ fn is_mounted(path: &Path) -> bool {
 
 /// Stop and remove the instances of owners that died without their guard running. Their
 /// lxcfs is ours to stop only if its command line names the instance's own mount point.
-pub fn recover_stale() -> Vec<PathBuf> {
+/// Without `undo`, only which instances it would stop.
+pub fn recover_stale(undo: bool) -> Vec<PathBuf> {
     let mut done = Vec::new();
     for e in std::fs::read_dir(LXCFS_DIR).into_iter().flatten().flatten() {
         let Some(owner) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
@@ -111,6 +112,10 @@ pub fn recover_stale() -> Vec<PathBuf> {
             continue;
         }
         let dir = e.path();
+        if !undo {
+            done.push(dir);
+            continue;
+        }
         let pid = std::fs::read_to_string(dir.join("lxcfs.pid")).ok().and_then(|t| t.trim().parse::<i32>().ok());
         if let Some(pid) = pid {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();

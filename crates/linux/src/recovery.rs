@@ -8,23 +8,34 @@ use crate::root::SysRoot;
 /// Everything of dead owners: zram set-ups, swap files, KSM settings, lxcfs instances and
 /// sandboxes. Each entry says what was put back (`Ok`) or what could not be (`Err`).
 pub fn recover_all(root: &SysRoot) -> Vec<Result<String, String>> {
+    recover(root, true)
+}
+
+/// What [`recover_all`] would put back, each entry starting "would", and nothing changed: a
+/// dry run's start.
+pub fn report_all(root: &SysRoot) -> Vec<Result<String, String>> {
+    recover(root, false)
+}
+
+fn recover(root: &SysRoot, undo: bool) -> Vec<Result<String, String>> {
     let mut out = Vec::new();
     // Swap files before zram: both are swap, and zram's own teardown swaps off.
-    out.extend(crate::swapfile::recover_stale(root));
-    out.extend(crate::zram::recover_stale(root));
-    out.extend(crate::ksm::recover_stale(root));
+    out.extend(crate::swapfile::recover_stale(root, undo));
+    out.extend(crate::zram::recover_stale(root, undo));
+    out.extend(crate::ksm::recover_stale(root, undo));
     if root.is_live() {
+        let (stop, remove) = if undo { ("stopped", "removed") } else { ("would stop", "would remove") };
         out.extend(
-            crate::lxcfs::recover_stale()
+            crate::lxcfs::recover_stale(undo)
                 .into_iter()
-                .map(|d| Ok(format!("stopped lxcfs at {}, left by a memorch process that died", d.display()))),
+                .map(|d| Ok(format!("{stop} lxcfs at {}, left by a memorch process that died", d.display()))),
         );
         out.extend(
-            crate::sandbox::remove_stale()
+            crate::sandbox::remove_stale(undo)
                 .into_iter()
-                .map(|p| Ok(format!("removed sandbox {p}, left by a memorch process that died"))),
+                .map(|p| Ok(format!("{remove} sandbox {p}, left by a memorch process that died"))),
         );
-        out.extend(remove_dead_owners_dirs(root, BENCH_RUN_ROOT));
+        out.extend(remove_dead_owners_dirs(root, BENCH_RUN_ROOT, undo));
     }
     out
 }
@@ -34,12 +45,16 @@ pub fn recover_all(root: &SysRoot) -> Vec<Result<String, String>> {
 pub const BENCH_RUN_ROOT: &str = "/run/memorch/bench";
 
 /// Directories under `parent` named by the pid of an owner that is gone.
-fn remove_dead_owners_dirs(root: &SysRoot, parent: &str) -> Vec<Result<String, String>> {
+fn remove_dead_owners_dirs(root: &SysRoot, parent: &str, undo: bool) -> Vec<Result<String, String>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
         let owner = crate::owner::Owner { pid, start_ticks: None };
         if owner.is_me() || owner.alive(root) {
+            continue;
+        }
+        if !undo {
+            out.push(Ok(format!("would remove {}, left by a bench that died", e.path().display())));
             continue;
         }
         out.push(

@@ -263,8 +263,9 @@ fn child_path(base: &str, name: &str) -> String {
 /// Remove sandboxes whose creator died without removing them (named `memorch…-PID-N` by
 /// tests and the bench, PID no longer alive): kill what is inside and remove the groups, then
 /// the v2 parents memorch made that nothing holds any more. Looked for wherever a sandbox can
-/// be ([`places`]), not only below this process's group. Returns the paths removed.
-pub fn remove_stale() -> Vec<String> {
+/// be ([`places`]), not only below this process's group. Returns the paths removed (without
+/// `undo`, those it would remove, and nothing is changed).
+pub fn remove_stale(undo: bool) -> Vec<String> {
     let root = SysRoot::live();
     let mut removed = Vec::new();
     for place in places() {
@@ -275,6 +276,10 @@ pub fn remove_stale() -> Vec<String> {
                 continue;
             }
             let path = child_path(&place.base, &name);
+            if !undo {
+                removed.push(path);
+                continue;
+            }
             let sb = Sandbox {
                 path: path.clone(),
                 v1_memory: place.v1.as_ref().map(|d| d.join(&name)).filter(|d| d.is_dir()),
@@ -288,7 +293,7 @@ pub fn remove_stale() -> Vec<String> {
         }
     }
     // A creator killed between making a parent and its sandbox left the parent empty.
-    if !read_registry().is_empty() {
+    if undo && !read_registry().is_empty() {
         if let Ok(_lock) = FileLock::acquire(PARENTS_LOCK) {
             remove_registered_parents();
         }

@@ -248,11 +248,14 @@ impl Drop for SwapFileGuard {
 }
 
 /// Remove the swap files of guards whose owners died (SIGKILL, a crash). Returns what was
-/// removed, or why not.
-pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
+/// removed, or why not (without `undo`, what it would remove, changing nothing).
+pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<String, String>> {
     let mut out = Vec::new();
     for (rec, change) in crate::records::stale::<PathBuf>(root, RECORD_KIND) {
         match change {
+            Ok(path) if !undo => {
+                out.push(Ok(format!("would remove swap file {}, left by a memorch process that died", path.display())))
+            }
             Ok(path) if !path.exists() => {
                 crate::records::remove(&rec);
             }

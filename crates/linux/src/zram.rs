@@ -278,8 +278,8 @@ impl Drop for ZramGuard {
 }
 
 /// Tear down zram set-ups whose owning process is gone (it was killed before its guard
-/// could). Returns the devices put back.
-pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>> {
+/// could). Returns the devices put back (without `undo`, those it would put back).
+pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<String, String>> {
     let mut done = Vec::new();
     let records = match records() {
         Ok(r) => r,
@@ -289,6 +289,13 @@ pub fn recover_stale(root: &SysRoot) -> Vec<std::result::Result<String, String>>
         // A zombie owner is dead (its guard will never run); a reused pid is another process.
         let Some(owner) = rec.owner() else { continue };
         if owner.is_me() || owner.alive(root) {
+            continue;
+        }
+        if !undo {
+            done.push(Ok(format!(
+                "would put back {}, left set up by a memorch process that died (pid {})",
+                rec.device, owner.pid
+            )));
             continue;
         }
         match teardown(root, &rec) {

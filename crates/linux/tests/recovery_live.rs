@@ -58,6 +58,13 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     let pid = child.id();
     assert!(testkit::wait_for(Duration::from_secs(10), || std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|s| s.contains(") Z "))));
+    // A dry run's start: what would be put back, and nothing put back.
+    let would: Vec<String> = recovery::report_all(&SysRoot::live()).into_iter().map(|r| r.unwrap()).collect();
+    for what in ["would remove swap file", "would put back zram", "would put KSM back"] {
+        assert!(would.iter().any(|s| s.starts_with(what)), "{what}: {would:?}");
+    }
+    assert_eq!(std::fs::read_to_string("/proc/swaps").unwrap(), swaps_held, "a report swaps nothing off");
+    assert_eq!(ksm_settings().1, "4321", "a report puts nothing back");
     let done = recovery::recover_all(&SysRoot::live());
     let said: Vec<String> = done.iter().map(|r| r.clone().unwrap_or_else(|e| panic!("recovery failed: {e}"))).collect();
     assert!(said.iter().any(|s| s.contains("swap file")), "{said:?}");

@@ -81,9 +81,9 @@ fn a_dead_creators_sandbox_in_another_group_is_removed_with_the_parents_made_for
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let removed = sandbox::remove_stale();
+    let removed = sandbox::remove_stale(true);
     assert!(removed.contains(&held), "the sandbox below the other group is found: {removed:?}");
     assert!(!held_v1.exists() && !held_v2.exists(), "both of its directories are gone: {held}");
     assert!(!parent_v2.exists(), "the v2 parent made for it is gone: {}", parent_v2.display());
-    assert!(sandbox::remove_stale().iter().all(|p| p != &held), "nothing is removed twice");
+    assert!(sandbox::remove_stale(true).iter().all(|p| p != &held), "nothing is removed twice");
 }

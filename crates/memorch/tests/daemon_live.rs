@@ -384,8 +384,16 @@ fn after_a_sigkill_the_next_start_puts_the_machine_back_and_says_so() {
     d.child.wait().unwrap();
     assert!(!testkit::Leftovers::now().new_swap_since(&swaps).is_empty());
     assert_eq!(ksm("run").trim(), "1");
-    // …until the next memorch starts: it puts them back before anything else, and says so.
-    let mut next = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain, "--dry-run"]);
+    // A dry run only says what it would put back…
+    let mut dry = DaemonGuard::start(&["--config", cfg.to_str().unwrap(), "--domain", &domain, "--dry-run"]);
+    let log = dry.log();
+    assert!(log.contains("would put back zram") && log.contains("would put KSM back"), "{log}");
+    assert!(!testkit::Leftovers::now().new_swap_since(&swaps).is_empty(), "a dry run swaps nothing off");
+    assert_eq!(ksm("run").trim(), "1", "nor puts KSM back");
+    dry.stop();
+    // …the next armed memorch puts them back before anything else, and says so.
+    let local = fast_config("[manage]\nzram = false\nksm = false\nswap_files = false\n");
+    let mut next = DaemonGuard::start(&["--config", local.to_str().unwrap(), "--domain", &domain]);
     let log = next.log();
     assert!(log.contains("put back zram") && log.contains("put KSM back"), "{log}");
     assert_eq!(
@@ -545,19 +553,24 @@ fn ctl_speaks_to_the_daemon() {
     assert!(err.contains("memorch refused") && err.contains("not in domain"), "{err}");
     let err = fails(&["ctl", "--socket", "/nonexistent/memorch.sock", "status"]);
     assert!(err.contains("is memorch running"), "{err}");
+    let state_dir = d.state_dir.clone();
+    drop(d);
+    assert!(!state_dir.exists(), "a dry run writes no state: {}", state_dir.display());
 }
 
 /// A dry-run daemon on `sb` with a full look a minute (reports fall between two), once it has
 /// seen its `apps`; with its config, which must outlive it.
 fn daemon_looking_each_minute(sb: &Sandbox, apps: u64) -> (DaemonGuard, TempConfig) {
-    let cfg = loop_config(60_000, "");
-    let d = DaemonGuard::start(&[
-        "--config",
-        cfg.to_str().unwrap(),
-        "--domain",
-        &format!("cgroup:{}", sb.path),
-        "--dry-run",
-    ]);
+    daemon_each_minute(sb, apps, &["--dry-run"], "")
+}
+
+/// [`daemon_looking_each_minute`] with these arguments and config lines instead of a dry run.
+fn daemon_each_minute(sb: &Sandbox, apps: u64, args: &[&str], extra: &str) -> (DaemonGuard, TempConfig) {
+    let cfg = loop_config(60_000, extra);
+    let domain = format!("cgroup:{}", sb.path);
+    let mut all = vec!["--config", cfg.to_str().unwrap(), "--domain", &domain];
+    all.extend_from_slice(args);
+    let d = DaemonGuard::start(&all);
     assert!(
         testkit::wait_for(Duration::from_secs(10), || d.status()["data"]["apps"].as_u64() == Some(apps)),
         "{}",
@@ -693,7 +706,8 @@ fn each_return_a_launcher_reports_counts_toward_the_apps_popularity() {
     let mut sb = Sandbox::create(&testkit::unique_name("memorch-fronts"), Some(256 * MIB)).unwrap();
     let maps = spawn_app(&mut sb, &["--class", "foreground"], &["--anon-mb", "8", "--name", "maps"]).id();
     let mail = spawn_app(&mut sb, &["--class", "cached"], &["--anon-mb", "8", "--name", "mail"]).id();
-    let (mut d, _cfg) = daemon_looking_each_minute(&sb, 2);
+    // Armed (a dry run writes no statistics), with nothing machine-wide to manage.
+    let (mut d, _cfg) = daemon_each_minute(&sb, 2, &[], "[manage]\nzram = false\nksm = false\nswap_files = false\n");
     let front = |app: &str, pid: u32, launched: bool| {
         if launched {
             // Named as a launcher names it: what its statistics are kept under.
