@@ -188,7 +188,7 @@ fn statvfs_space(dir: &Path) -> Option<(u64, u64)> {
 }
 
 /// Disable (if active) and delete one of memorch's swap files.
-pub fn remove(root: &SysRoot, path: &Path) -> Result<()> {
+pub fn remove(path: &Path) -> Result<()> {
     if !is_ours(path) {
         return Err(Error::Refused(format!(
             "{} was not made by memorch (its files are named memorch-swap-N.swap); remove it with swapoff and rm",
@@ -196,10 +196,7 @@ pub fn remove(root: &SysRoot, path: &Path) -> Result<()> {
         )));
     }
     let _lock = FileLock::acquire(crate::lock::MACHINE_LOCK)?;
-    let active = swaps::read(root)?.devices.iter().any(|d| Path::new(&d.path) == path);
-    if active {
-        swapon::swapoff(path)?;
-    }
+    let active = swapon::swapoff_if_active(path)?;
     match std::fs::remove_file(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && active => Ok(()),
         Err(e) => Err(Error::io(path, e)),
@@ -215,23 +212,18 @@ const RECORD_KIND: &str = "swapfile";
 #[derive(Debug)]
 pub struct SwapFileGuard {
     pub path: PathBuf,
-    root: SysRoot,
     removed: bool,
 }
 
 impl SwapFileGuard {
     pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result<SwapFileGuard> {
-        Ok(SwapFileGuard {
-            path: add_inner(root, dir, size_bytes, priority, true)?,
-            root: root.clone(),
-            removed: false,
-        })
+        Ok(SwapFileGuard { path: add_inner(root, dir, size_bytes, priority, true)?, removed: false })
     }
 
     /// Remove it now (drop does it too, but cannot say how it went).
     pub fn remove_now(&mut self) -> Result<()> {
         if !self.removed {
-            remove(&self.root, &self.path)?;
+            remove(&self.path)?;
             self.removed = true;
             let _ = crate::records::forget(RECORD_KIND, &self.path.to_string_lossy());
         }
@@ -259,7 +251,7 @@ pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<Stri
             Ok(path) if !path.exists() => {
                 crate::records::remove(&rec);
             }
-            Ok(path) => match remove(root, &path) {
+            Ok(path) => match remove(&path) {
                 Ok(()) => {
                     crate::records::remove(&rec);
                     out.push(Ok(format!("removed swap file {}, left by a memorch process that died", path.display())));

@@ -59,6 +59,16 @@ pub fn swapon(path: &Path, priority: i32) -> Result<()> {
     Ok(())
 }
 
+/// Swap `path` off if the kernel has it on; whether it had. Asked of the kernel itself (EINVAL:
+/// not an active swap area), not of `/proc/swaps`, which a container's lxcfs makes up.
+pub fn swapoff_if_active(path: &Path) -> Result<bool> {
+    match swapoff(path) {
+        Ok(()) => Ok(true),
+        Err(Error::Other { detail, .. }) if detail.starts_with("not active:") => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Disable swap on `path`; its pages are read back into RAM first, which can take a while
 /// and fails if they no longer fit.
 pub fn swapoff(path: &Path) -> Result<()> {
@@ -68,6 +78,7 @@ pub fn swapoff(path: &Path) -> Result<()> {
         let e = std::io::Error::last_os_error();
         let detail = match e.raw_os_error() {
             Some(libc::ENOMEM) => format!("{e} (its pages do not fit in RAM: free memory, then retry)"),
+            Some(libc::EINVAL | libc::ENOENT) => format!("not active: {e}"),
             _ => e.to_string(),
         };
         return Err(Error::Other { what: format!("swapoff {}", path.display()), detail });

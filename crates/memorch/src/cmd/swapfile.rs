@@ -145,7 +145,7 @@ fn remove(
             said.say(format!("would remove {}", p.display()), serde_json::json!({"dry_run": true, "removed": p}));
             continue;
         }
-        swapfile::remove(root, &p)?;
+        swapfile::remove(&p)?;
         said.say(format!("removed {}", p.display()), serde_json::json!({"dry_run": false, "removed": p}));
     }
     Ok(())
