@@ -15,13 +15,28 @@ pub fn path(state_dir: &Path) -> PathBuf {
     state_dir.join("app-stats.json")
 }
 
+/// The most a statistics file may hold: [`memorch_core::engine::stats::MAX_APPS`] apps take
+/// a few hundred KiB; anything far larger was not written by memorch.
+const MAX_FILE_BYTES: u64 = 8 << 20;
+
 /// Load what was learned. Returns the stats and, if the file was unusable, where it was put.
 pub fn load(state_dir: &Path) -> (Stats, Option<PathBuf>) {
     let p = path(state_dir);
+    let Ok(meta) = std::fs::metadata(&p) else { return (Stats::default(), None) };
+    if !meta.is_file() {
+        tracing::warn!(file = %p.display(), "the statistics file is not a regular file: remove it, or nothing learned will be kept");
+        return (Stats::default(), None);
+    }
     // Bytes, not text: a file that is not even UTF-8 is as corrupt as bad JSON, and is kept.
-    let Ok(bytes) = std::fs::read(&p) else { return (Stats::default(), None) };
+    let bytes = match meta.len() <= MAX_FILE_BYTES {
+        true => std::fs::read(&p).unwrap_or_default(),
+        false => Vec::new(),
+    };
     match serde_json::from_slice::<File>(&bytes) {
-        Ok(f) if f.version == 1 => (f.stats, None),
+        Ok(mut f) if f.version == 1 => {
+            f.stats.keep_most_recent();
+            (f.stats, None)
+        }
         _ => {
             let aside = p.with_extension(format!("json.corrupt-{}", std::process::id()));
             let _ = std::fs::rename(&p, &aside);
@@ -59,6 +74,34 @@ mod tests {
         let (fresh, aside) = load(&dir);
         assert_eq!(fresh, Stats::default());
         assert_eq!(std::fs::read(aside.expect("kept aside")).unwrap(), noise);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_a_huge_file_and_too_many_apps_neither_stall_nor_stop_the_daemon() {
+        use memorch_core::engine::stats::MAX_APPS;
+        let dir = std::env::temp_dir().join(format!("memorch-store-edge-{}", std::process::id()));
+        std::fs::create_dir_all(path(&dir)).unwrap();
+        assert_eq!(load(&dir), (Stats::default(), None), "a directory is left alone");
+        let err = save(&dir, &Stats::default()).unwrap_err().to_string();
+        assert!(err.contains("app-stats.json"), "{err}");
+        assert!(!dir.join("app-stats.tmp").exists(), "a failed save leaves no temporary file");
+        std::fs::remove_dir(path(&dir)).unwrap();
+        std::fs::write(path(&dir), vec![b' '; (MAX_FILE_BYTES + 1) as usize]).unwrap();
+        let (fresh, aside) = load(&dir);
+        assert!(fresh.apps.is_empty() && aside.is_some(), "a file past the bound is kept aside unread");
+        let mut many = Stats::default();
+        for i in 0..4 * MAX_APPS {
+            many.apps.insert(format!("app{i}"), Default::default());
+            many.apps.get_mut(&format!("app{i}")).unwrap().touched = i as u64;
+        }
+        save(&dir, &many).unwrap();
+        let (kept, _) = load(&dir);
+        assert_eq!(kept.apps.len(), MAX_APPS);
+        assert!(
+            kept.get(&format!("app{}", 4 * MAX_APPS - 1)).is_some() && kept.get("app0").is_none(),
+            "the most recent kept"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

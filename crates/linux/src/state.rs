@@ -14,5 +14,8 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<()> {
         .map_err(|e| Error::Other { what: path.display().to_string(), detail: e.to_string() })?;
     let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
 }

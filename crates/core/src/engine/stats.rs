@@ -137,6 +137,23 @@ impl Stats {
         self.get(app).map_or(0.0, |s| s.sessions as f64 / self.sessions.max(1) as f64)
     }
 
+    /// Keep only the [`MAX_APPS`] apps learned about most recently (a file written by hand,
+    /// or by an older memorch, may hold more; trimming one at a time would be quadratic).
+    pub fn keep_most_recent(&mut self) {
+        if self.apps.len() <= MAX_APPS {
+            return;
+        }
+        let mut touched: Vec<u64> = self.apps.values().map(|s| s.touched).collect();
+        touched.sort_unstable_by(|a, b| b.cmp(a));
+        let cutoff = touched[MAX_APPS - 1];
+        self.apps.retain(|_, s| s.touched >= cutoff);
+        // Ties at the cutoff: drop by name until the bound holds.
+        while self.apps.len() > MAX_APPS {
+            let k = self.apps.iter().find(|(_, s)| s.touched == cutoff).map(|(k, _)| k.clone()).expect("a tie");
+            self.apps.remove(&k);
+        }
+    }
+
     /// An app's statistics to learn into, made if new; at most [`MAX_APPS`] are kept.
     pub fn entry(&mut self, app: &str) -> &mut AppStats {
         self.seq += 1;
