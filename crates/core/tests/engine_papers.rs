@@ -212,6 +212,17 @@ fn memorch_stops_ksm_that_does_not_pay_for_its_cpu() {
             None,
             "{preset}: two passes of ksmd are no verdict"
         );
+        // A look that read no app's KSM figure (a decision on pressure) is no verdict: it
+        // would read as nothing merged.
+        let unread = apps(merged_mb).map(|mut a| {
+            a.ksm_merged_bytes = None;
+            a
+        });
+        assert_eq!(
+            ksm_run(&decide(&mut e, 1500, &with_ksm(103, 60 + merged_mb), &unread, &[])),
+            None,
+            "{preset}: no KSM figures, no verdict"
+        );
         let first = decide(&mut e, 2000, &with_ksm(103, 60 + merged_mb), &apps(merged_mb), &[]);
         assert_eq!(
             ksm_run(&first),

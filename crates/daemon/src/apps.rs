@@ -173,7 +173,9 @@ impl AppView {
         if let Some((_, on)) = self.ksm_cache.get(&pid).filter(|(t, _)| t.elapsed() < KSM_REFRESH) {
             return *on;
         }
-        let on = memorch_linux::ksm::read_process(&self.root, pid).is_ok_and(|k| k.merge_any);
+        // Opted in for the whole process (prctl), or for some of its memory (madvise
+        // MADV_MERGEABLE: ksmd keeps rmap items for it).
+        let on = memorch_linux::ksm::read_process(&self.root, pid).is_ok_and(|k| k.merge_any || k.rmap_items > 0);
         self.ksm_cache.insert(pid, (Instant::now(), on));
         on
     }

@@ -104,7 +104,10 @@ pub fn observe_ksm(state: &mut State, preset: &Preset, input: &Input) {
         return;
     }
     let scans = scans_now.saturating_sub(trial.scans_from);
-    if scans < KSM_TRIAL_SCANS {
+    // A look that read no app's KSM figure (on pressure, or the last look's apps reused)
+    // would read as nothing merged: it judges nothing.
+    let weighed = input.apps.iter().any(|a| a.ksm_mergeable && a.ksm_merged_bytes.is_some());
+    if scans < KSM_TRIAL_SCANS || !weighed {
         return;
     }
     let merged_bytes = merged_now.saturating_sub(trial.saved_from);
