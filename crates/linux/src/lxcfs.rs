@@ -107,7 +107,7 @@ pub fn recover_stale(undo: bool) -> Vec<PathBuf> {
     let mut done = Vec::new();
     for e in std::fs::read_dir(LXCFS_DIR).into_iter().flatten().flatten() {
         let Some(owner) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        let owner = crate::owner::Owner { pid: owner, start_ticks: None };
+        let owner = crate::owner::Owner { pid: owner, start_ticks: None, pid_ns: None };
         if owner.is_me() || owner.alive(&crate::SysRoot::live()) {
             continue;
         }

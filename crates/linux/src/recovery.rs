@@ -49,7 +49,7 @@ fn remove_dead_owners_dirs(root: &SysRoot, parent: &str, undo: bool) -> Vec<Resu
     let mut out = Vec::new();
     for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        let owner = crate::owner::Owner { pid, start_ticks: None };
+        let owner = crate::owner::Owner { pid, start_ticks: None, pid_ns: None };
         if owner.is_me() || owner.alive(root) {
             continue;
         }

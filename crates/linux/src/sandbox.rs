@@ -271,7 +271,7 @@ pub fn remove_stale(undo: bool) -> Vec<String> {
     for place in places() {
         for name in place.child_names() {
             let Some(pid) = owner_of(&name) else { continue };
-            let owner = crate::owner::Owner { pid, start_ticks: None };
+            let owner = crate::owner::Owner { pid, start_ticks: None, pid_ns: None };
             if owner.is_me() || owner.alive(&root) {
                 continue;
             }

@@ -62,11 +62,18 @@ pub struct ZramSetup {
     /// The owner's start time, so that a reused pid is not taken for it.
     #[serde(default)]
     pub owner_start_ticks: Option<u64>,
+    /// The owner's PID namespace (`owner.rs`).
+    #[serde(default)]
+    pub owner_pid_ns: Option<u64>,
 }
 
 impl ZramSetup {
     pub fn owner(&self) -> Option<crate::owner::Owner> {
-        self.owner_pid.map(|pid| crate::owner::Owner { pid, start_ticks: self.owner_start_ticks })
+        self.owner_pid.map(|pid| crate::owner::Owner {
+            pid,
+            start_ticks: self.owner_start_ticks,
+            pid_ns: self.owner_pid_ns,
+        })
     }
 }
 
@@ -158,6 +165,7 @@ fn setup_owned(
         priority,
         owner_pid: owner.map(|o| o.pid),
         owner_start_ticks: owner.and_then(|o| o.start_ticks),
+        owner_pid_ns: owner.and_then(|o| o.pid_ns),
     };
     if owner.is_some() && root.is_live() {
         if let Err(e) = save_record(&rec) {
