@@ -235,9 +235,8 @@ impl AppView {
 /// once a process.
 pub fn identity(root: &SysRoot, pid: u32, comm: &str, domain: &Domain) -> Option<String> {
     let args = memorch_linux::process::cmdline(root, pid).ok().filter(|a| !a.is_empty())?;
-    let cg = memorch_linux::cgroup::process_cgroup_path(root, &pid.to_string()).unwrap_or_default();
-    let below = cg.strip_prefix(domain.cgroup.as_ref().map_or("", |d| d.path.as_str())).unwrap_or(&cg);
-    let label = memorch_linux::app_label::label(below, args.first().map(String::as_str), comm);
+    let below = memorch_linux::app_label::below_domain(root, pid, domain);
+    let label = memorch_linux::app_label::label(&below, args.first().map(String::as_str), comm);
     let mut below: Vec<&str> = below.split('/').filter(|p| !p.is_empty()).collect();
     if memorch_linux::appgroup::of_process(root, pid, domain).is_some() {
         below.pop();

@@ -28,10 +28,8 @@ pub fn load(state_dir: &Path) -> (Stats, Option<PathBuf>) {
         return (Stats::default(), None);
     }
     // Bytes, not text: a file that is not even UTF-8 is as corrupt as bad JSON, and is kept.
-    let bytes = match meta.len() <= MAX_FILE_BYTES {
-        true => std::fs::read(&p).unwrap_or_default(),
-        false => Vec::new(),
-    };
+    // Past the bound it is not read at all (kept aside below as unreadable).
+    let bytes = if meta.len() <= MAX_FILE_BYTES { std::fs::read(&p).unwrap_or_default() } else { Vec::new() };
     match serde_json::from_slice::<File>(&bytes) {
         Ok(mut f) if f.version == 1 => {
             f.stats.keep_most_recent();

@@ -26,11 +26,15 @@ pub fn label(below: &str, argv0: Option<&str>, comm: &str) -> String {
 
 /// [`label`] of a live process, reading its cgroup and arguments.
 pub fn of_process(root: &SysRoot, pid: u32, domain: &Domain, comm: &str) -> String {
+    let args = crate::process::cmdline(root, pid).unwrap_or_default();
+    label(&below_domain(root, pid, domain), args.first().map(String::as_str), comm)
+}
+
+/// A process's cgroup path below its domain's (all of it for the whole machine).
+pub fn below_domain(root: &SysRoot, pid: u32, domain: &Domain) -> String {
     let cg = process_cgroup_path(root, &pid.to_string()).unwrap_or_default();
     let top = domain.cgroup.as_ref().map_or("", |d| d.path.trim_end_matches('/'));
-    let below = cg.strip_prefix(top).unwrap_or(&cg);
-    let args = crate::process::cmdline(root, pid).unwrap_or_default();
-    label(below, args.first().map(String::as_str), comm)
+    cg.strip_prefix(top).unwrap_or(&cg).to_string()
 }
 
 /// `app-gnome-firefox-4242.scope` → `firefox`; `app-org.gnome.Terminal.slice` →

@@ -62,26 +62,33 @@ pub fn swapon(path: &Path, priority: i32) -> Result<()> {
 /// Swap `path` off if the kernel has it on; whether it had. Asked of the kernel itself (EINVAL:
 /// not an active swap area), not of `/proc/swaps`, which a container's lxcfs makes up.
 pub fn swapoff_if_active(path: &Path) -> Result<bool> {
-    match swapoff(path) {
+    match sys_swapoff(path)? {
         Ok(()) => Ok(true),
-        Err(Error::Other { detail, .. }) if detail.starts_with("not active:") => Ok(false),
-        Err(e) => Err(e),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOENT)) => Ok(false),
+        Err(e) => Err(swapoff_error(path, e)),
     }
 }
 
 /// Disable swap on `path`; its pages are read back into RAM first, which can take a while
 /// and fails if they no longer fit.
 pub fn swapoff(path: &Path) -> Result<()> {
+    sys_swapoff(path)?.map_err(|e| swapoff_error(path, e))
+}
+
+/// `swapoff(2)`: the outer error is a path that cannot be one, the inner the kernel's answer.
+fn sys_swapoff(path: &Path) -> Result<std::io::Result<()>> {
     let c = cpath(path)?;
     // SAFETY: a valid C path.
-    if unsafe { libc::swapoff(c.as_ptr()) } != 0 {
-        let e = std::io::Error::last_os_error();
-        let detail = match e.raw_os_error() {
-            Some(libc::ENOMEM) => format!("{e} (its pages do not fit in RAM: free memory, then retry)"),
-            Some(libc::EINVAL | libc::ENOENT) => format!("not active: {e}"),
-            _ => e.to_string(),
-        };
-        return Err(Error::Other { what: format!("swapoff {}", path.display()), detail });
-    }
-    Ok(())
+    Ok(match unsafe { libc::swapoff(c.as_ptr()) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    })
+}
+
+fn swapoff_error(path: &Path, e: std::io::Error) -> Error {
+    let detail = match e.raw_os_error() {
+        Some(libc::ENOMEM) => format!("{e} (its pages do not fit in RAM: free memory, then retry)"),
+        _ => e.to_string(),
+    };
+    Error::Other { what: format!("swapoff {}", path.display()), detail }
 }

@@ -12,6 +12,9 @@ use memorch_protocol::Request;
 use std::process::Stdio;
 use std::time::Duration;
 
+/// Each group's own limit, as its system set it (put back after every squeeze).
+const OWN_LIMIT: u64 = 900 << 20;
+
 const SESSION: &str = "user.slice/user-1000.slice/user@1000.service";
 
 /// Where each app runs, below the domain, and what a user calls it.
@@ -67,7 +70,7 @@ fn desktop_and_android_apps_are_named_squeezed_in_their_own_groups_and_protected
         for d in sb.dirs().collect::<Vec<_>>() {
             std::fs::create_dir_all(d.join(&below)).unwrap();
         }
-        std::fs::write(v1.join(&below).join("memory.limit_in_bytes"), (900u64 << 20).to_string()).unwrap();
+        std::fs::write(v1.join(&below).join("memory.limit_in_bytes"), OWN_LIMIT.to_string()).unwrap();
         std::fs::write(v1.join(&below).join("memory.swappiness"), "30").unwrap();
         let program = if name == "pipewire" { pipewire.clone() } else { env!("CARGO_BIN_EXE_memorch").into() };
         pids.push(start(&mut sb, &below, &program, name));
@@ -100,13 +103,17 @@ fn desktop_and_android_apps_are_named_squeezed_in_their_own_groups_and_protected
             "{name} squeezed through its group: {e:?}\n{}",
             d.log()
         );
-        assert_eq!(own_settings(&v1, below), ("943718400".into(), "30".into()), "{name}'s group as the system set it");
+        assert_eq!(
+            own_settings(&v1, below),
+            (OWN_LIMIT.to_string(), "30".into()),
+            "{name}'s group as the system set it"
+        );
     }
     assert!(!evs.iter().any(|e| e["pid"] == pids[3]), "the protected service is never acted on: {evs:?}");
     assert_eq!(status_kib(pids[3], "VmSwap"), 0, "nor swapped by memorch");
     d.stop();
     for (below, name) in layout() {
-        assert_eq!(own_settings(&v1, &below), ("943718400".into(), "30".into()), "{name}'s group after the stop");
+        assert_eq!(own_settings(&v1, &below), (OWN_LIMIT.to_string(), "30".into()), "{name}'s group after the stop");
     }
     sb.destroy().unwrap();
 }

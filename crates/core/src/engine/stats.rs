@@ -143,15 +143,10 @@ impl Stats {
         if self.apps.len() <= MAX_APPS {
             return;
         }
-        let mut touched: Vec<u64> = self.apps.values().map(|s| s.touched).collect();
-        touched.sort_unstable_by(|a, b| b.cmp(a));
-        let cutoff = touched[MAX_APPS - 1];
-        self.apps.retain(|_, s| s.touched >= cutoff);
-        // Ties at the cutoff: drop by name until the bound holds.
-        while self.apps.len() > MAX_APPS {
-            let k = self.apps.iter().find(|(_, s)| s.touched == cutoff).map(|(k, _)| k.clone()).expect("a tie");
-            self.apps.remove(&k);
-        }
+        let mut recent: Vec<(u64, String)> = self.apps.iter().map(|(k, s)| (s.touched, k.clone())).collect();
+        recent.sort_unstable_by(|a, b| b.cmp(a));
+        let keep: std::collections::BTreeSet<String> = recent.into_iter().take(MAX_APPS).map(|(_, k)| k).collect();
+        self.apps.retain(|k, _| keep.contains(k));
     }
 
     /// An app's statistics to learn into, made if new; at most [`MAX_APPS`] are kept.

@@ -52,10 +52,11 @@ pub fn run(args: Args) -> Result<()> {
     let tty = std::io::stdout().is_terminal();
     loop {
         let mut snap = snapshot::full(&root, &domain).with_context(|| format!("reading domain {spec}"))?;
-        for p in snap.processes.iter_mut().flatten() {
+        let top = args.top.or(if args.json { None } else { Some(20) });
+        // Named for the reader: only the processes shown (two reads each).
+        for p in snap.processes.iter_mut().flatten().take(top.unwrap_or(usize::MAX)) {
             p.app = Some(memorch_linux::app_label::of_process(&root, p.pid, &domain, &p.name));
         }
-        let top = args.top.or(if args.json { None } else { Some(20) });
         let out = if args.json {
             if let (Some(n), Some(ps)) = (args.top, snap.processes.as_mut()) {
                 ps.truncate(n);
