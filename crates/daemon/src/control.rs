@@ -133,7 +133,7 @@ impl Daemon {
             memory: self.looks.snap.as_ref().map(|s| s.memory.clone()),
             psi: self.looks.snap.as_ref().map(|s| s.psi.clone()),
             apps: self.looks.apps.len(),
-            zram: self.zram.as_ref().map(|z| ZramInfo {
+            zram: self.zram.first().map(|z| ZramInfo {
                 device: z.setup.device.clone(),
                 algorithm: z.setup.algorithm.clone(),
                 disksize_bytes: z.setup.disksize_bytes,

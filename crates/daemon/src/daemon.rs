@@ -58,7 +58,7 @@ pub struct Daemon {
     pub(crate) counters: Counters,
     /// The last reason memorch acted on each pid for (`explain`).
     pub(crate) last_reasons: BTreeMap<u32, Reason>,
-    pub(crate) zram: Option<ZramGuard>,
+    pub(crate) zram: Vec<ZramGuard>,
     /// A preset's fixed storage swap and swappiness (machine.rs).
     pub(crate) swap_extras: machine::SwapExtras,
     pub(crate) notifier: Notifier,
@@ -99,7 +99,7 @@ impl Daemon {
         let root = SysRoot::live();
         // What a memorch that died left (zram, swap files, KSM settings) goes first: it
         // would otherwise look like the machine's own set-up. A dry run only says what.
-        machine::recover(&root, cfg.dry_run);
+        let adopted = machine::recover(&root, cfg.dry_run);
         let spec = cfg.domain_spec();
         let domain = Domain::open(&root, &spec).map_err(|e| format!("domain {spec}: {e}"))?;
         let signals = SignalFd::new(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).map_err(|e| e.to_string())?;
@@ -114,14 +114,16 @@ impl Daemon {
         let (stats, _) = store::load(&cfg.state_dir);
         let preset = cfg.preset();
         let triggers = Triggers::new(machine::arm_triggers(&domain, &cfg, &preset));
-        let zram = machine::setup_zram(&cfg, &root, &domain, &preset)?;
+        let (adopted_files, mut zram) = adopted.map_or((Vec::new(), Vec::new()), |a| (a.swap_files, a.zram));
+        zram.extend(machine::setup_zram(&cfg, &root, &domain, &preset)?);
         let swap_extras = machine::setup_swap_extras(&cfg, &root, &domain, &preset)?;
         machine::prioritise(&cfg);
         let mut notifier = Notifier::default();
         notifier.follow_bus(&cfg.notify, preset.trim_notices)?;
         // Last: the socket answers once the daemon is set up (zram on if the preset wants it).
         let server = Server::bind(&cfg.socket).map_err(socket_error)?;
-        let live = crate::executor::live::Live::new(root.clone(), domain.clone(), cfg.manage.swap_file_dir.clone());
+        let live = crate::executor::live::Live::new(root.clone(), domain.clone(), cfg.manage.swap_file_dir.clone())
+            .with_adopted(adopted_files);
         let mut exec = Executor::new(Box::new(live), cfg.dry_run, cfg.manage.clone());
         exec.set_preset(&preset);
         tracing::info!(preset = %preset.name, domain = %spec, dry_run = cfg.dry_run, socket = %cfg.socket.display(), "memorch running");
@@ -192,7 +194,8 @@ impl Daemon {
             "what the daemon read"
         );
         self.save();
-        let setup = machine::Setup { zram: self.zram.take(), swap_extras: std::mem::take(&mut self.swap_extras) };
+        let setup =
+            machine::Setup { zram: std::mem::take(&mut self.zram), swap_extras: std::mem::take(&mut self.swap_extras) };
         machine::shutdown(&mut self.exec, &self.domain, setup);
         Ok(())
     }

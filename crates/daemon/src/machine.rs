@@ -6,12 +6,13 @@ use crate::config::Config;
 use crate::executor::Executor;
 use memorch_core::engine::Preset;
 use memorch_linux::events::{PsiTrigger, StallKind};
+use memorch_linux::recovery::Adopted;
 use memorch_linux::zram::ZramGuard;
 use memorch_linux::{snapshot, Domain, SysRoot};
 
-/// Undo what memorch processes that died left (their guards never ran), and say so; in a
-/// dry run, say only what would be undone.
-pub fn recover(root: &SysRoot, dry_run: bool) {
+/// Undo what memorch processes that died left (their guards never ran), and say so; take
+/// over the swap whose pages would not fit back. In a dry run, say only what would be done.
+pub fn recover(root: &SysRoot, dry_run: bool) -> Option<Adopted> {
     let found =
         if dry_run { memorch_linux::recovery::report_all(root) } else { memorch_linux::recovery::recover_all(root) };
     for r in found {
@@ -20,6 +21,17 @@ pub fn recover(root: &SysRoot, dry_run: bool) {
             Err(e) => tracing::error!(error = %e, "could not undo what a memorch process that died left"),
         }
     }
+    if dry_run {
+        return None;
+    }
+    let adopted = memorch_linux::recovery::adopt_left(root);
+    for g in &adopted.swap_files {
+        tracing::warn!(file = %g.path.display(), "took over a swap file a memorch that died left on: removed once it holds nothing, or at the end");
+    }
+    for z in &adopted.zram {
+        tracing::warn!(device = %z.setup.device, "took over a zram a memorch that died left on: put back at the end");
+    }
+    Some(adopted)
 }
 
 /// Thaw the domain's app groups that a memorch that died left frozen: an app must never stay
@@ -167,7 +179,8 @@ pub struct SwapExtras {
 
 /// What `setup_zram` and `setup_swap_extras` set up, for `shutdown` to put back.
 pub struct Setup {
-    pub zram: Option<memorch_linux::zram::ZramGuard>,
+    /// Its own zram and any it took over.
+    pub zram: Vec<memorch_linux::zram::ZramGuard>,
     pub swap_extras: SwapExtras,
 }
 
@@ -185,7 +198,7 @@ pub fn shutdown(exec: &mut Executor, domain: &Domain, mut setup: Setup) {
         tracing::info!(emptied, "removed the domain's empty app groups");
     }
     if let Some(mut g) = setup.swap_extras.storage.take() {
-        match g.remove_now() {
+        match g.remove_if_room(&SysRoot::live()) {
             Ok(()) => done.push(format!("removed its storage swap {}", g.path.display())),
             Err(e) => failed.push(format!("storage swap {}: {e}", g.path.display())),
         }
@@ -193,8 +206,8 @@ pub fn shutdown(exec: &mut Executor, domain: &Domain, mut setup: Setup) {
     if setup.swap_extras.swappiness.take().is_some() {
         done.push("put the domain's swappiness back".into());
     }
-    if let Some(mut z) = setup.zram.take() {
-        match z.teardown_now() {
+    for mut z in std::mem::take(&mut setup.zram) {
+        match z.teardown_if_room() {
             Ok(()) => done.push(format!("removed its zram {}", z.setup.device)),
             Err(e) => failed.push(format!("zram {}: {e}", z.setup.device)),
         }

@@ -35,6 +35,7 @@ pub mod sandbox;
 mod sandbox_registry;
 pub mod snapshot;
 pub mod state;
+pub mod swap_room;
 pub mod swapfile;
 pub mod swapon;
 pub mod swaps;

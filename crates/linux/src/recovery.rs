@@ -17,6 +17,19 @@ pub fn report_all(root: &SysRoot) -> Vec<Result<String, String>> {
     recover(root, false)
 }
 
+/// What recovery left on because its pages would not fit back (swap files, zram), taken over
+/// by a daemon that starts: its guards now, removed once idle or at its end. Its use in a
+/// crash loop: each restart keeps the pages where they are instead of killing apps.
+pub struct Adopted {
+    pub swap_files: Vec<crate::swapfile::SwapFileGuard>,
+    pub zram: Vec<crate::zram::ZramGuard>,
+}
+
+/// Take over what [`recover_all`] left on (call it after).
+pub fn adopt_left(root: &SysRoot) -> Adopted {
+    Adopted { swap_files: crate::swapfile::adopt_stale(root), zram: crate::zram::adopt_stale(root) }
+}
+
 fn recover(root: &SysRoot, undo: bool) -> Vec<Result<String, String>> {
     let mut out = Vec::new();
     // Swap files before zram: both are swap, and zram's own teardown swaps off.

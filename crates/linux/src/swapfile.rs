@@ -231,6 +231,20 @@ impl SwapFileGuard {
     }
 }
 
+impl SwapFileGuard {
+    /// Remove it now if its pages fit back in memory (swap_room.rs); else leave it on and
+    /// recorded, for the next memorch start to take over or remove, and say why.
+    pub fn remove_if_room(&mut self, root: &SysRoot) -> Result<()> {
+        if let Err(why) = crate::swap_room::check(root, &self.path) {
+            self.removed = true;
+            return Err(Error::Refused(format!(
+                "left on: {why}; the next memorch start takes it over or removes it once its pages fit"
+            )));
+        }
+        self.remove_now()
+    }
+}
+
 impl Drop for SwapFileGuard {
     fn drop(&mut self) {
         if let Err(e) = self.remove_now() {
@@ -239,28 +253,46 @@ impl Drop for SwapFileGuard {
     }
 }
 
-/// Remove the swap files of guards whose owners died (SIGKILL, a crash). Returns what was
-/// removed, or why not (without `undo`, what it would remove, changing nothing).
+/// Remove the swap files of guards whose owners died (SIGKILL, a crash), each only if its
+/// pages fit back in memory (swap_room.rs); the others stay on, recorded, for a daemon to
+/// take over ([`adopt_stale`]) or a later start to remove. Returns what was removed, or why
+/// not (without `undo`, what it would do, changing nothing).
 pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<String, String>> {
     let mut out = Vec::new();
     for (rec, change) in crate::records::stale::<PathBuf>(root, RECORD_KIND) {
-        match change {
-            Ok(path) if !undo => {
-                out.push(Ok(format!("would remove swap file {}, left by a memorch process that died", path.display())))
+        let path = match change {
+            Ok(path) => path,
+            Err(e) => {
+                out.push(Err(format!("{}: {e}", rec.display())));
+                continue;
             }
-            Ok(path) if !path.exists() => {
-                crate::records::remove(&rec);
-            }
-            Ok(path) => match remove(&path) {
-                Ok(()) => {
-                    crate::records::remove(&rec);
-                    out.push(Ok(format!("removed swap file {}, left by a memorch process that died", path.display())));
-                }
-                Err(e) => {
-                    out.push(Err(format!("swap file {} left by a memorch process that died: {e}", path.display())))
-                }
-            },
-            Err(e) => out.push(Err(format!("{}: {e}", rec.display()))),
+        };
+        if undo && !path.exists() {
+            crate::records::remove(&rec);
+            continue;
+        }
+        let left = format!("swap file {}, left by a memorch process that died", path.display());
+        out.push(match (crate::swap_room::check(root, &path), undo) {
+            (Err(why), _) => Err(format!("{left}, {} on: {why}", if undo { "stays" } else { "would stay" })),
+            (Ok(()), false) => Ok(format!("would remove {left}")),
+            (Ok(()), true) => remove(&path)
+                .map(|()| crate::records::remove(&rec))
+                .map(|()| format!("removed {left}"))
+                .map_err(|e| format!("{left}: {e}")),
+        });
+    }
+    out
+}
+
+/// Take over the swap files whose owners died and that recovery left on: each is recorded as
+/// this process's and removed by its guard (a daemon's, once it holds nothing or at its end).
+pub fn adopt_stale(root: &SysRoot) -> Vec<SwapFileGuard> {
+    let Ok(_lock) = FileLock::acquire(crate::lock::MACHINE_LOCK) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (_, change) in crate::records::stale::<PathBuf>(root, RECORD_KIND) {
+        let Ok(path) = change else { continue };
+        if path.exists() && crate::records::save(RECORD_KIND, &path.to_string_lossy(), &path).is_ok() {
+            out.push(SwapFileGuard { path, removed: false });
         }
     }
     out

@@ -68,6 +68,12 @@ pub struct ZramSetup {
 }
 
 impl ZramSetup {
+    /// Whether it has an owner (`memorch zram setup` has none) that is gone: a zombie owner
+    /// is dead (its guard will never run); a reused pid is another process.
+    fn owner_died(&self, root: &SysRoot) -> bool {
+        self.owner().is_some_and(|o| !o.is_me() && !o.alive(root))
+    }
+
     pub fn owner(&self) -> Option<crate::owner::Owner> {
         self.owner_pid.map(|pid| crate::owner::Owner {
             pid,
@@ -264,6 +270,18 @@ impl ZramGuard {
         Ok(ZramGuard { setup: rec, root: root.clone(), torn_down: false })
     }
 
+    /// Tear it down now if its pages fit back in memory (swap_room.rs); else leave it set up
+    /// and recorded, for the next memorch start to take over or put back, and say why.
+    pub fn teardown_if_room(&mut self) -> Result<()> {
+        if let Err(why) = crate::swap_room::check(&self.root, &dev_path(&self.setup.device)) {
+            self.torn_down = true;
+            return Err(Error::Refused(format!(
+                "left on: {why}; the next memorch start takes it over or puts it back once its pages fit"
+            )));
+        }
+        self.teardown_now()
+    }
+
     /// Tear it down now (drop does it too, but cannot say how it went).
     pub fn teardown_now(&mut self) -> Result<()> {
         if !self.torn_down {
@@ -286,41 +304,48 @@ impl Drop for ZramGuard {
 }
 
 /// Tear down zram set-ups whose owning process is gone (it was killed before its guard
-/// could). Returns the devices put back (without `undo`, those it would put back).
+/// could), each only if its pages fit back in memory (swap_room.rs); the others stay, for a
+/// daemon to take over ([`adopt_stale`]) or a later start. Returns what was put back, or why
+/// not (without `undo`, what it would do).
 pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<String, String>> {
-    let mut done = Vec::new();
     let records = match records() {
         Ok(r) => r,
         Err(e) => return vec![Err(e.to_string())],
     };
-    for rec in records {
-        // A zombie owner is dead (its guard will never run); a reused pid is another process.
-        let Some(owner) = rec.owner() else { continue };
-        if owner.is_me() || owner.alive(root) {
-            continue;
-        }
-        if !undo {
-            done.push(Ok(format!(
-                "would put back {}, left set up by a memorch process that died (pid {})",
-                rec.device, owner.pid
-            )));
-            continue;
-        }
-        match teardown(root, &rec) {
-            Ok(()) => {
-                let _ = forget_record(&rec);
-                done.push(Ok(format!(
-                    "put back {}, left set up by a memorch process that died (pid {})",
-                    rec.device, owner.pid
-                )));
-            }
-            Err(e) => done.push(Err(format!(
-                "{} left set up by a memorch process that died (pid {}): {e}",
-                rec.device, owner.pid
-            ))),
-        }
+    let mut done = Vec::new();
+    for rec in records.into_iter().filter(|r| r.owner_died(root)) {
+        let left = format!(
+            "{}, left set up by a memorch process that died (pid {})",
+            rec.device,
+            rec.owner_pid.unwrap_or_default()
+        );
+        done.push(match (crate::swap_room::check(root, &dev_path(&rec.device)), undo) {
+            (Err(why), _) => Err(format!("{left}, {} on: {why}", if undo { "stays" } else { "would stay" })),
+            (Ok(()), false) => Ok(format!("would put back {left}")),
+            (Ok(()), true) => teardown(root, &rec)
+                .map(|()| {
+                    let _ = forget_record(&rec);
+                    format!("put back {left}")
+                })
+                .map_err(|e| format!("{left}: {e}")),
+        });
     }
     done
+}
+
+/// Take over the set-ups whose owners died and that recovery left: each is recorded as this
+/// process's and torn down by its guard.
+pub fn adopt_stale(root: &SysRoot) -> Vec<ZramGuard> {
+    let Ok(_lock) = FileLock::acquire(crate::lock::MACHINE_LOCK) else { return Vec::new() };
+    let mut out = Vec::new();
+    for mut rec in records().unwrap_or_default().into_iter().filter(|r| r.owner_died(root)) {
+        let me = crate::owner::Owner::me();
+        (rec.owner_pid, rec.owner_start_ticks, rec.owner_pid_ns) = (Some(me.pid), me.start_ticks, me.pid_ns);
+        if save_record(&rec).is_ok() {
+            out.push(ZramGuard { setup: rec, root: root.clone(), torn_down: false });
+        }
+    }
+    out
 }
 
 #[cfg(test)]

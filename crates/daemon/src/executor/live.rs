@@ -49,6 +49,12 @@ impl Live {
         }
     }
 
+    /// With swap files a memorch that died left on (recovery.rs), removed as its own.
+    pub fn with_adopted(mut self, files: Vec<SwapFileGuard>) -> Live {
+        self.swap_files.extend(files);
+        self
+    }
+
     /// Which pages a read-back asks for at once (`swap.read_back_ahead`): with none on the
     /// storage files, none; else those outside zram, or all of them where zram's swap type
     /// is not known (from zram, asking first costs a seventh more than the touch alone; from
@@ -304,7 +310,7 @@ impl Actuators for Live {
         let (mut done, mut failed) = (Vec::new(), Vec::new());
         let cold = std::mem::take(&mut self.cold_files);
         for mut g in std::mem::take(&mut self.swap_files).into_iter().chain(cold) {
-            match g.remove_now() {
+            match g.remove_if_room(&self.root) {
                 Ok(()) => done.push(format!("removed swap file {}", g.path.display())),
                 Err(e) => failed.push(format!("swap file {}: {e}", g.path.display())),
             }
