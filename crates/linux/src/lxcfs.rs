@@ -4,7 +4,7 @@
 //! (namespace.rs), they make the device's limit look like the machine's RAM to peers.
 //!
 //! The instance is the caller's: its own mount point and pidfile under
-//! [`LXCFS_DIR`]`/<owner pid>`, never the system's `/var/lib/lxcfs`. It ends with the guard
+//! [`LXCFS_DIR`]`/<owner tag>` (`owner::tag`), never the system's `/var/lib/lxcfs`. It ends with the guard
 //! (SIGTERM: FUSE unmounts), with its starter thread (PDEATHSIG), and what a SIGKILLed
 //! owner left behind is removed by [`recover_stale`].
 
@@ -30,7 +30,7 @@ impl Lxcfs {
             Error::Refused("lxcfs is not installed: apt-get install lxcfs (scripts/setup does)".into())
         })?;
         recover_stale(true);
-        let dir = Path::new(LXCFS_DIR).join(std::process::id().to_string());
+        let dir = Path::new(LXCFS_DIR).join(crate::owner::tag());
         let mnt = dir.join("mnt");
         std::fs::create_dir_all(&mnt).map_err(|e| Error::io(&mnt, e))?;
         let log = std::fs::File::create(dir.join("lxcfs.log")).map_err(|e| Error::io(dir.join("lxcfs.log"), e))?;
@@ -106,8 +106,7 @@ fn is_mounted(path: &Path) -> bool {
 pub fn recover_stale(undo: bool) -> Vec<PathBuf> {
     let mut done = Vec::new();
     for e in std::fs::read_dir(LXCFS_DIR).into_iter().flatten().flatten() {
-        let Some(owner) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        let owner = crate::owner::Owner { pid: owner, start_ticks: None, pid_ns: None };
+        let Some(owner) = e.file_name().to_str().and_then(crate::owner::from_tag) else { continue };
         if owner.is_me() || owner.alive(&crate::SysRoot::live()) {
             continue;
         }

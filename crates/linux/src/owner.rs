@@ -80,6 +80,25 @@ impl Owner {
     }
 }
 
+/// This process as names carry it (sandboxes, lxcfs and bench run directories): `PID` in the
+/// initial PID namespace, `PID_NS` in another (NS: the namespace's inode), so that whoever
+/// reads the name, in any namespace, judges the right process.
+pub fn tag() -> String {
+    match own_pid_ns() {
+        Some(ns) if ns != INIT_PID_NS => format!("{}_{ns}", std::process::id()),
+        _ => std::process::id().to_string(),
+    }
+}
+
+/// The owner a [`tag`] names (its start time is not in it).
+pub fn from_tag(tag: &str) -> Option<Owner> {
+    let (pid, ns) = match tag.split_once('_') {
+        Some((pid, ns)) => (pid, ns.parse().ok()?),
+        None => (tag, INIT_PID_NS),
+    };
+    Some(Owner { pid: pid.parse().ok()?, start_ticks: None, pid_ns: Some(ns) })
+}
+
 /// This process's PID namespace.
 pub fn own_pid_ns() -> Option<u64> {
     pid_ns_of(std::path::Path::new("/proc/self/ns/pid"))
@@ -109,6 +128,17 @@ mod tests {
         let reused = Owner { start_ticks: me.start_ticks.map(|t| t + 1), ..me };
         assert!(!reused.alive(&root), "a pid with another start time is another process");
         assert!(!Owner { pid: u32::MAX - 1, start_ticks: None, pid_ns: None }.alive(&root));
+    }
+
+    #[test]
+    fn a_tag_names_this_process_in_any_namespace() {
+        let me = from_tag(&tag()).unwrap();
+        assert!(me.is_me() && me.alive(&SysRoot::live()));
+        let elsewhere = from_tag(&format!("{}_12345", std::process::id())).unwrap();
+        assert_eq!(elsewhere.pid_ns, Some(12345));
+        assert!(!elsewhere.is_me(), "the same pid in another namespace is another process");
+        assert_eq!(from_tag("7_x"), None);
+        assert_eq!(from_tag("x"), None);
     }
 
     /// A daemon in a PID namespace of its own is pid 1 there: from the host it is found by its

@@ -54,15 +54,14 @@ fn recover(root: &SysRoot, undo: bool) -> Vec<Result<String, String>> {
 }
 
 /// Where the bench keeps each run's short-lived files (`{run}`: real programs' sockets), in
-/// a directory named by the bench's pid.
+/// a directory named by the bench's `owner::tag`.
 pub const BENCH_RUN_ROOT: &str = "/run/memorch/bench";
 
-/// Directories under `parent` named by the pid of an owner that is gone.
+/// Directories under `parent` named by the tag of an owner that is gone.
 fn remove_dead_owners_dirs(root: &SysRoot, parent: &str, undo: bool) -> Vec<Result<String, String>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        let owner = crate::owner::Owner { pid, start_ticks: None, pid_ns: None };
+        let Some(owner) = e.file_name().to_str().and_then(crate::owner::from_tag) else { continue };
         if owner.is_me() || owner.alive(root) {
             continue;
         }

@@ -241,13 +241,13 @@ fn mkdir_parents(dir: &Path, top: &Path) -> Result<Vec<PathBuf>> {
     Ok(missing)
 }
 
-/// The pid in a name made by `unique::unique_name` (`prefix-PID-N`).
-fn owner_of(name: &str) -> Option<u32> {
+/// The owner named in a name made by `unique::unique_name` (`prefix-TAG-N`).
+fn owner_of(name: &str) -> Option<crate::owner::Owner> {
     let mut parts = name.rsplitn(3, '-');
     let n = parts.next()?;
-    let pid = parts.next()?;
+    let tag = parts.next()?;
     (n.bytes().all(|b| b.is_ascii_digit()) && parts.next().is_some_and(|p| p.starts_with("memorch")))
-        .then(|| pid.parse().ok())
+        .then(|| crate::owner::from_tag(tag))
         .flatten()
 }
 
@@ -270,8 +270,7 @@ pub fn remove_stale(undo: bool) -> Vec<String> {
     let mut removed = Vec::new();
     for place in places() {
         for name in place.child_names() {
-            let Some(pid) = owner_of(&name) else { continue };
-            let owner = crate::owner::Owner { pid, start_ticks: None, pid_ns: None };
+            let Some(owner) = owner_of(&name) else { continue };
             if owner.is_me() || owner.alive(&root) {
                 continue;
             }
