@@ -111,7 +111,7 @@ impl Daemon {
         if !cfg.dry_run {
             std::fs::create_dir_all(&cfg.state_dir).map_err(|e| state_dir_error(&cfg, e))?;
         }
-        let (stats, _) = store::load(&cfg.state_dir);
+        let (stats, _) = store::load(&cfg.state_dir, cfg.dry_run);
         let preset = cfg.preset();
         let triggers = Triggers::new(machine::arm_triggers(&domain, &cfg, &preset));
         let (adopted_files, mut zram) = adopted.map_or((Vec::new(), Vec::new()), |a| (a.swap_files, a.zram));
