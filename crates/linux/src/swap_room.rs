@@ -69,10 +69,16 @@ pub fn check(root: &SysRoot, device: &Path) -> Result<(), String> {
 /// file is made up (a container's lxcfs mounted over it lists none of the machine's devices).
 fn used_bytes(root: &SysRoot, device: &Path) -> Option<u64> {
     let swaps = crate::swaps::read(root).ok()?;
-    match swaps.devices.iter().find(|d| Path::new(&d.path) == device) {
+    match swaps.devices.iter().find(|d| names(&d.path, device)) {
         Some(d) => Some(d.used_bytes),
         None => (!swaps_made_up(root)).then_some(0),
     }
+}
+
+/// Whether `/proc/swaps`'s path `listed` is `device`: the same, or its end where it was
+/// enabled in a mount namespace that has ended (`/zram0` for `/dev/zram0`).
+fn names(listed: &str, device: &Path) -> bool {
+    Path::new(listed) == device || device.ends_with(listed.trim_start_matches('/'))
 }
 
 fn swaps_made_up(root: &SysRoot) -> bool {
@@ -87,7 +93,7 @@ pub fn read(root: &SysRoot, device: &Path) -> Result<Room, String> {
     let other_swap_free_bytes = swaps
         .devices
         .iter()
-        .filter(|d| Path::new(&d.path) != device)
+        .filter(|d| !names(&d.path, device))
         .map(|d| d.size_bytes.saturating_sub(d.used_bytes))
         .sum();
     Ok(Room {
@@ -147,6 +153,12 @@ mod tests {
 
     fn group(room_mib: u64, swapped_mib: u64) -> LimitedGroup {
         LimitedGroup { path: "/sb".into(), room_bytes: room_mib * MIB, swapped_bytes: swapped_mib * MIB }
+    }
+
+    #[test]
+    fn a_device_is_known_by_the_path_a_dead_namespace_left_it_under() {
+        assert!(names("/dev/zram0", Path::new("/dev/zram0")) && names("/zram0", Path::new("/dev/zram0")));
+        assert!(!names("/zram1", Path::new("/dev/zram0")) && !names("/tmp/a/s.swap", Path::new("/tmp/b/s.swap")));
     }
 
     #[test]

@@ -207,10 +207,12 @@ pub fn teardown(root: &SysRoot, rec: &ZramSetup) -> Result<()> {
 }
 
 fn teardown_device(root: &SysRoot, rec: &ZramSetup) -> Result<()> {
-    let dev = dev_path(&rec.device);
-    let active = swaps::read(root)?.devices.iter().any(|d| Path::new(&d.path) == dev);
-    if active {
-        swapon::swapoff(&root.path(&dev))?;
+    // Asked of the kernel, not of `/proc/swaps`: lxcfs makes that up in a container, and a
+    // device enabled in a mount namespace that has ended is listed there by another path.
+    if root.is_live() {
+        swapon::swapoff_if_active(&dev_path(&rec.device))?;
+    } else if swaps::read(root)?.devices.iter().any(|d| Path::new(&d.path) == dev_path(&rec.device)) {
+        swapon::swapoff(&root.path(dev_path(&rec.device)))?;
     }
     write_sys(root, &rec.device, "reset", "1")?;
     let now = current_algorithm(&root.read(sys(&rec.device, "comp_algorithm")).unwrap_or_default());
