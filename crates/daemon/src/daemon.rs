@@ -118,6 +118,7 @@ impl Daemon {
         zram.extend(machine::setup_zram(&cfg, &root, &domain, &preset)?);
         let swap_extras = machine::setup_swap_extras(&cfg, &root, &domain, &preset)?;
         machine::prioritise(&cfg);
+        machine::adopt_orphans();
         let mut notifier = Notifier::default();
         notifier.follow_bus(&cfg.notify, preset.trim_notices)?;
         // Last: the socket answers once the daemon is set up (zram on if the preset wants it).

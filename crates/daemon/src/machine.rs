@@ -75,6 +75,15 @@ pub fn arm_triggers(domain: &Domain, cfg: &Config, preset: &Preset) -> Vec<crate
     out
 }
 
+/// Make the daemon the subreaper of what it starts: what a hook leaves running after it ends
+/// becomes the daemon's child, for `Notifier` to end (a hook's `setsid cmd &` included).
+pub fn adopt_orphans() {
+    // SAFETY: prctl on this process.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
+        tracing::warn!(error = %std::io::Error::last_os_error(), "not the subreaper of its hooks: what they leave in a session of their own may outlive them");
+    }
+}
+
 /// The daemon's priority: when memory is short the CPUs are busy reclaiming, and a kill
 /// must not wait its turn.
 pub fn prioritise(cfg: &Config) {

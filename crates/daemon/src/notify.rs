@@ -104,7 +104,36 @@ impl Notifier {
                 _ => {}
             }
         }
+        self.end_strays();
         t0.elapsed()
+    }
+
+    /// Kill what hooks left running in a session of their own (`setsid cmd &`): with the
+    /// daemon their subreaper (`machine::adopt_orphans`), a hook's orphans become its
+    /// children, and every child that is not a post-kill command still running is one.
+    fn end_strays(&mut self) {
+        self.post_kill.retain_mut(|c| c.try_wait().ok().flatten().is_none());
+        let me = std::process::id();
+        // Each round ends one generation: a stray's own children come to the daemon next.
+        for _ in 0..8 {
+            let known: Vec<u32> = self.post_kill.iter().map(Child::id).collect();
+            let strays = memorch_linux::process::children_of(me);
+            let strays: Vec<u32> = strays.into_iter().filter(|p| !known.contains(p)).collect();
+            if strays.is_empty() {
+                return;
+            }
+            for pid in strays {
+                let fd = memorch_linux::pidfd::Pidfd::open(pid);
+                // SAFETY: a process that is the daemon's own child, left by a hook.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                if let Ok(fd) = fd {
+                    fd.wait_exit(Duration::from_secs(1));
+                }
+                // SAFETY: reaping our own child, without blocking.
+                unsafe { libc::waitpid(pid as i32, std::ptr::null_mut(), libc::WNOHANG) };
+                tracing::warn!(pid, "killed what a hook left running");
+            }
+        }
     }
 
     /// Run the post-kill command (not waited for).

@@ -22,6 +22,13 @@ pub fn all_pids(root: &SysRoot) -> Result<Vec<u32>> {
     Ok(pids)
 }
 
+/// The children of process `parent` (zombies too), as this process's `/proc` numbers them.
+pub fn children_of(parent: u32) -> Vec<u32> {
+    let root = SysRoot::live();
+    let pids = all_pids(&root).unwrap_or_default();
+    pids.into_iter().filter(|&p| read_stat(&root, p).is_ok_and(|s| s.ppid == parent)).collect()
+}
+
 /// Time since boot (`/proc/uptime`).
 pub fn uptime_ms(root: &SysRoot) -> Result<u64> {
     let text = root.read("/proc/uptime")?;

@@ -198,7 +198,7 @@ fn a_hanging_pre_kill_hook_delays_a_kill_by_no_more_than_its_bound() {
     let out = testkit::TempDir::new("memorch-hook-out");
     let (told, niced) = (out.join("told"), out.join("niced"));
     let hook = format!(
-        "echo \"$MEMORCH_PID $MEMORCH_APP $MEMORCH_CLASS $MEMORCH_REASON\" >> {}; nice > {}; sleep 61 & exec sleep 60",
+        "echo \"$MEMORCH_PID $MEMORCH_APP $MEMORCH_CLASS $MEMORCH_REASON\" >> {}; nice > {}; sleep 61 & setsid sleep 62 & exec sleep 60",
         told.display(),
         niced.display()
     );
@@ -249,7 +249,8 @@ fn a_hanging_pre_kill_hook_delays_a_kill_by_no_more_than_its_bound() {
         "0",
         "at the apps' priority, not the daemon's"
     );
-    // The hook past its bound was killed, its sleeps with it (the one in the background too).
+    // The hook past its bound was killed, its sleeps with it (in the background, and in a
+    // session of its own too).
     let running = |cmd: &str| {
         std::fs::read_dir("/proc")
             .unwrap()
@@ -257,7 +258,9 @@ fn a_hanging_pre_kill_hook_delays_a_kill_by_no_more_than_its_bound() {
             .any(|e| std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c == cmd))
     };
     assert!(
-        testkit::wait_for(Duration::from_secs(5), || !running("sleep\x0060\x00") && !running("sleep\x0061\x00")),
+        testkit::wait_for(Duration::from_secs(5), || ["60", "61", "62"]
+            .iter()
+            .all(|s| !running(&format!("sleep\x00{s}\x00")))),
         "no hook left running"
     );
     drop(d);

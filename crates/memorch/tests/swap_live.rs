@@ -121,6 +121,22 @@ fn swapfile_add_then_remove_leaves_swaps_and_directory_as_they_were() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--json` of a command that fails part-way still lists what it had done.
+#[test]
+fn a_removal_that_fails_part_way_still_says_in_json_what_it_removed() {
+    let dir = testkit::TempDir::new("memorch-swapdir-json");
+    let d = dir.0.to_str().unwrap();
+    std::fs::write(dir.0.join("memorch-swap-0.swap"), "left over").unwrap();
+    // Named as memorch's, but a directory: its removal fails, after the first file's.
+    std::fs::create_dir_all(dir.0.join("memorch-swap-1.swap").join("inside")).unwrap();
+    let out = run(&["swapfile", "remove", "--all", "--json", "--dir", d]);
+    assert_eq!(out.status.code(), Some(1), "the second removal fails");
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).expect("what was done, as JSON");
+    let removed: Vec<&str> = said.as_array().unwrap().iter().filter_map(|r| r["removed"].as_str()).collect();
+    assert_eq!(removed, [dir.0.join("memorch-swap-0.swap").to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("memorch-swap-1.swap"), "the error names the file");
+}
+
 /// A small tmpfs mounted for the test, unmounted on drop.
 struct SmallFs(PathBuf);
 

@@ -86,11 +86,12 @@ pub fn rate(bytes: u64, us: u64) -> String {
 pub struct Said {
     json: bool,
     records: Vec<serde_json::Value>,
+    printed: bool,
 }
 
 impl Said {
     pub fn new(json: bool) -> Said {
-        Said { json, records: Vec::new() }
+        Said { json, records: Vec::new(), printed: false }
     }
 
     pub fn say(&mut self, text: impl std::fmt::Display, record: serde_json::Value) {
@@ -106,10 +107,21 @@ impl Said {
         self.json
     }
 
-    pub fn done(self) -> Result<()> {
+    pub fn done(mut self) -> Result<()> {
+        self.printed = true;
         if self.json {
             print_json(&self.records)?;
         }
         Ok(())
+    }
+}
+
+impl Drop for Said {
+    /// A command that fails part-way still says, as JSON, what it had done (the error follows
+    /// on standard error), as its text mode has.
+    fn drop(&mut self) {
+        if self.json && !self.printed && !self.records.is_empty() {
+            let _ = print_json(&self.records);
+        }
     }
 }
