@@ -20,6 +20,15 @@ fn listing(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// `memorch zram teardown` on drop, also when the test fails half-way.
+struct ZramTeardown;
+
+impl Drop for ZramTeardown {
+    fn drop(&mut self) {
+        let _ = run(&["zram", "teardown"]);
+    }
+}
+
 #[test]
 fn zram_setup_then_teardown_restores_the_device() {
     if !testkit::zram_facility() {
@@ -29,9 +38,10 @@ fn zram_setup_then_teardown_restores_the_device() {
     let swaps_before = swaps();
     let zram0_before = zram_state("zram0");
     let out = ok(&["zram", "setup", "--size", "128", "--algorithm", "lz4", "--priority", "77"]);
+    let _teardown = ZramTeardown;
     assert!(out.contains("set up as swap"), "{out}");
     let s = swaps();
-    let line = s.lines().find(|l| l.starts_with("/dev/zram")).expect("a zram swap is active");
+    let line = s.lines().find(|l| l.starts_with("/dev/zram") && !swaps_before.contains(l)).expect("a new zram swap");
     assert!(line.trim_end().ends_with("77"), "priority 77: {line}");
     let dev = line.split_whitespace().next().unwrap().trim_start_matches("/dev/").to_string();
     assert_eq!(zram_state(&dev).0.trim(), (128u64 << 20).to_string());
