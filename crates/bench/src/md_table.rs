@@ -11,7 +11,7 @@ fn fig(f: Option<Figure>) -> Option<String> {
 }
 
 /// The columns a section may show: name, and its cell of a manager's summary (medians).
-pub const COLUMNS: [Column; 17] = [
+pub const COLUMNS: [Column; 18] = [
     ("hot/warm/cold", |s| Some(format!("{}/{}/{}", num(s.hot.median), num(s.warm.median), num(s.cold.median)))),
     ("failed", |s| fig(Some(s.failed))),
     ("wait s", |s| fig(Some(s.wait_s))),
@@ -27,6 +27,7 @@ pub const COLUMNS: [Column; 17] = [
     ("alive", |s| fig(Some(s.live_apps_mean))),
     ("idle MiB", |s| fig(s.idle_available_mib)),
     ("refaults f/a", |s| Some(format!("{}/{}", num(s.refault_file_pages.median), num(s.refault_anon_pages.median)))),
+    ("refaults/evictions", |s| s.refaults_per_eviction.map(|f| format!("{:.0} %", f.median * 100.0))),
     ("direct", |s| fig(s.direct_reclaims)),
     ("reclaim calls", |s| fig(s.reclaim_calls)),
     ("ksmd cpu s", |s| fig(s.ksmd_cpu_s)),

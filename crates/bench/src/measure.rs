@@ -21,6 +21,7 @@ pub struct Start {
     device_cpu_us: Option<u64>,
     ksmd_us: Option<u64>,
     machine_cpu: Option<MachineCpu>,
+    machine_reclaim: Option<(u64, u64)>,
 }
 
 impl Start {
@@ -31,6 +32,7 @@ impl Start {
             device_cpu_us: device.cpu_us(),
             ksmd_us: memorch_linux::ksm::ksmd_cpu_us(root),
             machine_cpu: memorch_linux::cpustat::read(root).ok(),
+            machine_reclaim: memorch_linux::vmstat::refaults_and_evictions(root),
         }
     }
 }
@@ -47,6 +49,11 @@ pub fn counters(r: &mut RunResult, start: &Start, after: &Snapshot, device: &Dev
     r.refault_file_pages = delta(c0.refault_file_pages, c1.refault_file_pages);
     r.refault_pages = r.refault_anon_pages + r.refault_file_pages;
     r.major_faults = delta(c0.major_faults, c1.major_faults);
+    let reclaim = memorch_linux::vmstat::refaults_and_evictions(&SysRoot::live()).zip(start.machine_reclaim);
+    r.refaults_per_eviction = reclaim
+        .map(|((f1, e1), (f0, e0))| (f1.saturating_sub(f0), e1.saturating_sub(e0)))
+        .filter(|(_, evicted)| *evicted > 0)
+        .map(|(refaulted, evicted)| refaulted as f64 / evicted as f64);
     (r.psi_some_s, r.psi_full_s) = (s1 - s0, f1 - f0);
     let keeper = device.keeper.as_ref().map(|k| &k.stats);
     let keeper_failcnt = keeper.map_or(0, |k| k.own_failcnt.load(Relaxed));

@@ -93,6 +93,7 @@ pub struct Summary {
     pub swap_in_pages: Option<Figure>,
     pub swap_out_pages: Option<Figure>,
     pub refault_ratio: Option<Figure>,
+    pub refaults_per_eviction: Option<Figure>,
     pub psi_some_s: Figure,
     pub psi_full_s: Figure,
     /// Allocations that reclaimed for themselves (the device's `memory.failcnt`; runs that
@@ -230,6 +231,7 @@ fn summary(manager: &str, rs: &[&RunResult], hot: &BTreeMap<&str, f64>) -> Summa
         swap_in_pages: some(&|r| r.swap_in_pages.map(|v| v as f64)),
         swap_out_pages: some(&|r| r.swap_out_pages.map(|v| v as f64)),
         refault_ratio: some(&|r| r.refault_ratio),
+        refaults_per_eviction: some(&|r| r.refaults_per_eviction),
         psi_some_s: all(&|r| r.psi_some_s),
         psi_full_s: all(&|r| r.psi_full_s),
         direct_reclaims: some(&|r| r.direct_reclaims.map(|n| n as f64)),

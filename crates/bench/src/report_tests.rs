@@ -29,6 +29,7 @@ pub fn run(manager: &str, lat: &[(&str, f64)], kills: &[(&str, Class)]) -> RunRe
         swap_in_pages: Some(5),
         swap_out_pages: Some(10),
         refault_ratio: Some(0.5),
+        refaults_per_eviction: Some(0.25),
         psi_some_s: 1.0,
         psi_full_s: 0.5,
         direct_reclaims: Some(3),

@@ -172,6 +172,10 @@ pub struct RunResult {
     /// Anonymous refaults per swapped-out page: how much of what went out came back soon.
     #[serde(default)]
     pub refault_ratio: Option<f64>,
+    /// Refaults per eviction (the refault study's ratio), machine-wide: a v1 memory group
+    /// counts no evictions of its own.
+    #[serde(default)]
+    pub refaults_per_eviction: Option<f64>,
     pub psi_some_s: f64,
     pub psi_full_s: f64,
     /// Allocations that had to reclaim for themselves (the device's `memory.failcnt`): what

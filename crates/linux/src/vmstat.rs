@@ -34,9 +34,35 @@ pub fn counters_from_vmstat(text: &str) -> Counters {
     c
 }
 
+/// The machine's refaults and evictions so far (`workingset_refault_*`, `pgsteal_anon` and
+/// `pgsteal_file`: every reclaim's steals, a memory group's included), for the refault
+/// study's ratio.
+pub fn refaults_and_evictions(root: &SysRoot) -> Option<(u64, u64)> {
+    let text = root.read("/proc/vmstat").ok()?;
+    let (mut refaults, mut evictions) = (None::<u64>, None::<u64>);
+    for (key, v) in pairs(&text) {
+        match key {
+            "workingset_refault_anon" | "workingset_refault_file" => refaults = Some(refaults.unwrap_or(0) + v),
+            "pgsteal_anon" | "pgsteal_file" => evictions = Some(evictions.unwrap_or(0) + v),
+            _ => {}
+        }
+    }
+    refaults.zip(evictions)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refaults_and_evictions_count_every_reclaims_steals() {
+        let dir = std::env::temp_dir().join(format!("memorch-vmstat-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("proc")).unwrap();
+        let text = "workingset_refault_anon 3\nworkingset_refault_file 5\npgsteal_kswapd 0\npgsteal_anon 20\npgsteal_file 12\n";
+        std::fs::write(dir.join("proc/vmstat"), text).unwrap();
+        assert_eq!(refaults_and_evictions(&SysRoot::at(&dir)), Some((8, 32)));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn sums_reclaim_sources_and_leaves_missing_counters_none() {
