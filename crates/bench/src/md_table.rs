@@ -27,7 +27,7 @@ pub const COLUMNS: [Column; 18] = [
     ("alive", |s| fig(Some(s.live_apps_mean))),
     ("idle MiB", |s| fig(s.idle_available_mib)),
     ("refaults f/a", |s| Some(format!("{}/{}", num(s.refault_file_pages.median), num(s.refault_anon_pages.median)))),
-    ("refaults/evictions", |s| s.refaults_per_eviction.map(|f| format!("{:.0} %", f.median * 100.0))),
+    ("refaults/evictions", |s| s.refaults_per_eviction.map(|f| format!("{:.1} %", f.median * 100.0))),
     ("direct", |s| fig(s.direct_reclaims)),
     ("reclaim calls", |s| fig(s.reclaim_calls)),
     ("ksmd cpu s", |s| fig(s.ksmd_cpu_s)),

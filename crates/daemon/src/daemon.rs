@@ -88,6 +88,15 @@ fn refuse_unprivileged(cfg: &Config) -> Result<(), String> {
     Ok(())
 }
 
+/// What was learned before, from the state dir (made if missing; a dry run makes and moves
+/// nothing there).
+fn learned(cfg: &Config) -> Result<memorch_core::engine::Stats, String> {
+    if !cfg.dry_run {
+        std::fs::create_dir_all(&cfg.state_dir).map_err(|e| state_dir_error(cfg, e))?;
+    }
+    Ok(store::load(&cfg.state_dir, cfg.dry_run).0)
+}
+
 fn state_dir_error(cfg: &Config, e: std::io::Error) -> String {
     format!("state dir {}: {e} (as a user other than root, give --state-dir of your own)", cfg.state_dir.display())
 }
@@ -108,23 +117,19 @@ impl Daemon {
         Server::claim(&cfg.socket).map_err(socket_error)?;
         // Only once no live daemon holds the socket: its frozen apps are not left behind.
         machine::thaw_left_frozen(&domain, cfg.dry_run);
-        if !cfg.dry_run {
-            std::fs::create_dir_all(&cfg.state_dir).map_err(|e| state_dir_error(&cfg, e))?;
-        }
-        let (stats, _) = store::load(&cfg.state_dir, cfg.dry_run);
+        let stats = learned(&cfg)?;
         let preset = cfg.preset();
         let triggers = Triggers::new(machine::arm_triggers(&domain, &cfg, &preset));
-        let (adopted_files, mut zram) = adopted.map_or((Vec::new(), Vec::new()), |a| (a.swap_files, a.zram));
+        let mut zram = adopted.zram;
         zram.extend(machine::setup_zram(&cfg, &root, &domain, &preset)?);
         let swap_extras = machine::setup_swap_extras(&cfg, &root, &domain, &preset)?;
         machine::prioritise(&cfg);
-        machine::adopt_orphans();
         let mut notifier = Notifier::default();
         notifier.follow_bus(&cfg.notify, preset.trim_notices)?;
         // Last: the socket answers once the daemon is set up (zram on if the preset wants it).
         let server = Server::bind(&cfg.socket).map_err(socket_error)?;
         let live = crate::executor::live::Live::new(root.clone(), domain.clone(), cfg.manage.swap_file_dir.clone())
-            .with_adopted(adopted_files);
+            .with_adopted(adopted.swap_files);
         let mut exec = Executor::new(Box::new(live), cfg.dry_run, cfg.manage.clone());
         exec.set_preset(&preset);
         tracing::info!(preset = %preset.name, domain = %spec, dry_run = cfg.dry_run, socket = %cfg.socket.display(), "memorch running");
@@ -164,6 +169,7 @@ impl Daemon {
         // locked as it touches it, the first look's included (the code a decision runs is
         // the code the next one needs, under pressure too).
         machine::lock_memory(&self.cfg);
+        machine::adopt_orphans();
         // A first look at once, so status has a snapshot and the preset acts on what it finds.
         self.events.push(Event::Timer);
         self.decide(Instant::now(), "start");

@@ -12,7 +12,7 @@ use memorch_linux::{snapshot, Domain, SysRoot};
 
 /// Undo what memorch processes that died left (their guards never ran), and say so; take
 /// over the swap whose pages would not fit back. In a dry run, say only what would be done.
-pub fn recover(root: &SysRoot, dry_run: bool) -> Option<Adopted> {
+pub fn recover(root: &SysRoot, dry_run: bool) -> Adopted {
     let found =
         if dry_run { memorch_linux::recovery::report_all(root) } else { memorch_linux::recovery::recover_all(root) };
     for r in found {
@@ -22,7 +22,7 @@ pub fn recover(root: &SysRoot, dry_run: bool) -> Option<Adopted> {
         }
     }
     if dry_run {
-        return None;
+        return Adopted { swap_files: Vec::new(), zram: Vec::new() };
     }
     let adopted = memorch_linux::recovery::adopt_left(root);
     for g in &adopted.swap_files {
@@ -31,7 +31,7 @@ pub fn recover(root: &SysRoot, dry_run: bool) -> Option<Adopted> {
     for z in &adopted.zram {
         tracing::warn!(device = %z.setup.device, "took over a zram a memorch that died left on: put back at the end");
     }
-    Some(adopted)
+    adopted
 }
 
 /// Thaw the domain's app groups that a memorch that died left frozen: an app must never stay

@@ -106,6 +106,24 @@ pub fn peers_facility() -> bool {
     facility("peers (lxcfs, earlyoom, nohang)", check) && zram_facility()
 }
 
+/// Start this test binary again running only `test`, with `var` set to `value` (a child that
+/// takes guards, prints `held` and waits to be killed), and wait for that line.
+pub fn start_holder(test: &str, var: &str, value: &std::path::Path) -> std::process::Child {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(std::env::current_exe().expect("the test binary"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(var, value)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the test binary starts again");
+    let out = std::io::BufReader::new(child.stdout.take().expect("piped"));
+    assert!(out.lines().map_while(Result::ok).any(|l| l.contains("held")), "{test} took its guards");
+    child
+}
+
 /// What a test or bench could leave on the machine: active swap (by device or file name),
 /// cgroups below this process's own, memorch's lxcfs instances. Tests compare what is *new*
 /// after with before, never the whole state: the kernel is shared, and swap that another

@@ -6,8 +6,6 @@ use memorch_linux::ksm::{KsmGuard, KsmSettings};
 use memorch_linux::swapfile::SwapFileGuard;
 use memorch_linux::zram::ZramGuard;
 use memorch_linux::{recovery, testkit, SysRoot};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Runs only as the child the test below starts (this test binary again, with
@@ -40,16 +38,7 @@ fn what_a_killed_owner_left_is_put_back_even_while_it_is_a_zombie() {
     let before = testkit::Leftovers::now();
     let ksm_before = ksm_settings();
     let dir = std::env::temp_dir().join(testkit::unique_name("memorch-held-swap"));
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["hold_guards_until_killed", "--exact", "--nocapture", "--test-threads=1"])
-        .env("MEMORCH_HOLD_GUARDS", &dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    assert!(out.lines().map_while(Result::ok).any(|l| l.contains("held")), "the child took its guards");
+    let mut child = testkit::start_holder("hold_guards_until_killed", "MEMORCH_HOLD_GUARDS", &dir);
     let swaps_held = std::fs::read_to_string("/proc/swaps").unwrap();
     assert!(swaps_held.contains("zram") && swaps_held.contains("memorch-swap-"), "{swaps_held}");
     assert_eq!(ksm_settings().1, "4321");

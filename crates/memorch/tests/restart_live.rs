@@ -6,8 +6,6 @@ mod common;
 use common::*;
 use memorch_linux::swapfile::SwapFileGuard;
 use memorch_linux::{recovery, sandbox::Sandbox, testkit, SysRoot};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Runs only as the child the test below starts (this test binary again, with
@@ -43,17 +41,7 @@ impl Drop for Holder {
 }
 
 fn held_swap_file(dir: &std::path::Path) -> Holder {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["hold_a_swap_file_until_killed", "--exact", "--nocapture", "--test-threads=1"])
-        .env("MEMORCH_HOLD_SWAP_FILE", dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    assert!(out.lines().map_while(Result::ok).any(|l| l.contains("held")), "the child added its swap file");
-    Holder(child)
+    Holder(testkit::start_holder("hold_a_swap_file_until_killed", "MEMORCH_HOLD_SWAP_FILE", dir))
 }
 
 fn swap_file_on(dir: &std::path::Path) -> bool {
