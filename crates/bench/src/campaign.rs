@@ -174,13 +174,13 @@ impl Campaign {
             // As above: no runs, so none of the apps' files is kept.
             true => self.warm_up(&scenario, &work, &logs, stop, progress, lxcfs.as_ref()).inspect_err(|_| {
                 let _ = std::fs::remove_dir_all(&work);
-                let _ = std::fs::remove_dir_all(Path::new(RUN_ROOT).join(memorch_linux::owner::tag()));
+                let _ = std::fs::remove_dir_all(own_run_root());
             })?,
             false => Vec::new(),
         };
         let setting = Setting { scenario: &scenario, work: &work, logs: &logs, installed, lxcfs: lxcfs.as_ref() };
         let (runs, stopped) = self.all_runs(&setting, stop, progress);
-        let _ = std::fs::remove_dir_all(Path::new(RUN_ROOT).join(memorch_linux::owner::tag()));
+        let _ = std::fs::remove_dir_all(own_run_root());
         self.write(&scenario, runs, &warm_up, stopped, &work)
     }
 
@@ -191,7 +191,7 @@ impl Campaign {
         for (rep, m) in run_order(&self.managers, self.repeat) {
             let n = runs.len() + 1;
             progress.run_started(n, total, m, rep, set.scenario.visit_order(self.seed + rep).len());
-            let run_dir = Path::new(RUN_ROOT).join(memorch_linux::owner::tag()).join(n.to_string());
+            let run_dir = own_run_root().join(n.to_string());
             let log_dir = set.logs.join(format!("{n:02}-{}", m.replace([':', ',', '=', '/'], "_")));
             let cfg = RunConfig {
                 scenario: set.scenario,
@@ -246,7 +246,7 @@ impl Campaign {
         progress.prepare(&format!(
             "warming up: each of the {programs} real programs launched once, alone and unmeasured, so that the first run finds the programs' own files cached as every later run does"
         ));
-        let run_dir = Path::new(RUN_ROOT).join(memorch_linux::owner::tag()).join("warm-up");
+        let run_dir = own_run_root().join("warm-up");
         let cfg = RunConfig {
             scenario,
             manager: "kernel",
@@ -385,6 +385,12 @@ pub fn run_order(managers: &[String], repeat: u64) -> Vec<(u64, &String)> {
 
 /// Where runs keep their `{run}` directories: short paths (Unix sockets allow 107 bytes).
 pub const RUN_ROOT: &str = memorch_linux::recovery::BENCH_RUN_ROOT;
+
+/// This bench's directory under [`RUN_ROOT`], named by its `owner::tag` (recovery.rs removes
+/// it if the bench dies).
+fn own_run_root() -> std::path::PathBuf {
+    Path::new(RUN_ROOT).join(memorch_linux::owner::tag())
+}
 
 /// The number of app visits in a visit order (idle steps are not visits).
 pub fn visit_count(order: &[String]) -> usize {

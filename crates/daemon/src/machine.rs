@@ -22,7 +22,7 @@ pub fn recover(root: &SysRoot, dry_run: bool) -> Adopted {
         }
     }
     if dry_run {
-        return Adopted { swap_files: Vec::new(), zram: Vec::new() };
+        return Adopted::default();
     }
     let adopted = memorch_linux::recovery::adopt_left(root);
     for g in &adopted.swap_files {

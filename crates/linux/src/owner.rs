@@ -154,16 +154,12 @@ mod tests {
             .args(["--pid", "--fork", "--kill-child", "sleep", "60"])
             .spawn()
             .expect("unshare runs");
-        let children_of = |pid: u32| -> Vec<u32> {
-            let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-            text.split_whitespace().filter_map(|p| p.parse().ok()).collect()
-        };
         // The sleep is pid 1 of the new namespace: a child of unshare, found by its NSpid.
         let inner = crate::wait::wait_for(std::time::Duration::from_secs(10), || {
-            children_of(child.id()).first().is_some_and(|&p| innermost_pid(&root, p) == Some(1))
+            process::children_of(child.id()).first().is_some_and(|&p| innermost_pid(&root, p) == Some(1))
         });
         assert!(inner, "the namespaced process started");
-        let host_pid = children_of(child.id())[0];
+        let host_pid = process::children_of(child.id())[0];
         let ns = pid_ns_of(std::path::Path::new(&format!("/proc/{host_pid}/ns/pid"))).unwrap();
         let start_ticks = process::read_stat(&root, host_pid).ok().map(|s| s.start_ticks);
         let owner = Owner { pid: 1, start_ticks, pid_ns: Some(ns) };

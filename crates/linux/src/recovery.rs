@@ -20,6 +20,7 @@ pub fn report_all(root: &SysRoot) -> Vec<Result<String, String>> {
 /// What recovery left on because its pages would not fit back (swap files, zram), taken over
 /// by a daemon that starts: its guards now, removed once idle or at its end. Its use in a
 /// crash loop: each restart keeps the pages where they are instead of killing apps.
+#[derive(Default)]
 pub struct Adopted {
     pub swap_files: Vec<crate::swapfile::SwapFileGuard>,
     pub zram: Vec<crate::zram::ZramGuard>,

@@ -9,7 +9,7 @@ use std::path::Path;
 /// Kept free beyond what comes back: the apps go on allocating while swapoff reads.
 const MARGIN_BYTES: u64 = 16 << 20;
 
-/// A v2 group with a memory limit and pages on swap.
+/// A memory group (v1 or v2) with a limit and pages on swap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LimitedGroup {
     pub path: String,
@@ -62,13 +62,13 @@ pub fn judge(used: Option<u64>, room: &Room) -> Result<(), String> {
 
 /// [`judge`] of the device at `device` (a swap file's path, or `/dev/zramN`) on this machine.
 pub fn check(root: &SysRoot, device: &Path) -> Result<(), String> {
-    judge(used_bytes(root, device), &read(root, device)?)
+    let swaps = crate::swaps::read(root).map_err(|e| e.to_string())?;
+    judge(used_bytes(root, &swaps, device), &read(root, &swaps, device)?)
 }
 
 /// The device's use: as `/proc/swaps` lists it, 0 if it is not listed there, `None` if that
 /// file is made up (a container's lxcfs mounted over it lists none of the machine's devices).
-fn used_bytes(root: &SysRoot, device: &Path) -> Option<u64> {
-    let swaps = crate::swaps::read(root).ok()?;
+fn used_bytes(root: &SysRoot, swaps: &memorch_core::SwapState, device: &Path) -> Option<u64> {
     match swaps.devices.iter().find(|d| names(&d.path, device)) {
         Some(d) => Some(d.used_bytes),
         None => (!swaps_made_up(root)).then_some(0),
@@ -87,9 +87,8 @@ fn swaps_made_up(root: &SysRoot) -> bool {
 }
 
 /// What there is room in, the device itself left out.
-pub fn read(root: &SysRoot, device: &Path) -> Result<Room, String> {
+fn read(root: &SysRoot, swaps: &memorch_core::SwapState, device: &Path) -> Result<Room, String> {
     let mem = crate::meminfo::read_system(root).map_err(|e| e.to_string())?;
-    let swaps = crate::swaps::read(root).map_err(|e| e.to_string())?;
     let other_swap_free_bytes = swaps
         .devices
         .iter()

@@ -229,9 +229,7 @@ impl SwapFileGuard {
         }
         Ok(())
     }
-}
 
-impl SwapFileGuard {
     /// Remove it now if its pages fit back in memory (swap_room.rs); else leave it on and
     /// recorded, for the next memorch start to take over or remove, and say why.
     pub fn remove_if_room(&mut self, root: &SysRoot) -> Result<()> {
