@@ -196,11 +196,12 @@ impl Probe {
 pub type BuiltIn = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
 
 /// The scenarios shipped with memorch.
-pub const BUILT_IN: [BuiltIn; 10] = [
+pub const BUILT_IN: [BuiltIn; 11] = [
     ("quick", include_str!("../../../scenarios/quick.toml"), &[]),
     ("mos26", include_str!("../../../scenarios/mos26.toml"), &[]),
     ("thesis", include_str!("../../../scenarios/thesis.toml"), &[]),
     ("thesis-ksm", include_str!("../../../scenarios/thesis-ksm.toml"), &[]),
+    ("thesis-fish", include_str!("../../../scenarios/thesis-fish.toml"), &[]),
     ("swam40", include_str!("../../../scenarios/swam40.toml"), &[]),
     ("sessions", include_str!("../../../scenarios/sessions.toml"), &[]),
     ("trim", include_str!("../../../scenarios/trim.toml"), &[]),
