@@ -3,15 +3,13 @@
 //! does; the binary only parses arguments and prints. Each repeat starts one manager further
 //! down the list ([`run_order`]), so no manager always runs first.
 
-use crate::conditions::{AppGroups, Launcher};
+use crate::conditions::{AppGroups, Launcher, SwapDisk};
 use crate::driver::{self, RunConfig};
 use crate::peers::{is_peer, PEERS};
 use crate::report::{self, Summary};
 use crate::results::{RunResult, Visit};
-use crate::running;
-use crate::scenario::{expand, resolve_program, Assets, Scenario, IDLE};
+use crate::scenario::{Scenario, IDLE};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct Campaign {
@@ -29,6 +27,7 @@ pub struct Campaign {
     /// What the launcher tells the manager, and how apps are grouped.
     pub launcher: Launcher,
     pub app_groups: AppGroups,
+    pub swap_disk: SwapDisk,
 }
 
 /// What the user sees while a campaign runs.
@@ -72,43 +71,6 @@ pub fn check_managers(managers: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Write every synthetic app's code file and shared object into `work` before the first run,
-/// as a device has its apps installed: written inside a run, they cost that run's first
-/// launches the writing (on `swam40` its first run's launches took 15-35 % longer), and the
-/// pages the writing left cached were charged to no later run's device. Returns how many
-/// files the apps map.
-fn install_synthetic_files(
-    scenario: &Scenario,
-    work: &Path,
-    stop: &AtomicBool,
-    progress: &dyn Progress,
-) -> Result<usize, String> {
-    let files: Vec<_> = scenario.apps.iter().flat_map(|a| running::installed_files(a, work)).collect();
-    let mib: u64 = files.iter().map(|f| f.mb).sum();
-    if !files.is_empty() {
-        progress.prepare(&format!(
-            "installing the apps' files: {} files, {mib} MiB in {}",
-            files.len(),
-            work.display()
-        ));
-    }
-    for (i, f) in files.iter().enumerate() {
-        if stop.load(Ordering::Relaxed) {
-            return Err(format!(
-                "stopped while installing the apps' files ({i} of {} written); no run was started",
-                files.len()
-            ));
-        }
-        crate::app::install_file(&f.path, f.mb << 20, scenario.seed + i as u64).map_err(|e| {
-            format!(
-                "installing {}: {e} (the bench writes the apps' files under --out: is there room?)",
-                f.path.display()
-            )
-        })?;
-    }
-    Ok(files.len())
 }
 
 /// What every run of a bench shares.
@@ -157,7 +119,7 @@ impl Campaign {
         for r in memorch_linux::recovery::recover_all(&memorch_linux::SysRoot::live()) {
             progress.note(&r.unwrap_or_else(|e| format!("could not undo: {e}")));
         }
-        let scenario = self.prepared_scenario(progress)?;
+        let scenario = crate::prepare::scenario(&self.scenario, &self.out, &|m| progress.prepare(m))?;
         // Peers read /proc/meminfo: lxcfs makes it the device's.
         let lxcfs = match self.managers.iter().any(|m| is_peer(crate::device::split_manager(m).0)) {
             true => Some(
@@ -167,9 +129,10 @@ impl Campaign {
             false => None,
         };
         // Nothing half-written is left behind: up to a few GiB of files.
-        let installed = install_synthetic_files(&scenario, &work, stop, progress).inspect_err(|_| {
-            let _ = std::fs::remove_dir_all(&work);
-        })?;
+        let installed = crate::prepare::install_synthetic_files(&scenario, &work, stop, &|m| progress.prepare(m))
+            .inspect_err(|_| {
+                let _ = std::fs::remove_dir_all(&work);
+            })?;
         let warm_up = match scenario.has_real_programs() {
             // As above: no runs, so none of the apps' files is kept.
             true => self.warm_up(&scenario, &work, &logs, stop, progress, lxcfs.as_ref()).inspect_err(|_| {
@@ -201,6 +164,7 @@ impl Campaign {
                 daemon_loop: self.daemon_loop,
                 launcher: self.launcher,
                 app_groups: self.app_groups,
+                swap_disk: self.swap_disk,
                 work_dir: set.work,
                 log_dir: &log_dir,
                 run_dir: &run_dir,
@@ -255,6 +219,7 @@ impl Campaign {
             daemon_loop: self.daemon_loop,
             launcher: self.launcher,
             app_groups: self.app_groups,
+            swap_disk: self.swap_disk,
             work_dir: work,
             log_dir: &logs.join("00-warm-up"),
             run_dir: &run_dir,
@@ -296,6 +261,7 @@ impl Campaign {
             "daemon_loop": self.daemon_loop,
             "launcher": self.launcher,
             "app_groups": self.app_groups,
+            "swap_disk": self.swap_disk,
             "stopped": stopped,
             "warm_up": warm_up,
             "summaries": summaries,
@@ -310,67 +276,6 @@ impl Campaign {
         let _ = std::fs::remove_dir_all(work);
         let failed_visits = runs.iter().map(RunResult::failed).sum();
         Ok(Outcome { runs, summaries, results_json, report_html, failed_visits, stopped })
-    }
-
-    /// The scenario with its assets written out, its data generated (once), `{assets}` and
-    /// `{data}` filled in and every real program's path absolute: nothing relative may
-    /// cross into a device.
-    fn prepared_scenario(&self, progress: &dyn Progress) -> Result<Scenario, String> {
-        let mut s = self.scenario.clone();
-        if !s.has_real_programs() && s.prepare.is_empty() {
-            return Ok(s);
-        }
-        let assets = match &s.assets {
-            Assets::Dir(d) => d.clone(),
-            Assets::None => self.out.clone(),
-            Assets::Embedded(files) => {
-                let dir = self.out.join("assets");
-                std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-                for (name, text) in files.iter() {
-                    std::fs::write(dir.join(name), text).map_err(|e| format!("{}: {e}", dir.join(name).display()))?;
-                }
-                dir
-            }
-        };
-        let data = s.data_dir();
-        let (a, d) = (assets.to_string_lossy().into_owned(), data.to_string_lossy().into_owned());
-        let vars = [("assets", a.as_str()), ("data", d.as_str())];
-        for p in &s.prepare {
-            let creates = PathBuf::from(expand(&p.creates, &vars));
-            if creates.exists() {
-                continue;
-            }
-            let argv: Vec<String> = p.command.iter().map(|x| expand(x, &vars)).collect();
-            progress.prepare(&format!("generating {} (once; cached in {})", creates.display(), data.display()));
-            std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
-            let program = resolve_program(&argv[0], &assets)?;
-            let out = Command::new(&program)
-                .args(&argv[1..])
-                .current_dir(&data)
-                .output()
-                .map_err(|e| format!("{}: {e}", program.display()))?;
-            if !out.status.success() || !creates.exists() {
-                return Err(format!(
-                    "preparing {}: {} {} failed ({}): {}",
-                    s.name,
-                    program.display(),
-                    argv[1..].join(" "),
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
-        }
-        for app in s.apps.iter_mut().filter(|a| !a.command.is_empty()) {
-            let e = |x: &String| expand(x, &vars);
-            app.command = app.command.iter().map(e).collect();
-            app.command[0] = resolve_program(&app.command[0], &assets)
-                .map_err(|err| format!("app '{}': {err}", app.name))?
-                .to_string_lossy()
-                .into_owned();
-            app.ready = app.ready.as_ref().map(e);
-            app.resume = app.resume.as_ref().map(e);
-        }
-        Ok(s)
     }
 }
 

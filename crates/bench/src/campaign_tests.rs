@@ -1,6 +1,7 @@
 //! Tests of campaign.rs.
 
-use super::{install_synthetic_files, run_order, Progress};
+use super::{run_order, Progress};
+use crate::prepare::install_synthetic_files;
 use crate::results::RunResult;
 use crate::scenario::Scenario;
 use std::cell::RefCell;
@@ -32,12 +33,12 @@ fn the_apps_files_are_installed_before_the_first_run_once_each_and_are_what_thei
     std::fs::create_dir_all(&work).unwrap();
     let shown = Kept::default();
     // A bench stopped (Ctrl-C) before the files are written writes none and says so.
-    let err = install_synthetic_files(&scenario, &work, &AtomicBool::new(true), &shown).unwrap_err();
+    let err = install_synthetic_files(&scenario, &work, &AtomicBool::new(true), &|m| shown.prepare(m)).unwrap_err();
     assert!(err.contains("stopped while installing") && err.contains("0 of 2"), "{err}");
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
     let go = AtomicBool::new(false);
     assert_eq!(
-        install_synthetic_files(&scenario, &work, &go, &shown).unwrap(),
+        install_synthetic_files(&scenario, &work, &go, &|m| shown.prepare(m)).unwrap(),
         2,
         "a's code file and shared object; b maps none; a real program none"
     );
@@ -48,7 +49,7 @@ fn the_apps_files_are_installed_before_the_first_run_once_each_and_are_what_thei
     assert!(shown.0.borrow().last().unwrap().contains("2 files, 3 MiB"), "{:?}", shown.0.borrow());
     // A second bench in the same place writes nothing again.
     let written = std::fs::metadata(&bin).unwrap().modified().unwrap();
-    install_synthetic_files(&scenario, &work, &go, &shown).unwrap();
+    install_synthetic_files(&scenario, &work, &go, &|m| shown.prepare(m)).unwrap();
     assert_eq!(std::fs::metadata(&bin).unwrap().modified().unwrap(), written);
     // The app is started on exactly these files.
     let a = scenario.apps.iter().find(|a| a.name == "a").unwrap();

@@ -1,6 +1,7 @@
 //! What the device around the apps is like, beyond its manager: whether its launcher talks to
 //! memorch (a phone's activity manager speaking the protocol) or only writes `oom_score_adj`
-//! (ordinary Linux), and whether each app has a memory group of its own or all share one.
+//! (ordinary Linux), whether each app has a memory group of its own or all share one, and what
+//! storage swap files are on.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,36 @@ pub enum AppGroups {
     Own,
     /// Every app in the device's one group, as on a desktop without per-app scopes.
     None,
+}
+
+/// The disk under storage swap files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SwapDisk {
+    /// The machine's own disk, where the run's files are.
+    #[default]
+    Machine,
+    /// A phone's eMMC flash: a throttled loop device (memorch_linux::slow_disk::EMMC).
+    Emmc,
+}
+
+impl std::str::FromStr for SwapDisk {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SwapDisk, String> {
+        match s {
+            "machine" => Ok(SwapDisk::Machine),
+            "emmc" => Ok(SwapDisk::Emmc),
+            _ => {
+                Err(format!("'{s}' is not a swap disk: machine (this machine's) or emmc (throttled to a phone's eMMC)"))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for SwapDisk {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(if *self == SwapDisk::Machine { "machine" } else { "emmc" })
+    }
 }
 
 impl std::str::FromStr for Launcher {
@@ -77,6 +108,10 @@ mod tests {
         for g in [AppGroups::Own, AppGroups::None] {
             assert_eq!(g.to_string().parse::<AppGroups>(), Ok(g));
         }
+        for d in [SwapDisk::Machine, SwapDisk::Emmc] {
+            assert_eq!(d.to_string().parse::<SwapDisk>(), Ok(d));
+        }
+        assert!("nvme".parse::<SwapDisk>().unwrap_err().contains("emmc"));
         assert!("quiet".parse::<Launcher>().unwrap_err().contains("full"));
         assert!("each".parse::<AppGroups>().unwrap_err().contains("none"));
     }

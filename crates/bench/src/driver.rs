@@ -5,7 +5,7 @@
 //! its output's tail says why, and is kept in the run's log directory).
 
 use crate::attribution::KillBook;
-use crate::conditions::{AppGroups, Launcher};
+use crate::conditions::{AppGroups, Launcher, SwapDisk};
 use crate::device::Device;
 use crate::managed::ManagedDaemon;
 use crate::measure;
@@ -13,6 +13,7 @@ use crate::peer::Peer;
 use crate::results::{Kill, RunResult, Sample, Visit};
 use crate::running::{self, Running};
 use crate::scenario::{Scenario, IDLE};
+use memorch_linux::slow_disk::{self, SlowDisk};
 use memorch_linux::{snapshot, Domain, DomainSpec, SysRoot};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -35,6 +36,8 @@ pub struct RunConfig<'a> {
     /// What the launcher tells the manager, and how apps are grouped.
     pub launcher: Launcher,
     pub app_groups: AppGroups,
+    /// The disk under storage swap files.
+    pub swap_disk: SwapDisk,
     /// Absolute: app files and the daemon's state (removed after the bench).
     pub work_dir: &'a Path,
     /// Absolute: the manager's and apps' logs (kept).
@@ -107,6 +110,8 @@ pub(crate) struct Run<'a> {
     pub(crate) domain_name: String,
     pub(crate) daemon: Option<ManagedDaemon>,
     pub(crate) peer: Option<Peer>,
+    /// The slow disk under the daemon's swap files: after the daemon, which swaps them off.
+    pub(crate) slow_disk: Option<memorch_linux::slow_disk::SlowDisk>,
     pub(crate) book: KillBook,
     pub(crate) t0: Instant,
     /// The counters at the start (measure.rs).
@@ -157,7 +162,7 @@ impl<'a> Run<'a> {
         for d in [cfg.log_dir, cfg.run_dir] {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
-        let (daemon, peer) = start_manager(cfg, manager, is_peer, &device, &name)?;
+        let (daemon, peer, slow_disk) = start_manager(cfg, manager, is_peer, &device, &name)?;
         let before = snapshot::cheap(&root, &domain).map_err(|e| e.to_string())?;
         let book = KillBook::new(is_peer.then(|| manager.to_string()), before.counters.oom_kills.unwrap_or(0));
         let start = measure::Start::read(&root, &device, before);
@@ -168,6 +173,7 @@ impl<'a> Run<'a> {
             domain_name,
             daemon,
             peer,
+            slow_disk,
             book,
             t0: Instant::now(),
             start,
@@ -242,6 +248,7 @@ impl<'a> Run<'a> {
             ram_mb: s.ram_mb,
             launcher: self.cfg.launcher,
             app_groups: self.cfg.app_groups,
+            swap_disk: self.cfg.swap_disk,
             log_dir: self.cfg.log_dir.display().to_string(),
             ..RunResult::default()
         };
@@ -282,29 +289,45 @@ impl<'a> Run<'a> {
         self.running.clear();
         self.daemon.take();
         self.peer.take();
+        self.slow_disk.take();
         let _ = std::fs::remove_dir_all(self.cfg.run_dir);
     }
 }
 
-/// The run's manager started on its device: memorch's daemon for a preset, a peer inside the
-/// device, or nothing for `kernel`; its log beside the run's.
+type Manager = (Option<ManagedDaemon>, Option<Peer>, Option<SlowDisk>);
+
+/// The run's manager started on its device: memorch's daemon for a preset (its swap files on
+/// a slow disk where the run asks), a peer inside the device, or nothing for `kernel`; its
+/// log beside the run's.
 fn start_manager(
     cfg: &RunConfig,
     manager: &str,
     is_peer: bool,
     device: &Device,
     name: &str,
-) -> Result<(Option<ManagedDaemon>, Option<Peer>), String> {
+) -> Result<Manager, String> {
     let log = cfg.log_dir.join(format!("{}.log", manager.split(':').next().unwrap_or("manager")));
     if is_peer {
-        return Ok((None, Some(Peer::start(manager, device, &log)?)));
+        return Ok((None, Some(Peer::start(manager, device, &log)?), None));
     }
     if manager == "kernel" {
-        return Ok((None, None));
+        return Ok((None, None, None));
     }
     let dir = cfg.work_dir.join(format!("daemon-{name}"));
+    let slow_disk = match cfg.swap_disk {
+        SwapDisk::Machine => None,
+        SwapDisk::Emmc => Some(slow_swap_disk(&dir, cfg.scenario.ram_mb << 20)?),
+    };
     let daemon = ManagedDaemon::start(cfg.exe, manager, cfg.daemon_loop, &device.domain(), &dir, &log)?;
-    Ok((Some(daemon), None))
+    Ok((Some(daemon), None, slow_disk))
+}
+
+/// An eMMC-slow disk mounted where the daemon of `dir` puts its swap files (managed.rs), room
+/// for twice the device's RAM: more than any preset's files add up to.
+fn slow_swap_disk(dir: &Path, ram_bytes: u64) -> Result<SlowDisk, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    SlowDisk::create(&dir.join("swap.img"), &dir.join("swap"), 2 * ram_bytes + (512 << 20), slow_disk::EMMC)
+        .map_err(|e| format!("--swap-disk emmc: {e}"))
 }
 
 pub(crate) fn supervise(peer: &mut Option<Peer>, device: &Device) {

@@ -20,6 +20,7 @@ pub mod measure;
 pub mod paired;
 pub mod peer;
 pub mod peers;
+pub mod prepare;
 pub mod report;
 pub mod results;
 pub mod running;

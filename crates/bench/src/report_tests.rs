@@ -11,6 +11,7 @@ pub fn run(manager: &str, lat: &[(&str, f64)], kills: &[(&str, Class)]) -> RunRe
         ram_mb: 512,
         launcher: Default::default(),
         app_groups: Default::default(),
+        swap_disk: Default::default(),
         device: Default::default(),
         visits: lat
             .iter()

@@ -151,6 +151,9 @@ pub struct RunResult {
     pub launcher: crate::conditions::Launcher,
     #[serde(default)]
     pub app_groups: crate::conditions::AppGroups,
+    /// The disk under storage swap files (absent in files from before it could be chosen).
+    #[serde(default)]
+    pub swap_disk: crate::conditions::SwapDisk,
     #[serde(default)]
     pub device: DeviceInfo,
     pub visits: Vec<Visit>,

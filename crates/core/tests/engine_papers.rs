@@ -159,7 +159,7 @@ fn thesis_runs_ksm_at_idle_over_sibling_background_apps_only() {
 /// memorch's KSM must pay for ksmd's CPU (`ksm.min_saving_frac`): every three passes of ksmd
 /// over the apps, what it merged of the domain's opted-in apps in them must be 1 % of the
 /// domain, or it stops for 30 minutes. Its first passes merging 4 MiB stop it; 40 MiB keep it
-/// running until passes that merge nothing more. The thesis's KSM runs whatever it saves. The
+/// running until passes that merge nothing more. Stock targeted KSM runs whatever it saves. The
 /// machine's own count (`pages_sharing`, here 116 MiB of apps gone and falling as ksmd prunes
 /// them) is not what it weighs.
 #[test]
@@ -198,7 +198,7 @@ fn memorch_stops_ksm_that_does_not_pay_for_its_cpu() {
     for (preset, merged_mb, stops_first, stops_later) in [
         ("memorch", 4, true, false),
         ("memorch", 40, false, true),
-        ("thesis", 4, false, false),
+        ("thesis:ksm.once=false", 4, false, false),
         ("memorch:ksm.min_saving_frac=null", 4, false, false),
     ] {
         let mut e = engine(preset);
@@ -256,6 +256,39 @@ fn memorch_stops_ksm_that_does_not_pay_for_its_cpu() {
             );
         }
     }
+}
+
+/// Thesis §3.3: ksmd does not scan a background app's pages again. From user space: ksmd
+/// stops once its passes have gone over the background apps (what it merged stays merged),
+/// stays off while no new one comes, and runs again for a new background app.
+#[test]
+fn thesis_stops_ksm_once_it_has_gone_over_the_background_apps() {
+    let sibling = |pid: u32| {
+        let mut a = app(pid, "s", Class::Cached, 50);
+        (a.ksm_mergeable, a.ppid) = (true, 7);
+        a
+    };
+    let with_scans = |full_scans: u64| {
+        let mut s = snap(1024, 500, 100);
+        s.ksm = memorch_core::Facility::Available(memorch_core::KsmState { run: 1, full_scans, ..Default::default() });
+        s
+    };
+    let ksm_run = |acts: &[memorch_core::engine::Action]| {
+        acts.iter().find_map(|x| if let ActionKind::Ksm { run, .. } = x.kind { Some(run) } else { None })
+    };
+    let two = [sibling(11), sibling(12)];
+    let mut t = engine("thesis");
+    assert_eq!(ksm_run(&decide(&mut t, 0, &with_scans(50), &two, &[Event::Screen { on: false }])), Some(true));
+    assert_eq!(ksm_run(&decide(&mut t, 1000, &with_scans(52), &two, &[])), None, "two passes: still running");
+    let stop = decide(&mut t, 2000, &with_scans(53), &two, &[]);
+    assert_eq!(ksm_run(&stop), Some(false), "three passes went over both: stopped");
+    assert!(stop.iter().any(|a| a.reason.text.contains("not scanned again")), "{stop:?}");
+    assert_eq!(ksm_run(&decide(&mut t, 3000, &with_scans(53), &two, &[])), None, "nothing new: stays off");
+    let three = [sibling(11), sibling(12), sibling(13)];
+    assert_eq!(ksm_run(&decide(&mut t, 4000, &with_scans(53), &three, &[])), Some(true), "a new background app");
+    let mut stock = engine("thesis:ksm.once=false");
+    decide(&mut stock, 0, &with_scans(50), &two, &[Event::Screen { on: false }]);
+    assert_eq!(ksm_run(&decide(&mut stock, 2000, &with_scans(53), &two, &[])), None, "without once: runs on");
 }
 
 /// Thesis fig. 2-18 and §2.6.4: LMK kills in class order, the largest first within a class.

@@ -33,6 +33,7 @@ pub mod recovery;
 pub mod root;
 pub mod sandbox;
 mod sandbox_registry;
+pub mod slow_disk;
 pub mod snapshot;
 pub mod state;
 pub mod swap_room;

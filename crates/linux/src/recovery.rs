@@ -5,8 +5,8 @@
 
 use crate::root::SysRoot;
 
-/// Everything of dead owners: zram set-ups, swap files, KSM settings, lxcfs instances and
-/// sandboxes. Each entry says what was put back (`Ok`) or what could not be (`Err`).
+/// Everything of dead owners: zram set-ups, swap files, slow disks, KSM settings, lxcfs instances
+/// and sandboxes. Each entry says what was put back (`Ok`) or what could not be (`Err`).
 pub fn recover_all(root: &SysRoot) -> Vec<Result<String, String>> {
     recover(root, true)
 }
@@ -35,6 +35,8 @@ fn recover(root: &SysRoot, undo: bool) -> Vec<Result<String, String>> {
     let mut out = Vec::new();
     // Swap files before zram: both are swap, and zram's own teardown swaps off.
     out.extend(crate::swapfile::recover_stale(root, undo));
+    // A slow disk holds swap files: after them.
+    out.extend(crate::slow_disk::recover_stale(root, undo));
     out.extend(crate::zram::recover_stale(root, undo));
     out.extend(crate::ksm::recover_stale(root, undo));
     if root.is_live() {

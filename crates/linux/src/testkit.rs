@@ -85,6 +85,20 @@ pub fn ksm_facility() -> bool {
     ) && sandbox_facility()
 }
 
+/// A slow disk (slow_disk.rs): loop devices, util-linux's losetup and e2fsprogs' mkfs.ext4.
+pub fn slow_disk_facility() -> bool {
+    let missing: Vec<&str> =
+        ["losetup", "mkfs.ext4"].into_iter().filter(|p| crate::which::on_path(p).is_none()).collect();
+    let check = if !missing.is_empty() {
+        Err(format!("{} not installed (util-linux, e2fsprogs)", missing.join(", ")))
+    } else if !std::path::Path::new("/dev/loop-control").exists() {
+        Err("no /dev/loop-control (modprobe loop)".into())
+    } else {
+        Ok(())
+    };
+    facility("slow disk (loop devices)", check) && sandbox_facility()
+}
+
 /// Per-group PSI and freezing: the v2 hierarchy.
 pub fn cgroup_v2_facility() -> bool {
     let ok = crate::cgroup::mounts(&crate::SysRoot::live()).map(|ms| ms.iter().any(|m| m.is_v2())).unwrap_or(false);

@@ -190,6 +190,7 @@ impl State {
         self.whole.retain(|p, _| keep(*p));
         self.dry.retain(|p, _| keep(*p));
         self.so_done.retain(|p| keep(*p));
+        self.ksm_went_over.retain(|p| keep(*p));
         self.last_front_ms.retain(|p, _| keep(*p));
         self.last_front_switch.retain(|p, _| keep(*p));
         self.cached_since.retain(|p, _| keep(*p));

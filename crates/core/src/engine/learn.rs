@@ -149,7 +149,7 @@ impl Engine {
     /// ksmd run or stopped; KSM's trial counts its passes and what it merged from its first run.
     fn learn_ksm(&mut self, input: &Input, run: bool) {
         self.state.ksm_running = run;
-        let trial = self.preset.ksm.as_ref().is_some_and(KsmPolicy::has_trial);
+        let trial = self.preset.ksm.as_ref().is_some_and(KsmPolicy::counts_passes);
         if let (true, true, None, crate::Facility::Available(k)) =
             (run, trial, self.state.ksm_trial, &input.snapshot.ksm)
         {

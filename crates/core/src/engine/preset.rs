@@ -150,6 +150,10 @@ pub struct KsmPolicy {
     /// KSM must pay for ksmd's CPU (idle-targeted only).
     #[serde(default)]
     pub min_saving_frac: Option<f64>,
+    /// Stop ksmd once its passes have gone over every background app, and run it again only
+    /// for an app it has not (idle-targeted only; thesis §3.3: no rescan of a background app).
+    #[serde(default)]
+    pub once: bool,
 }
 
 impl KsmPolicy {
@@ -157,6 +161,12 @@ impl KsmPolicy {
     /// KSM runs all the time, as the thesis's baseline).
     pub fn has_trial(&self) -> bool {
         self.idle_targeted && self.min_saving_frac.is_some()
+    }
+
+    /// Whether ksmd's passes are counted from memorch's start of it: for a trial, or to stop
+    /// it once it has gone over the apps.
+    pub fn counts_passes(&self) -> bool {
+        self.has_trial() || (self.idle_targeted && self.once)
     }
 }
 

@@ -37,7 +37,7 @@ pub const SWITCHES: [Switch; 14] = [
             if !on {
                 p.ksm = None;
             } else if p.ksm.is_none() {
-                p.ksm = Some(super::preset::KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20, min_saving_frac: None });
+                p.ksm = Some(super::preset::KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20, min_saving_frac: None, once: false });
             }
         },
     },

@@ -88,6 +88,9 @@ pub struct State {
     /// KSM's trial at idle (`KsmPolicy::min_saving_frac`), from memorch's first run of it.
     #[serde(default)]
     pub ksm_trial: Option<KsmTrial>,
+    /// Background apps ksmd has gone over (`KsmPolicy::once`), by pid: not scanned again.
+    #[serde(default)]
+    pub ksm_went_over: BTreeSet<u32>,
     pub last_swap_grow_ms: Option<u64>,
     /// Apps whose unshared shared objects were already compacted.
     pub so_done: BTreeSet<u32>,
@@ -167,9 +170,19 @@ pub struct KsmTrial {
 /// pays (`pays`) or does not; or it is off for not paying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum KsmVerdict {
-    Pays { merged_bytes: u64, scans: u64 },
-    DoesNotPay { merged_bytes: u64, scans: u64 },
+    Pays {
+        merged_bytes: u64,
+        scans: u64,
+    },
+    DoesNotPay {
+        merged_bytes: u64,
+        scans: u64,
+    },
     Off,
+    /// ksmd went over the background apps it was run for (`KsmPolicy::once`): stop it.
+    WentOver {
+        scans: u64,
+    },
 }
 
 /// How far back [`State::psi_some_reads`] looks: the kernel's shortest trigger window here.
@@ -198,6 +211,7 @@ impl Default for State {
             ksm_trial: None,
             last_swap_grow_ms: None,
             so_done: BTreeSet::new(),
+            ksm_went_over: BTreeSet::new(),
             last_front_ms: BTreeMap::new(),
             switches: 0,
             last_front_switch: BTreeMap::new(),

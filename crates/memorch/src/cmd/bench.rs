@@ -3,7 +3,7 @@
 use super::{bench_run, scoreboard};
 use anyhow::Result;
 use memorch_bench::campaign;
-use memorch_bench::conditions::{AppGroups, Launcher};
+use memorch_bench::conditions::{AppGroups, Launcher, SwapDisk};
 use memorch_bench::managed::DaemonLoop;
 use memorch_bench::scenario::Scenario;
 use std::path::PathBuf;
@@ -51,7 +51,7 @@ const DEFAULT_MANAGERS: [&str; 10] =
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A built-in scenario (quick, mos26, thesis, thesis-ksm, swam40, sessions, trim, refault, meego, realapps) or a TOML
+    /// A built-in scenario (quick, mos26, thesis, thesis-fish, thesis-ksm, swam40, sessions, trim, refault, meego, realapps) or a TOML
     /// file (docs/bench.md) [default: quick].
     #[arg(long)]
     scenario: Option<String>,
@@ -95,6 +95,12 @@ pub struct Args {
     /// one) or `none` (all in the device's one group, as on a desktop without per-app scopes).
     #[arg(long, default_value = "own", conflicts_with = "scoreboard")]
     app_groups: AppGroups,
+    /// The disk under the presets' storage swap files: `machine` (this machine's, where the
+    /// run's files are) or `emmc` (a loop device throttled to a phone's eMMC flash: 250 MB/s
+    /// read, 100 MB/s written, 8,000 and 3,000 operations a second; needs losetup and
+    /// mkfs.ext4, and a block-I/O cgroup controller).
+    #[arg(long, default_value = "machine", conflicts_with = "scoreboard")]
+    swap_disk: SwapDisk,
     /// Run the scoreboard instead of one scenario: `realapps` with the full launcher and
     /// groups of their own, `realapps` silent with one group, at 1536 MiB (a mild shortage)
     /// likewise, `quick`, and `swam40` at 2048 MiB; each cell in OUT/CELL/, then
@@ -140,6 +146,7 @@ pub fn run(a: Args) -> Result<()> {
         daemon_loop: a.daemon_loop,
         launcher: a.launcher,
         app_groups: a.app_groups,
+        swap_disk: a.swap_disk,
         json: a.json,
     };
     let Some(scenario) = scenario else { return scoreboard::run(b) };

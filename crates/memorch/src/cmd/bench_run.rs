@@ -4,7 +4,7 @@
 use super::bench_progress::Shown;
 use anyhow::Result;
 use memorch_bench::campaign::{self, Campaign};
-use memorch_bench::conditions::{AppGroups, Launcher};
+use memorch_bench::conditions::{AppGroups, Launcher, SwapDisk};
 use memorch_bench::managed::DaemonLoop;
 use memorch_bench::report;
 use memorch_bench::scenario::Scenario;
@@ -26,6 +26,7 @@ pub struct Bench {
     pub daemon_loop: DaemonLoop,
     pub launcher: Launcher,
     pub app_groups: AppGroups,
+    pub swap_disk: SwapDisk,
     pub json: bool,
 }
 
@@ -46,7 +47,7 @@ pub fn bench(scenario: Scenario, b: &Bench) -> Result<campaign::Outcome> {
     let seed = b.seed.unwrap_or(scenario.seed);
     let order = scenario.visit_order(seed);
     eprintln!(
-        "memorch bench: scenario {} ({} MiB device, {} apps{}, {} visits, launcher {}, app groups {}), {} runs -> {}",
+        "memorch bench: scenario {} ({} MiB device, {} apps{}, {} visits, launcher {}, app groups {}, swap disk {}), {} runs -> {}",
         scenario.name,
         scenario.ram_mb,
         scenario.apps.len(),
@@ -54,6 +55,7 @@ pub fn bench(scenario: Scenario, b: &Bench) -> Result<campaign::Outcome> {
         campaign::visit_count(&order),
         b.launcher,
         b.app_groups,
+        b.swap_disk,
         b.repeat as usize * b.managers.len(),
         std::path::absolute(&b.out).unwrap_or(b.out.clone()).display()
     );
@@ -68,6 +70,7 @@ pub fn bench(scenario: Scenario, b: &Bench) -> Result<campaign::Outcome> {
         daemon_loop: b.daemon_loop,
         launcher: b.launcher,
         app_groups: b.app_groups,
+        swap_disk: b.swap_disk,
     };
     let outcome = c.run(&STOP, &progress).map_err(|e| anyhow::anyhow!(e))?;
     progress.done();

@@ -39,6 +39,7 @@ pub fn run(b: Bench) -> Result<()> {
             out: dir,
             launcher: cell.launcher,
             app_groups: cell.app_groups,
+            swap_disk: Default::default(),
             // One document at the end, not one a cell.
             json: false,
             ..b

@@ -51,11 +51,13 @@ pub fn run(ctx: &mut Ctx) {
     if ksm.idle_targeted && !ctx.state.ksm_running {
         // Background apps that opted in, grouped by parent: siblings (zygote children) share pages.
         let mut by_parent: BTreeMap<u32, usize> = BTreeMap::new();
-        for a in ctx.input.apps.iter().filter(|a| a.actionable() && a.is_background() && a.ksm_mergeable) {
+        for a in mergeable_background(ctx.input.apps) {
             *by_parent.entry(a.ppid).or_default() += 1;
         }
         let siblings: usize = by_parent.values().filter(|&&n| n >= 2).sum();
-        if siblings >= 2 {
+        let all_gone_over =
+            ksm.once && mergeable_background(ctx.input.apps).all(|a| ctx.state.ksm_went_over.contains(&a.pid));
+        if siblings >= 2 && !all_gone_over {
             let r = ctx
                 .reason(
                     Step::PrepareIdle,
@@ -88,12 +90,14 @@ pub const KSM_RETRY_MS: u64 = 30 * 60 * 1000;
 /// the machine's KSM counters cannot be read.
 pub fn observe_ksm(state: &mut State, preset: &Preset, input: &Input) {
     state.ksm_verdict = None;
-    let Some(ksm) = preset.ksm.as_ref().filter(|k| k.idle_targeted) else { return };
-    let (Some(min_frac), Some(trial), Facility::Available(k), false) =
-        (ksm.min_saving_frac, state.ksm_trial, &input.snapshot.ksm, state.screen_on)
-    else {
+    let Some(ksm) = preset.ksm.as_ref().filter(|k| k.counts_passes()) else { return };
+    let (Some(trial), Facility::Available(k), false) = (state.ksm_trial, &input.snapshot.ksm, state.screen_on) else {
         return;
     };
+    if ksm.once {
+        return observe_went_over(state, input, trial.scans_from, k.full_scans);
+    }
+    let Some(min_frac) = ksm.min_saving_frac else { return };
     let (now, scans_now, merged_now) = (input.now_ms, k.full_scans, App::ksm_merged_total(input.apps));
     if let Some(off) = trial.off_since_ms {
         if now.saturating_sub(off) < KSM_RETRY_MS {
@@ -128,6 +132,11 @@ fn ksm_paid_for(ctx: &mut Ctx, ksm: &KsmPolicy) -> bool {
     match ctx.state.ksm_verdict {
         None => true,
         Some(KsmVerdict::Off) => false,
+        Some(KsmVerdict::WentOver { scans }) => {
+            let r = ctx.reason(Step::PrepareIdle, format!("ksmd went over the background apps {scans} times: stopped; what it merged stays merged, and they are not scanned again (thesis §3.3)"));
+            ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+            false
+        }
         Some(KsmVerdict::Pays { merged_bytes, scans }) => {
             ctx.quiet(ctx.reason(Step::PrepareIdle, format!("KSM merged {} in {scans} passes of ksmd over the apps, at least {share}: it pays; its next passes are weighed from here", mib(merged_bytes))));
             true
@@ -267,4 +276,21 @@ fn compress_whole(ctx: &mut Ctx) {
             .with("anon_bytes", a.anon_bytes as f64);
         super::squeeze::compact(ctx, a, CompactScope::Anon, None, r);
     }
+}
+
+/// `KsmPolicy::once`: after [`KSM_TRIAL_SCANS`] passes of the ksmd memorch started, the
+/// background apps that opted in are gone over; the next run of ksmd is for a new one.
+fn observe_went_over(state: &mut State, input: &Input, scans_from: u64, scans_now: u64) {
+    let scans = scans_now.saturating_sub(scans_from);
+    if !state.ksm_running || scans < KSM_TRIAL_SCANS {
+        return;
+    }
+    state.ksm_went_over.extend(mergeable_background(input.apps).map(|a| a.pid));
+    state.ksm_trial = None;
+    state.ksm_verdict = Some(KsmVerdict::WentOver { scans });
+}
+
+/// Background apps that opted in to KSM.
+fn mergeable_background<'a>(apps: &'a [App]) -> impl Iterator<Item = &'a App> + 'a {
+    apps.iter().filter(|a| a.actionable() && a.is_background() && a.ksm_mergeable)
 }
