@@ -28,6 +28,9 @@ pub struct Room {
     pub swapped_bytes: u64,
     /// Free space on the other active swap devices: reclaim can move pages there.
     pub other_swap_free_bytes: u64,
+    /// What the device itself gives back to the machine as its pages come out: zram's pool
+    /// (charged to no memory group, so it frees room for the machine only); 0 for a file.
+    pub freed_bytes: u64,
     pub groups: Vec<LimitedGroup>,
 }
 
@@ -36,10 +39,10 @@ pub struct Room {
 pub fn judge(used: Option<u64>, room: &Room) -> Result<(), String> {
     let need = used.unwrap_or(room.swapped_bytes);
     let mib = |b: u64| b >> 20;
-    let machine = room.available_bytes + room.other_swap_free_bytes;
+    let machine = room.available_bytes + room.other_swap_free_bytes + room.freed_bytes;
     if need + MARGIN_BYTES > machine {
         return Err(format!(
-            "its {} MiB would not fit in the {} MiB available (memory and other swap)",
+            "its {} MiB would not fit in the {} MiB available (memory, other swap and its own pool)",
             mib(need),
             mib(machine)
         ));
@@ -99,8 +102,17 @@ fn read(root: &SysRoot, swaps: &memorch_core::SwapState, device: &Path) -> Resul
         available_bytes: mem.available_bytes,
         swapped_bytes: mem.swap_used_bytes,
         other_swap_free_bytes,
+        freed_bytes: zram_pool_bytes(root, swaps, device),
         groups: limited_groups(root),
     })
+}
+
+/// The memory zram's pool holds for `device` (`/dev/zramN`), 0 for anything else.
+fn zram_pool_bytes(root: &SysRoot, swaps: &memorch_core::SwapState, device: &Path) -> u64 {
+    let Some(name) = device.strip_prefix("/dev").ok().and_then(|n| n.to_str()).filter(|n| n.starts_with("zram")) else {
+        return 0;
+    };
+    crate::zram_stats::read_device(root, name, swaps).ok().flatten().map_or(0, |d| d.mem_used_bytes)
 }
 
 /// Every memory group with a limit and pages on swap, in whichever hierarchy has the memory
@@ -147,7 +159,7 @@ mod tests {
     const MIB: u64 = 1 << 20;
 
     fn room(groups: Vec<LimitedGroup>) -> Room {
-        Room { available_bytes: 8192 * MIB, swapped_bytes: 300 * MIB, other_swap_free_bytes: 0, groups }
+        Room { available_bytes: 8192 * MIB, swapped_bytes: 300 * MIB, other_swap_free_bytes: 0, freed_bytes: 0, groups }
     }
 
     fn group(room_mib: u64, swapped_mib: u64) -> LimitedGroup {
@@ -181,6 +193,18 @@ mod tests {
     #[test]
     fn a_group_only_gets_back_what_it_swapped() {
         assert_eq!(judge(Some(500 * MIB), &room(vec![group(40, 20)])), Ok(()));
+    }
+
+    /// zram's pool comes back to the machine as its pages come out, not to any group.
+    #[test]
+    fn zrams_own_pool_makes_room_for_the_machine_not_for_a_group() {
+        let mut r = room(vec![group(400, 300)]);
+        r.available_bytes = 250 * MIB;
+        assert!(judge(Some(300 * MIB), &r).unwrap_err().contains("would not fit"));
+        r.freed_bytes = 100 * MIB;
+        assert_eq!(judge(Some(300 * MIB), &r), Ok(()));
+        r.groups = vec![group(250, 300)];
+        assert!(judge(Some(300 * MIB), &r).unwrap_err().contains("group /sb"));
     }
 
     #[test]

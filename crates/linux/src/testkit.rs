@@ -87,15 +87,8 @@ pub fn ksm_facility() -> bool {
 
 /// A slow disk (slow_disk.rs): loop devices, util-linux's losetup and e2fsprogs' mkfs.ext4.
 pub fn slow_disk_facility() -> bool {
-    let missing: Vec<&str> =
-        ["losetup", "mkfs.ext4"].into_iter().filter(|p| crate::which::on_path(p).is_none()).collect();
-    let check = if !missing.is_empty() {
-        Err(format!("{} not installed (util-linux, e2fsprogs)", missing.join(", ")))
-    } else if !std::path::Path::new("/dev/loop-control").exists() {
-        Err("no /dev/loop-control (modprobe loop)".into())
-    } else {
-        Ok(())
-    };
+    let check =
+        programs_and_node(&["losetup", "mkfs.ext4"], "util-linux, e2fsprogs", "/dev/loop-control", "modprobe loop");
     facility("slow disk (loop devices)", check) && sandbox_facility()
 }
 
@@ -108,16 +101,25 @@ pub fn cgroup_v2_facility() -> bool {
 /// The device view for peers: lxcfs and FUSE, and the peers themselves (Debian's lxcfs,
 /// earlyoom and nohang, which scripts/setup installs).
 pub fn peers_facility() -> bool {
-    let missing: Vec<&str> =
-        ["lxcfs", "earlyoom", "nohang"].into_iter().filter(|p| crate::which::on_path(p).is_none()).collect();
-    let check = if !missing.is_empty() {
-        Err(format!("{} not installed (sudo ./scripts/setup installs them)", missing.join(", ")))
-    } else if !std::path::Path::new("/dev/fuse").exists() {
-        Err("no /dev/fuse for lxcfs".into())
+    let check = programs_and_node(
+        &["lxcfs", "earlyoom", "nohang"],
+        "sudo ./scripts/setup installs them",
+        "/dev/fuse",
+        "lxcfs needs FUSE",
+    );
+    facility("peers (lxcfs, earlyoom, nohang)", check) && zram_facility()
+}
+
+/// The programs on PATH and the device node there, or what is missing and how to get it.
+fn programs_and_node(programs: &[&str], install: &str, node: &str, node_hint: &str) -> Result<(), String> {
+    let missing: Vec<&str> = programs.iter().copied().filter(|p| crate::which::on_path(p).is_none()).collect();
+    if !missing.is_empty() {
+        Err(format!("{} not installed ({install})", missing.join(", ")))
+    } else if !std::path::Path::new(node).exists() {
+        Err(format!("no {node} ({node_hint})"))
     } else {
         Ok(())
-    };
-    facility("peers (lxcfs, earlyoom, nohang)", check) && zram_facility()
+    }
 }
 
 /// Start this test binary again running only `test`, with `var` set to `value` (a child that
