@@ -111,7 +111,7 @@ pub(crate) struct Run<'a> {
     pub(crate) daemon: Option<ManagedDaemon>,
     pub(crate) peer: Option<Peer>,
     /// The slow disk under the daemon's swap files: after the daemon, which swaps them off.
-    pub(crate) slow_disk: Option<memorch_linux::slow_disk::SlowDisk>,
+    pub(crate) slow_disk: Option<SlowDisk>,
     pub(crate) book: KillBook,
     pub(crate) t0: Instant,
     /// The counters at the start (measure.rs).

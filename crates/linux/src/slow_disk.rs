@@ -49,19 +49,12 @@ impl SlowDisk {
     /// for the processes in this process's block-I/O cgroup. Nothing is left half made.
     pub fn create(image: &Path, mount: &Path, bytes: u64, speed: Speed) -> Result<SlowDisk> {
         let (throttle_dir, v2) = throttle_dir(&SysRoot::live())?;
-        let f = std::fs::File::create(image).map_err(|e| Error::io(image, e))?;
-        f.set_len(bytes).map_err(|e| Error::io(image, e))?;
-        let made_image = scopeguard_remove(image);
-        run("mkfs.ext4", &[OsStr::new("-q"), OsStr::new("-F"), image.as_os_str()])?;
-        let device = PathBuf::from(run("losetup", &[OsStr::new("--find"), OsStr::new("--show"), image.as_os_str()])?);
-        let dev = device_number(&device).inspect_err(|_| {
-            let _ = run("losetup", &[OsStr::new("-d"), device.as_os_str()]);
+        let (device, dev) = attach_new_image(image, bytes).inspect_err(|_| {
+            let _ = std::fs::remove_file(image);
         })?;
-        let made = Made { image: image.into(), device, dev, mount: mount.into(), throttle_dir, v2 };
-        std::mem::forget(made_image);
-        crate::records::save(RECORD_KIND, &made.dev, &made)?;
-        // From here the guard undoes whatever step fails.
-        let disk = SlowDisk { made };
+        // From here the guard undoes whatever step fails (a record not yet saved is no error).
+        let disk = SlowDisk { made: Made { image: image.into(), device, dev, mount: mount.into(), throttle_dir, v2 } };
+        crate::records::save(RECORD_KIND, &disk.made.dev, &disk.made)?;
         std::fs::create_dir_all(mount).map_err(|e| Error::io(mount, e))?;
         mount_ext4(&disk.made.device, mount)?;
         set_throttle(&disk.made, Some(speed))?;
@@ -81,7 +74,20 @@ impl Drop for SlowDisk {
     }
 }
 
-/// Dead owners' slow disks undone (recovery.rs), or with `undo` false, what would be.
+/// A sparse file of `bytes` with an ext4 on it, attached to a free loop device: the device
+/// and its `MAJOR:MINOR`; detached again if its number cannot be read.
+fn attach_new_image(image: &Path, bytes: u64) -> Result<(PathBuf, String)> {
+    let f = std::fs::File::create(image).map_err(|e| Error::io(image, e))?;
+    f.set_len(bytes).map_err(|e| Error::io(image, e))?;
+    run("mkfs.ext4", &[OsStr::new("-q"), OsStr::new("-F"), image.as_os_str()])?;
+    let device = PathBuf::from(run("losetup", &[OsStr::new("--find"), OsStr::new("--show"), image.as_os_str()])?);
+    let dev = device_number(&device).inspect_err(|_| {
+        let _ = run("losetup", &[OsStr::new("-d"), device.as_os_str()]);
+    })?;
+    Ok((device, dev))
+}
+
+/// Dead owners' slow disks undone (recovery.rs), or without `undo_them` what would be.
 pub fn recover_stale(root: &SysRoot, undo_them: bool) -> Vec<std::result::Result<String, String>> {
     let mut out = Vec::new();
     for (record, made) in crate::records::stale::<Made>(root, RECORD_KIND) {
@@ -109,8 +115,9 @@ pub fn recover_stale(root: &SysRoot, undo_them: bool) -> Vec<std::result::Result
 
 /// Swap on it off, unmounted, the loop device detached, the throttle lifted, the file gone.
 fn undo(made: &Made) -> Result<()> {
-    for path in swaps_under(&made.mount) {
-        crate::swapon::swapoff_if_active(&path)?;
+    let swaps = crate::swaps::read(&SysRoot::live())?;
+    for d in swaps.devices.iter().filter(|d| Path::new(&d.path).starts_with(&made.mount)) {
+        crate::swapon::swapoff_if_active(Path::new(&d.path))?;
     }
     unmount(&made.mount)?;
     // Detaching a device already gone is no error: the record is what is left.
@@ -179,7 +186,7 @@ fn device_number(device: &Path) -> Result<String> {
 }
 
 fn mount_ext4(device: &Path, at: &Path) -> Result<()> {
-    let (src, dst) = (cstr(device)?, cstr(at)?);
+    let (src, dst) = (crate::swapon::cpath(device)?, crate::swapon::cpath(at)?);
     // SAFETY: valid C strings; no data argument.
     let r = unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), c"ext4".as_ptr(), libc::MS_NOATIME, std::ptr::null()) };
     if r != 0 {
@@ -190,7 +197,7 @@ fn mount_ext4(device: &Path, at: &Path) -> Result<()> {
 
 /// Unmounted, or not mounted at all.
 fn unmount(at: &Path) -> Result<()> {
-    let p = cstr(at)?;
+    let p = crate::swapon::cpath(at)?;
     // SAFETY: a valid C string.
     if unsafe { libc::umount2(p.as_ptr(), 0) } != 0 {
         let e = std::io::Error::last_os_error();
@@ -199,22 +206,6 @@ fn unmount(at: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn cstr(p: &Path) -> Result<std::ffi::CString> {
-    std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
-        .map_err(|_| Error::Refused(format!("{}: a path with a NUL byte", p.display())))
-}
-
-/// Swap areas the kernel has on under `dir`.
-fn swaps_under(dir: &Path) -> Vec<PathBuf> {
-    let text = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    text.lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
-        .map(PathBuf::from)
-        .filter(|p| p.starts_with(dir))
-        .collect()
 }
 
 /// Run a program; its standard output trimmed, or an error with what it said.
@@ -230,15 +221,4 @@ fn run(program: &str, args: &[&OsStr]) -> Result<String> {
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// Removes `path` when dropped, unless forgotten: the image while the disk is being made.
-fn scopeguard_remove(path: &Path) -> impl Drop {
-    struct Remove(PathBuf);
-    impl Drop for Remove {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-    Remove(path.into())
 }

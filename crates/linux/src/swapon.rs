@@ -35,7 +35,8 @@ pub fn write_header(path: &Path, size_bytes: u64, page_size: u64) -> Result<()> 
     f.sync_all().map_err(|e| Error::io(path, e))
 }
 
-fn cpath(path: &Path) -> Result<CString> {
+/// `path` for a system call.
+pub(crate) fn cpath(path: &Path) -> Result<CString> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| Error::Refused(format!("{}: NUL in path", path.display())))
 }
 

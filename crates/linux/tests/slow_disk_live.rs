@@ -23,12 +23,11 @@ fn mounted(at: &Path) -> bool {
 /// `bytes` written past the page cache (O_DIRECT: in this process's block-I/O group).
 fn write_direct(path: &Path, bytes: usize) {
     let mut f = std::fs::OpenOptions::new().create(true).write(true).custom_flags(libc::O_DIRECT).open(path).unwrap();
-    let mut buf = vec![7u8; (1 << 20) + 4096];
+    let buf = vec![7u8; (1 << 20) + 4096];
     let off = buf.as_ptr().align_offset(4096);
     for _ in 0..bytes >> 20 {
         f.write_all(&buf[off..off + (1 << 20)]).unwrap();
     }
-    buf.clear();
 }
 
 #[test]
