@@ -110,6 +110,7 @@ pub fn cpu(r: &mut RunResult, root: &SysRoot, start: &Start, device: &Device, ma
         let status = d.status();
         r.trim_freed_bytes = status.as_ref().map_or(0, |s| s.counters.trim_freed_bytes);
         r.manager_reclaims = status.as_ref().and_then(|s| s.counters.actions.get("reclaim").copied()).unwrap_or(0);
+        r.device_costs = status.map(|s| s.device_costs);
     }
 }
 

@@ -49,6 +49,7 @@ pub fn run(manager: &str, lat: &[(&str, f64)], kills: &[(&str, Class)]) -> RunRe
         manager_rss_bytes: 4 << 20,
         manager_pss_bytes: 3 << 20,
         manager_restarts: 0,
+        device_costs: None,
         idle_available_bytes: vec![],
         duration_s: 1.0,
         timeline: vec![],

@@ -234,6 +234,9 @@ pub struct RunResult {
     /// Times a peer exited and was started again (its service's Restart=always).
     #[serde(default)]
     pub manager_restarts: u32,
+    /// What moving a page cost on the device, as a memorch daemon learned it by the run's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_costs: Option<memorch_core::engine::costs::DeviceCosts>,
     /// Available memory at the end of each idle step (home, screen off).
     #[serde(default)]
     pub idle_available_bytes: Vec<u64>,

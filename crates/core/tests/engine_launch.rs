@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use memorch_core::engine::costs::DeviceCosts;
 use memorch_core::engine::model::{MIB, PAGE};
 use memorch_core::engine::{Action, ActionKind, App, Engine, Event, Step};
 use memorch_core::Class;
@@ -64,9 +65,11 @@ fn to_storage(actions: &[Action]) -> Vec<u32> {
         .collect()
 }
 
-/// `swap.launch_to_storage` (on in `memorch`): while a launch is in flight every squeeze goes
-/// to a storage file of its own, a likely app's and with zram nearly empty too; once the
-/// launch is reported, squeezes go where they went before.
+/// The cost model (`memorch`): while a launch is in flight a squeeze's CPU is the launch's
+/// wait too, so with compression costing more CPU a page than a storage write (the priors)
+/// every squeeze goes to a storage file of its own, a likely app's and with zram nearly
+/// empty too; once the launch is reported, into zram. A device that measured its compression
+/// cheaper than its storage keeps the launch's squeezes in zram.
 #[test]
 fn a_launch_in_flight_is_made_room_for_on_storage() {
     // 1 GiB, 30 MiB available, zram (256 MiB) a fifth full; only the favourite, grown to 250
@@ -74,15 +77,16 @@ fn a_launch_in_flight_is_made_room_for_on_storage() {
     let mut s = snap(1024, 20, 10);
     s.swap.devices[0].used_bytes = s.swap.devices[0].size_bytes / 5;
     s.swap.used_bytes = s.swap.devices[0].used_bytes;
-    let run = |spec: &str| {
+    let run = |spec: &str, costs: DeviceCosts| {
         let mut e = engine(spec);
+        e.state.stats.device = costs;
         let apps = only_the_favourite_grown(&mut e);
         let at_intent = decide(&mut e, 7_000, &s, &apps, &launch(100));
         let launched = [Event::Launched { app: "big".into(), pid: 99, ms: 500, cold: true }];
         let after = decide(&mut e, 8_000, &s, &apps, &launched);
         (at_intent, after)
     };
-    let (at_intent, after) = run("memorch:sessions=off");
+    let (at_intent, after) = run("memorch:sessions=off", DeviceCosts::default());
     let squeezed: Vec<u32> = before_launch_squeezes(&at_intent).iter().map(|(pid, _)| *pid).collect();
     assert!(!squeezed.is_empty(), "{at_intent:#?}");
     let mut stored = to_storage(&at_intent);
@@ -98,10 +102,16 @@ fn a_launch_in_flight_is_made_room_for_on_storage() {
         "still short after the launch: {after:#?}"
     );
     assert!(to_storage(&after).is_empty(), "the launch reported: squeezes go where the kernel puts them: {after:#?}");
-    let (at_intent, _) = run("memorch:sessions=off,swap.launch_to_storage=false");
+    let cheap_compression = DeviceCosts {
+        zram_cpu_us: Some(1.0),
+        storage_cpu_us: Some(20.0),
+        storage_read_us: Some(60.0),
+        ..DeviceCosts::default()
+    };
+    let (at_intent, _) = run("memorch:sessions=off", cheap_compression);
     assert!(!before_launch_squeezes(&at_intent).is_empty(), "{at_intent:#?}");
     assert!(
         to_storage(&at_intent).is_empty(),
-        "off (the preset before), zram a fifth full: none to storage: {at_intent:#?}"
+        "compression measured cheaper, zram a fifth full: none to storage: {at_intent:#?}"
     );
 }

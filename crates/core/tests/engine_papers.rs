@@ -531,7 +531,7 @@ fn memorch_sizes_storage_swap_to_what_a_launch_needs_before_zram_is_full() {
         bytes / MIB
     );
     assert!(kills(&acts).is_empty(), "the file covers the launch: {acts:?}");
-    let sparse = decide(&mut engine("memorch:swap.grow_to_need=off"), 0, &s, &apps, &launch);
+    let sparse = decide(&mut engine("memorch:cost_model=off"), 0, &s, &apps, &launch);
     assert_eq!(grown(&sparse), None, "SWAM's rule: no file before zram is 80 % full: {sparse:?}");
     assert_eq!(kills(&sparse).len(), 1, "without it the launch costs a kill: {sparse:?}");
     // An empty file (one a launch was just given) is counted, and what it cannot take either
@@ -751,7 +751,7 @@ fn an_app_that_gave_little_is_passed_over_until_it_returns() {
         matches!(a.kind, ActionKind::Compact { pid, .. } if pid == stingy).then_some(4096)
     };
     let outcomes: Vec<Outcome> =
-        acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: gave(a) }).collect();
+        acts.iter().map(|a| Outcome { action: a, done: true, failed: false, bytes: gave(a), cpu_us: None }).collect();
     e.learn(&input, &outcomes);
     let next = compactions(&decide(&mut e, 1000, &s, &apps, &[]));
     assert!(
@@ -873,65 +873,6 @@ fn a_swap_file_added_for_a_launch_is_not_erased_while_the_launch_fills_it() {
     assert_eq!(shrinks(&soon), 0, "a second after it was added, the file stays: {soon:?}");
     let later = decide(&mut m, FILE_HOLD_MS + 1_000, &after, &apps, &[]);
     assert_eq!(shrinks(&later), 1, "still empty long after: it goes: {later:?}");
-}
-
-/// `compaction.slow_returns_give_first`: a read-back adds about as much to any return, so
-/// an app whose returns take 50 ms anyway gives before one answered within a frame, though
-/// it was in front more recently (on in `memorch`). Without the switch, the less recent app
-/// gives first.
-#[test]
-fn an_app_whose_returns_are_slow_anyway_gives_before_a_quick_one() {
-    // `quick` (12) and `slow` (11), each launched and returned to twice, `slow` each time
-    // after `quick`; the launcher reports the returns: 2 ms and 50 ms.
-    let apps = vec![
-        app(11, "slow", Class::Cached, 200),
-        app(12, "quick", Class::Cached, 200),
-        app(2, "fg", Class::Foreground, 300),
-    ];
-    let history = |e: &mut memorch_core::engine::Engine| {
-        for i in 0..3u64 {
-            let cold = i == 0;
-            decide(
-                e,
-                2_000 * i,
-                &snap(1024, 600, 10),
-                &apps,
-                &[Event::Launched { app: "quick".into(), pid: 12, ms: if cold { 300 } else { 2 }, cold }],
-            );
-            decide(
-                e,
-                2_000 * i + 1_000,
-                &snap(1024, 600, 10),
-                &apps,
-                &[Event::Launched { app: "slow".into(), pid: 11, ms: if cold { 300 } else { 50 }, cold }],
-            );
-        }
-        decide(
-            e,
-            7_000,
-            &snap(1024, 600, 10),
-            &apps,
-            &[Event::Launched { app: "fg".into(), pid: 2, ms: 300, cold: true }],
-        );
-    };
-    // 70 MiB available under a 123 MiB low band: what is short, one app's share covers.
-    let short = snap(1024, 60, 10);
-    let first_squeezed = |spec: &str| {
-        let mut e = engine(spec);
-        history(&mut e);
-        let a = decide(&mut e, 8_000, &short, &apps, &[]);
-        compactions(&a).iter().map(|c| c.0).collect::<Vec<_>>()
-    };
-    assert_eq!(
-        first_squeezed("memorch:sessions=off,compaction.slow_returns_give_first=false"),
-        vec![12],
-        "off: the app away longer gives"
-    );
-    assert_eq!(
-        first_squeezed("memorch:sessions=off"),
-        vec![11],
-        "on, as shipped: the app whose returns are slow anyway gives"
-    );
 }
 
 /// `shrink::MAX_SHARE`: one decision takes at most that share of an app's anonymous

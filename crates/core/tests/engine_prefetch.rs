@@ -119,6 +119,7 @@ fn a_read_back_that_finds_little_in_swap_is_not_asked_again_until_the_app_comes_
                     ActionKind::Prefetch { max_pages, .. } => Some(read(max_pages * PAGE)),
                     _ => None,
                 },
+                cpu_us: None,
             })
             .collect();
         e.learn(&input, &outcomes);

@@ -181,31 +181,22 @@ fn each_return_counts_once_whichever_way_the_app_list_shows_it() {
     assert_eq!(e.state.stats.get("maps").and_then(|s| s.quickest_return_ms), Some(6.0));
 }
 
-/// With `swap.cold_to_storage_below` (0.25 in `memorch`), an app unlikely to be wanted soon
-/// (maps: not used in the session in progress, in one session of two) gives to a storage
-/// file of its own once zram is half full, so that zram's room is left to the likely apps;
-/// with zram emptier, or the parameter off, its squeeze goes where the kernel puts it.
+/// The cost model (`memorch`): an unlikely app's squeeze (maps: not used in the session in
+/// progress) goes to a storage file of its own where zram's room left is what the likelier
+/// apps (mail) would need, so that their pages stay in zram; with room for both, into zram.
 #[test]
-fn an_unlikely_apps_squeeze_goes_to_storage_of_its_own_once_zram_is_half_full() {
-    let cold = "memorch:sessions=on,swap.cold_to_storage_below=0.3";
-    // As the preset ships (0.25), an app used in half the sessions is not that unlikely:
-    // maps' chance is 0.25 (half its share of sessions), and it stays with zram.
-    let shipped = under_pressure("memorch:sessions=on", true, &short_with_zram(60));
-    assert!(to_storage(&shipped).is_empty(), "as the preset ships: {shipped:?}");
-    let half = under_pressure(cold, true, &short_with_zram(60));
-    assert_eq!(squeezes(&half).first(), Some(&10), "maps gives first: {half:?}");
-    assert_eq!(to_storage(&half), vec![10], "maps, and only maps, to storage: {half:?}");
-    let a = half.iter().find(|a| a.pids() == vec![10]).expect("maps' squeeze");
+fn an_unlikely_apps_squeeze_goes_to_storage_where_zram_has_room_only_for_the_likelier() {
+    let full = under_pressure("memorch:sessions=on", true, &short_with_zram(60));
+    assert_eq!(squeezes(&full).first(), Some(&10), "maps gives first: {full:?}");
+    assert_eq!(to_storage(&full), vec![10], "maps, and only maps, to storage: {full:?}");
+    let a = full.iter().find(|a| a.pids() == vec![10]).expect("maps' squeeze");
     assert!(matches!(a.kind, ActionKind::Compact { max_pages: Some(p), .. } if p > 0), "sized, for its file: {a:?}");
     assert!(a.reason.text.contains("storage file of its own"), "{}", a.reason.text);
-    let roomy = under_pressure(cold, true, &short_with_zram(20));
+    let roomy = under_pressure("memorch:sessions=on", true, &short_with_zram(20));
     assert_eq!(squeezes(&roomy).first(), Some(&10), "{roomy:?}");
-    assert!(to_storage(&roomy).is_empty(), "zram a fifth full: where the kernel puts it: {roomy:?}");
-    let off = under_pressure("memorch:sessions=on,swap.cold_to_storage_below=null", true, &short_with_zram(60));
-    assert!(to_storage(&off).is_empty(), "off: where the kernel puts it: {off:?}");
-    // Likely apps never: with the threshold under maps' chance, nothing goes.
-    let likely = under_pressure("memorch:sessions=on,swap.cold_to_storage_below=0.2", true, &short_with_zram(60));
-    assert!(to_storage(&likely).is_empty(), "{likely:?}");
+    assert!(to_storage(&roomy).is_empty(), "zram a fifth full, room for mail too: into zram: {roomy:?}");
+    let without = under_pressure("memorch:sessions=on,cost_model=off", true, &short_with_zram(60));
+    assert!(to_storage(&without).is_empty(), "without the model: where the kernel puts it: {without:?}");
 }
 
 #[test]

@@ -142,6 +142,7 @@ impl Daemon {
             pending_kills: self.exec.reaping.len(),
             cpu_seconds,
             rss_bytes,
+            device_costs: self.engine.state.stats.device.clone(),
         }
     }
 

@@ -207,8 +207,8 @@ fn the_work_no_launcher_waits_for_runs_at_the_work_priority() {
         let start = memorch_linux::priority::current().unwrap();
         let work = (start + 5).min(19);
         let specs = [
-            (format!("memorch:work_nice={work},ahead.launch_waits=true,swap.launch_to_storage=false"), true),
-            (format!("memorch:work_nice={work},ahead.launch_waits=false,swap.launch_to_storage=false"), false),
+            (format!("memorch:work_nice={work},ahead.launch_waits=true,cost_model=false"), true),
+            (format!("memorch:work_nice={work},ahead.launch_waits=false,cost_model=false"), false),
         ];
         for (spec, waited_keep_ours) in specs {
             let preset = Preset::from_spec(&spec).unwrap();

@@ -1,7 +1,7 @@
 //! Actuator figures on the live kernel: compaction throughput into zram (lz4 and lzo-rle,
 //! a 512 MiB child), a heap read back from zram, the daemon's read-back of a heap from a
 //! storage swap file and from zram with its pages asked for at once first and without
-//! (`swap.read_back_ahead`), and kill-to-memory-regained latency (512 MiB), each repeated.
+//! (as `prefetch_whole`'s read-back does), and kill-to-memory-regained latency (512 MiB), each repeated.
 //!
 //!     sudo cargo bench -p memorch --bench actuators
 //!

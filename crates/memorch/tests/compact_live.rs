@@ -154,7 +154,7 @@ fn readback_brings_back_the_written_pages_of_a_privately_mapped_file() {
     assert!(status_kib(pid, "VmSwap") <= 2 * MIB, "swap left {}: {r}", status_kib(pid, "VmSwap"));
 }
 
-/// An unlikely app's squeeze to a storage file of its own (`swap.cold_to_storage_below`):
+/// An unlikely app's squeeze to a storage file of its own (the cost model's choice):
 /// the file is made to the squeeze's size one above zram in priority, and takes the pages
 /// zram would have. Removing it (the engine asks once it holds little,
 /// `swap.cold_drop_below`) reads what it still holds back into its app, which lives on; a
@@ -399,7 +399,7 @@ fn split_between_zram_and_storage(live: &mut memorch_daemon::executor::live::Liv
     swapped
 }
 
-/// `swap.read_back_ahead`: a read-back of an app with pages both in zram and on a storage
+/// A read-back that asks ahead (the preset's `prefetch_whole`): a read-back of an app with pages both in zram and on a storage
 /// file asks for the storage pages at once (the device then reads them together) and leaves
 /// the zram pages to the touch, which decompresses them as fast; every page comes back
 /// mapped either way. Without it nothing is asked ahead; `memorch readback --ahead` asks for

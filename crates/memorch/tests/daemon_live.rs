@@ -123,6 +123,10 @@ fn memorch_compresses_before_it_kills_and_spares_the_foreground() {
         }
     }
     assert!(alive(fg), "the foreground app survives");
+    // The squeezes were timed on the daemon's thread, which compresses: the cost model's CPU a
+    // page into zram, as `ctl status` shows it.
+    let costs = d.status()["data"]["device_costs"].clone();
+    assert!(costs["zram_cpu_us"].as_f64().is_some_and(|us| us > 0.0), "a squeeze into zram priced: {costs}");
     drop(d);
     drop(cfg);
 }

@@ -1,6 +1,7 @@
 //! Answers: every request gets one line, `ok` and either `data` or why not. The data of each
 //! request that has some is a type here.
 
+use memorch_core::engine::costs::DeviceCosts;
 use memorch_core::engine::{AppStats, Reason};
 use memorch_core::{Class, Facility, MemoryState, Psi};
 use serde::{Deserialize, Serialize};
@@ -121,6 +122,9 @@ pub struct Status {
     pub pending_kills: usize,
     pub cpu_seconds: f64,
     pub rss_bytes: u64,
+    /// What moving a page costs on this device, as measured (`None`: not yet, the prior used).
+    #[serde(default)]
+    pub device_costs: DeviceCosts,
 }
 
 /// `explain`: where a process stands in the ladder, and why.

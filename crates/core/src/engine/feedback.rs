@@ -2,8 +2,9 @@
 //! peaks, pages that came back after a compaction (refault feedback), PSI (aggression), and
 //! whether pending kills are done.
 
+use super::costs::Swap;
 use super::input::Input;
-use super::model::Event;
+use super::model::{Event, PAGE};
 use super::preset::{Detection, Preset};
 use super::state::{Seen, State};
 use super::stats::REFAULT_WINDOW_MS;
@@ -89,6 +90,7 @@ fn observe_event(state: &mut State, input: &Input, e: &Event) -> Option<u32> {
             }
             state.stats.entry(app).observe_launch(*ms, *cold);
             if !*cold {
+                learn_return_cost(state, input, app, *pid, *ms);
                 state.stats.entry(app).observe_return(*ms as f64);
             }
             // A return reported once it is served, after the class change that brought the
@@ -108,6 +110,7 @@ fn observe_event(state: &mut State, input: &Input, e: &Event) -> Option<u32> {
             if state.in_front.insert(*pid) {
                 if let Some(a) = input.apps.iter().find(|a| a.pid == *pid) {
                     state.stats.came_to_front(&a.name);
+                    state.returning.insert(*pid, a.swap_bytes);
                 }
             }
             state.front(*pid, input.now_ms);
@@ -127,6 +130,26 @@ fn observe_event(state: &mut State, input: &Input, e: &Event) -> Option<u32> {
         _ => {}
     }
     None
+}
+
+/// What a return's pages cost: the share of the app's swap it read back (the fall of its swap
+/// since the return began), and the time that took: the return's `ms` over the app's
+/// quickest (from zram, or storage if it was squeezed there since it was last in front).
+fn learn_return_cost(state: &mut State, input: &Input, app: &str, pid: u32, ms: u64) {
+    let on_storage = state.on_storage.remove(&pid);
+    let Some(before) = state.returning.remove(&pid) else { return };
+    let Some(now) = input.apps.iter().find(|a| a.pid == pid).map(|a| a.swap_bytes) else { return };
+    let quickest = state.stats.get(app).and_then(|s| s.quickest_return_ms);
+    // A look no fresher than the return's start (a light look) says nothing of it.
+    if now == before {
+        return;
+    }
+    let back = before.saturating_sub(now);
+    state.stats.entry(app).observe_return_touch(before, back);
+    if let Some(quickest) = quickest {
+        let swap = if on_storage { Swap::Storage } else { Swap::Zram };
+        state.stats.device.observe_return(swap, ms as f64 - quickest, back / PAGE);
+    }
 }
 
 /// Victims whose pidfds said they are gone: a pending kill ends with its last victim.
@@ -197,6 +220,8 @@ impl State {
         self.on_screen.retain(|p| keep(*p));
         self.read_back_whole.retain(|p, _| keep(*p));
         self.read_back_dry.retain(|p, _| keep(*p));
+        self.returning.retain(|p, _| keep(*p));
+        self.on_storage.retain(|p| keep(*p));
     }
 
     /// `pid` came to the front at `now_ms`.

@@ -3,6 +3,7 @@
 //! leaves no mark, and a compaction is confirmed by the memory it actually moved. The daemon
 //! (or a test) calls [`Engine::learn`] with each action's [`Outcome`].
 
+use super::costs::Swap;
 use super::decide::Engine;
 use super::input::Input;
 use super::ladder::home::MOS_NEXT_PAGES;
@@ -28,22 +29,25 @@ pub struct Outcome<'a> {
     /// Bytes it moved, reclaimed or (a kill) found resident, as measured; `None`: not
     /// measured (taken as asked).
     pub bytes: Option<u64>,
+    /// The daemon's thread CPU it took, in µs, where measured: what a squeeze's compression
+    /// costs (costs.rs).
+    pub cpu_us: Option<u64>,
 }
 
 impl<'a> Outcome<'a> {
     /// Carried out as asked (a trace or a test with no kernel to measure).
     pub fn done(action: &'a Action) -> Outcome<'a> {
-        Outcome { action, done: true, failed: false, bytes: None }
+        Outcome { action, done: true, failed: false, bytes: None, cpu_us: None }
     }
 
     /// Not carried out, nor tried (a dry run).
     pub fn undone(action: &'a Action) -> Outcome<'a> {
-        Outcome { action, done: false, failed: false, bytes: None }
+        Outcome { action, done: false, failed: false, bytes: None, cpu_us: None }
     }
 
     /// Tried, and refused.
     pub fn failed(action: &'a Action) -> Outcome<'a> {
-        Outcome { action, done: false, failed: true, bytes: None }
+        Outcome { action, done: false, failed: true, bytes: None, cpu_us: None }
     }
 }
 
@@ -72,8 +76,9 @@ impl Engine {
                     self.state.read_back_dry.insert(*pid, stint);
                 }
                 _ if !done => {}
-                ActionKind::Compact { pid, app, scope, max_pages, .. } => {
+                ActionKind::Compact { pid, app, scope, max_pages, to_storage } => {
                     self.learn_compaction(input, o, (*pid, app, *scope, *max_pages));
+                    self.learn_squeeze_cost(o, *pid, *to_storage);
                 }
                 ActionKind::Kill { victims, .. } => self.learn_kill(input, action, victims),
                 ActionKind::Ksm { run, .. } => self.learn_ksm(input, *run),
@@ -131,6 +136,18 @@ impl Engine {
             if (moved as f64) < asked as f64 * DRY_SHARE {
                 self.state.dry.insert(pid, now);
             }
+        }
+    }
+
+    /// What a squeeze's pages cost the daemon's CPU, into zram or to storage; an app squeezed
+    /// to storage reads from there on its return (feedback.rs).
+    fn learn_squeeze_cost(&mut self, o: &Outcome, pid: u32, to_storage: bool) {
+        let swap = if to_storage { Swap::Storage } else { Swap::Zram };
+        if to_storage {
+            self.state.on_storage.insert(pid);
+        }
+        if let (Some(cpu_us), Some(bytes)) = (o.cpu_us, o.bytes) {
+            self.state.stats.device.observe_squeeze(swap, cpu_us, bytes / PAGE);
         }
     }
 

@@ -5,6 +5,7 @@
 //! feedback, what it did last) in its own [`State`], so the same state and input always give
 //! the same actions.
 
+pub mod costs;
 pub mod decide;
 pub mod explain;
 pub mod feedback;

@@ -157,8 +157,8 @@ pub struct Victim {
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum ActionKind {
     /// process_madvise the app's pages; `max_pages: None` = all of them. `to_storage`: to a
-    /// storage swap file made for this squeeze, above zram in priority (an app unlikely to be
-    /// wanted soon: `SwapPolicy::cold_to_storage_below`); absent in JSON when false.
+    /// storage swap file made for this squeeze, above zram in priority (where the cost model
+    /// finds storage cheaper for the user: `Ctx::storage_costs_less`); absent in JSON when false.
     Compact {
         pid: u32,
         app: String,

@@ -133,10 +133,6 @@ pub struct Compaction {
     pub recompact_after_ms: u64,
     /// Apps compacted in one decision.
     pub max_apps_per_decision: usize,
-    /// Squeezes weigh an app's chance of a return soon by how quick its returns are
-    /// (`Ctx::return_weight`).
-    #[serde(default)]
-    pub slow_returns_give_first: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -178,10 +174,9 @@ pub struct SwapPolicy {
     pub zram_algorithm: String,
     /// Storage swap files on demand (SWAM adaptive swap, slow path).
     pub swap_files: bool,
-    /// …or when it compresses worse than this.
-    pub grow_below_ratio: f64,
+    /// At most this many files.
     pub max_files: u32,
-    /// Not again within this time.
+    /// A file not added again within this time.
     pub grow_interval_ms: u64,
     /// A storage swap of this share of the domain's memory set up at start, below zram in
     /// priority (SWAM's NAND-swap baselines, MeeGo's MMC swap): fixed, not grown or removed.
@@ -195,22 +190,6 @@ pub struct SwapPolicy {
     /// demand"); false: only under pressure, before a kill or a launch.
     #[serde(default)]
     pub grow_on_fill: bool,
-    /// Before a launch, storage swap sized to what zram cannot cover, whatever zram's fill;
-    /// false: one file at a time, once zram is 80 % full (SWAM).
-    #[serde(default)]
-    pub grow_to_need: bool,
-    /// A read-back asks for its pages on storage swap at once (`MADV_WILLNEED`) before it
-    /// touches them, so the device reads them together.
-    #[serde(default)]
-    pub read_back_ahead: bool,
-    /// A squeeze of an app less likely than this to return goes to a storage file of its own
-    /// above zram, once zram is half full (ladder/storage.rs); `None`: where the kernel puts it.
-    #[serde(default)]
-    pub cold_to_storage_below: Option<f64>,
-    /// While a launch is in flight, every squeeze goes to a storage file of its own: no
-    /// compression on a CPU the launch needs, and all it moves is freed.
-    #[serde(default)]
-    pub launch_to_storage: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -232,6 +211,21 @@ pub struct KillPolicy {
     /// judged.
     #[serde(default)]
     pub return_by_sessions: bool,
+}
+
+/// A file without `[kill]` leaves kills to the kernel's OOM killer.
+impl Default for KillPolicy {
+    fn default() -> KillPolicy {
+        KillPolicy { mode: KillMode::Never, order: VictimOrder::ClassThenSize, return_by_sessions: false }
+    }
+}
+
+impl KillPolicy {
+    /// The cost model's: the set of victims of the least expected cost that frees the target,
+    /// the chance of a return judged by usage sessions.
+    pub fn by_cost() -> KillPolicy {
+        KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, return_by_sessions: true }
+    }
 }
 
 /// Reclaim ahead of time (MOS).
@@ -256,23 +250,18 @@ pub struct Ahead {
 }
 
 /// No swap: what a file without `[swap]` gets. A key a file leaves out takes its value here:
-/// the kernel's compressor, SWAM's 30 s between files, no growth for a bad ratio.
+/// the kernel's compressor, SWAM's 30 s between files.
 impl Default for SwapPolicy {
     fn default() -> SwapPolicy {
         SwapPolicy {
             zram_pct: None,
             zram_algorithm: "lzo-rle".into(),
             swap_files: false,
-            grow_below_ratio: 0.0,
             max_files: 0,
             grow_interval_ms: 30_000,
             storage_pct: None,
             swappiness: None,
             grow_on_fill: false,
-            grow_to_need: false,
-            read_back_ahead: false,
-            cold_to_storage_below: None,
-            launch_to_storage: false,
         }
     }
 }
@@ -293,6 +282,8 @@ pub struct Preset {
     pub ksm: Option<KsmPolicy>,
     #[serde(default)]
     pub swap: SwapPolicy,
+    /// Under the cost model, left out: the model chooses (`KillPolicy::by_cost`).
+    #[serde(default)]
     pub kill: KillPolicy,
     pub ahead: Option<Ahead>,
     /// Apps the launcher starts get a memory group of their own, so the preset can take their
@@ -313,6 +304,11 @@ pub struct Preset {
     /// critical band (ladder/prefetch.rs).
     #[serde(default)]
     pub prefetch_whole: bool,
+    /// Take memory by the expected cost to the user (ladder/cost.rs): the order of the apps a
+    /// squeeze takes from, zram or storage for each, storage swap grown to what a launch
+    /// needs or for a bad ratio, the victims (`KillPolicy::by_cost`).
+    #[serde(default)]
+    pub cost_model: bool,
     /// The CPU priority (nice) of the memory work the daemon does in the background.
     #[serde(default)]
     pub work_nice: Option<i32>,
@@ -361,8 +357,12 @@ impl Preset {
     /// A preset from its TOML text, named `name`: a key the engine does not know or a value
     /// of the wrong type is refused with its line, a value out of range with its key.
     pub fn from_toml(name: &str, text: &str) -> Result<Preset, String> {
+        refuse_kill_under_cost_model(text)?;
         let mut p: Preset = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
         p.name = name.to_string();
+        if p.cost_model {
+            p.kill = KillPolicy::by_cost();
+        }
         p.check_ranges()?;
         Ok(p)
     }
@@ -371,6 +371,21 @@ impl Preset {
     pub fn all() -> Vec<Preset> {
         NAMES.iter().chain(BASELINES.iter()).map(|n| Preset::by_name(n).expect("every listed preset exists")).collect()
     }
+}
+
+/// The cost model chooses the victims; a file that also says how is refused, not half-read.
+/// (A file that is no TOML at all is left to the typed parse, which names the line.)
+fn refuse_kill_under_cost_model(text: &str) -> Result<(), String> {
+    let Ok(file) = toml::from_str::<toml::Table>(text) else { return Ok(()) };
+    if file.get("cost_model").and_then(|v| v.as_bool()) != Some(true) {
+        return Ok(());
+    }
+    if let Some(key) = file.get("kill").and_then(|k| k.as_table()).and_then(|k| k.keys().next()) {
+        return Err(format!(
+            "kill.{key}: the cost model (cost_model = true) chooses victims itself, the least expected cost in a batch, by usage sessions: leave [kill] out, or set cost_model = false"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -34,6 +34,17 @@ fn a_file_with_an_unknown_key_or_a_bad_value_is_refused_with_its_line() {
 }
 
 #[test]
+fn the_cost_model_chooses_the_victims_and_a_file_that_says_otherwise_is_refused() {
+    let text = Preset::file_text("memorch").unwrap();
+    assert_eq!(Preset::from_toml("mine", text).unwrap().kill, KillPolicy::by_cost());
+    let told = format!("{text}\n[kill]\norder = \"class_then_size\"\n");
+    let e = Preset::from_toml("mine", &told).unwrap_err();
+    assert!(e.contains("kill.order") && e.contains("cost_model = false"), "{e}");
+    let without = text.replace("cost_model = true", "cost_model = false");
+    assert_eq!(Preset::from_toml("mine", &without).unwrap().kill.mode, KillMode::Never, "no [kill]: the kernel's");
+}
+
+#[test]
 fn minfree_scales_and_picks_the_most_severe_level() {
     let Detection::Minfree(m) = Preset::by_name("lmk-classic").unwrap().detection else { panic!("minfree") };
     // 1 GiB: empty at 32 MiB, foreground at 8 MiB (thesis §2.6.2).

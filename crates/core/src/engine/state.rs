@@ -149,6 +149,13 @@ pub struct State {
     /// average) still shows seconds after it ended.
     #[serde(default)]
     pub psi_some_reads: stall_trigger::StallWindow,
+    /// Each returning app's swap when its return began, by pid: what the return read back,
+    /// which its reported time prices (costs.rs).
+    #[serde(default)]
+    pub returning: BTreeMap<u32, u64>,
+    /// Apps with pages squeezed to storage since they were last in front, by pid.
+    #[serde(default)]
+    pub on_storage: BTreeSet<u32>,
 }
 
 /// Whether KSM pays for its CPU (`KsmPolicy::min_saving_frac`, ladder/prepare_idle.rs): where
@@ -227,6 +234,8 @@ impl Default for State {
             launch_in_flight: None,
             seen: BTreeMap::new(),
             psi_some_reads: stall_trigger::StallWindow::default(),
+            returning: BTreeMap::new(),
+            on_storage: BTreeSet::new(),
         }
     }
 }

@@ -11,6 +11,8 @@
 //!   the app's own work).
 //! - `refault_ratio`: of the bytes memorch compacted out of the app, the share that came back
 //!   (its swap fell) within `REFAULT_WINDOW_MS`; an EWMA per compaction episode.
+//! - `return_touch`: of the app's swap when a return began, the share the return read back
+//!   (an EWMA), where a launcher reports the return.
 //! - `sessions`, `last_session`: how many usage sessions (from one screen-on to the next
 //!   screen-off; [`Stats::sessions`] counts them) had the app in front, and the last one.
 
@@ -22,6 +24,8 @@ pub const REFAULT_WINDOW_MS: u64 = 60_000;
 /// How far toward a slower return the quickest return moves: a return slowed by a read-back
 /// says little of the app's own time, a run of them that it has become slower.
 pub const RETURN_CREEP: f64 = 0.05;
+/// A return's share read back says little of an app with less than this in swap (1 MiB).
+pub const MIN_TOUCH_SWAP: u64 = 1 << 20;
 /// Apps remembered at most; the one learned about least recently goes first.
 pub const MAX_APPS: usize = 512;
 
@@ -46,6 +50,10 @@ pub struct AppStats {
     pub sessions: u64,
     #[serde(default)]
     pub last_session: u64,
+    /// Of its swap when a return began, the share the return read back: what a return
+    /// touches of what was taken (the cost model's `h`, ladder/cost.rs).
+    #[serde(default)]
+    pub return_touch: Option<f64>,
 }
 
 fn ewma(old: Option<f64>, sample: f64) -> f64 {
@@ -83,6 +91,13 @@ impl AppStats {
         self.refault_ratio = Some(ewma(self.refault_ratio, r));
     }
 
+    /// A return read back `back` of the `swapped` bytes it had in swap when it began.
+    pub fn observe_return_touch(&mut self, swapped: u64, back: u64) {
+        if swapped >= MIN_TOUCH_SWAP {
+            self.return_touch = Some(ewma(self.return_touch, (back as f64 / swapped as f64).min(1.0)));
+        }
+    }
+
     /// The cost of a cold relaunch: learned, else estimated from size (about 1 ms a MiB over
     /// a 300 ms base, the shape of the thesis's and SWAM's launch figures).
     pub fn relaunch_ms(&self, size_bytes: u64) -> f64 {
@@ -101,6 +116,9 @@ pub struct Stats {
     /// screen-off.
     #[serde(default)]
     pub sessions: u64,
+    /// What moving a page costs on this device (costs.rs).
+    #[serde(default)]
+    pub device: super::costs::DeviceCosts,
 }
 
 impl Stats {

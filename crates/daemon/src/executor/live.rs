@@ -30,7 +30,7 @@ pub struct Live {
     /// read-back asking ahead which of an app's swapped pages are in zram.
     zram_type: Option<(u32, String)>,
     /// Whether a read-back asks for its pages on storage at once first
-    /// (`swap.read_back_ahead`); a squeeze to storage then probes zram's type first too, to
+    /// (with the preset's `prefetch_whole`); a squeeze to storage then probes zram's type first too, to
     /// tell those pages from zram's.
     read_back_ahead: bool,
 }
@@ -55,7 +55,7 @@ impl Live {
         self
     }
 
-    /// Which pages a read-back asks for at once (`swap.read_back_ahead`): with none on the
+    /// Which pages a read-back asks for at once (with the preset's `prefetch_whole`): with none on the
     /// storage files, none; else those outside zram, or all of them where zram's swap type
     /// is not known (from zram, asking first costs a seventh more than the touch alone; from
     /// storage, a third of it: readback.rs).

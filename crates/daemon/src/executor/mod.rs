@@ -75,7 +75,7 @@ pub trait Actuators {
     /// bytes the reads returned (fewer than asked where the pagemap found fewer in swap).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
     /// Whether a read-back asks for its pages on storage swap all at once before it touches
-    /// them (`swap.read_back_ahead`); zram's swap type is then worth a probe page too, to
+    /// them (with the preset's `prefetch_whole`); zram's swap type is then worth a probe page too, to
     /// tell them from the pages in zram.
     fn set_read_back_ahead(&mut self, _on: bool) {}
     /// The domain's used memory now (what a victim's death gave back is measured by it).
@@ -100,6 +100,9 @@ pub struct Outcome {
     /// When it was carried out (for a kill: when the last signal was sent).
     #[serde(skip)]
     pub at: Option<Instant>,
+    /// The daemon's thread CPU a squeeze took (its compression), in µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_us: Option<u64>,
 }
 
 impl Outcome {
@@ -112,6 +115,7 @@ impl Outcome {
             done: self.done,
             failed,
             bytes: self.done.then_some(self.bytes),
+            cpu_us: self.cpu_us,
         }
     }
 }
@@ -151,7 +155,7 @@ impl Executor {
     pub fn set_preset(&mut self, preset: &memorch_core::engine::Preset) {
         self.work_nice = preset.work_nice;
         self.launcher_waits = preset.ahead.as_ref().is_some_and(|a| a.launch_waits);
-        self.actuators.set_read_back_ahead(preset.swap.read_back_ahead);
+        self.actuators.set_read_back_ahead(preset.prefetch_whole);
     }
 
     /// This thread at the work priority while `a` is done, if `a` is memory work no launcher
@@ -245,6 +249,7 @@ impl Executor {
         }
         let priority = self.work_priority(a);
         let mut first_signal = None;
+        let cpu_from = memorch_linux::process::thread_cpu_us();
         let r = match &a.kind {
             ActionKind::Kill { victims, .. } => self.kill(
                 victims.iter().map(|v| (v.pid, v.app.as_str())),
@@ -255,10 +260,12 @@ impl Executor {
             ),
             kind => self.carry_out(kind),
         };
+        let cpu_us = memorch_linux::process::thread_cpu_us().saturating_sub(cpu_from);
         drop(priority);
         // A kill's time is its first signal's; any other action's, now.
         let mut done = self.outcome(a, r);
         done.at = first_signal.or(done.at);
+        done.cpu_us = matches!(a.kind, ActionKind::Compact { .. }).then_some(cpu_us);
         done
     }
 
@@ -333,7 +340,15 @@ impl Executor {
 
     /// `a` with nothing carried out (yet): `result` says why.
     fn not_done(&self, a: &Action, result: &str, at: Option<Instant>) -> Outcome {
-        Outcome { action: a.clone(), done: false, dry_run: self.dry_run, result: result.into(), bytes: 0, at }
+        Outcome {
+            action: a.clone(),
+            done: false,
+            dry_run: self.dry_run,
+            result: result.into(),
+            bytes: 0,
+            at,
+            cpu_us: None,
+        }
     }
 
     /// Signal every victim first, then reap their memory: the last victim's signal must not

@@ -2,6 +2,7 @@
 //! what it costs, with where to look next (`--json` gives the whole answer).
 
 use crate::human::{age, bytes};
+use memorch_core::engine::costs::{DeviceCosts, Swap};
 use memorch_protocol::{Explanation, Status};
 use std::fmt::Write as _;
 
@@ -51,8 +52,24 @@ pub fn render(s: &Status) -> String {
         c.decisions,
         c.full_snapshots
     );
+    o.push_str(&costs_line(&s.device_costs));
     o.push_str("next     memorch ctl margins (where it compresses and kills) · memorch ctl explain PID (why a process stands where it does) · memorch ctl events (follow it)\n");
     o
+}
+
+/// The costs the cost model weighs, each as this device measured it or the prior until then.
+fn costs_line(d: &DeviceCosts) -> String {
+    let us = |learned: Option<f64>, now: f64| match learned {
+        Some(_) => format!("{now:.1} µs"),
+        None => format!("{now:.1} µs (not measured yet)"),
+    };
+    format!(
+        "learned  a page read back on a return: {} from zram, {} from storage; a squeeze's CPU a page: {} into zram, {} to storage\n",
+        us(d.zram_read_us, d.read_us(Swap::Zram)),
+        us(d.storage_read_us, d.read_us(Swap::Storage)),
+        us(d.zram_cpu_us, d.cpu_us(Swap::Zram)),
+        us(d.storage_cpu_us, d.cpu_us(Swap::Storage)),
+    )
 }
 
 /// `memorch ctl explain PID` for people.

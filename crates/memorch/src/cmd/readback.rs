@@ -28,7 +28,7 @@ pub struct Args {
     max_pages: Option<u64>,
     /// Ask for the pages all at once (process_madvise MADV_WILLNEED) before touching them, so
     /// the device reads them together: about three times faster from a storage swap file, a
-    /// seventh slower from zram (the daemon, with `swap.read_back_ahead`, asks so only for the
+    /// seventh slower from zram (the daemon's read-back, with `prefetch_whole`, asks so only for the
     /// pages outside zram).
     #[arg(long)]
     ahead: bool,

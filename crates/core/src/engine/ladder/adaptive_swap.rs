@@ -84,11 +84,12 @@ pub fn idle_file_removable(ctx: &Ctx) -> bool {
         && !ctx.has_pushed(|k| matches!(k, ActionKind::SwapShrink))
 }
 
-/// Add a storage swap file for `why` if zram is nearly full (or compresses badly), the preset
+/// Add a storage swap file for `why` if zram is nearly full (or, under the cost model,
+/// compresses so badly that storage saves a page for less of the user's wait), the preset
 /// allows another file, none was added within its interval and none stands empty (a launch
 /// short even of an empty file's room may have another). `short`:
-/// what a launch needs beyond what zram's room and compression can cover; with the preset's
-/// `grow_to_need`, that much is added (in whole files' worth, within the preset's room) even
+/// what a launch needs beyond what zram's room and compression can cover; under the cost
+/// model, that much is added (in whole files' worth, within the preset's room) even
 /// while zram has room (issue 11: a launch on `realapps` killed an app for 80 MiB with zram
 /// 63 % full, its room worth less than the launch needed, and no file added).
 pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
@@ -96,8 +97,8 @@ pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let zram_used = zram_used(ctx);
     let swap = &ctx.input.snapshot.swap;
     let idle_file = swap.devices.iter().any(|d| plain_file(ctx, d) && d.used_bytes == 0);
-    let bad_ratio = has_zram_data(ctx) && ctx.zram_ratio() < p.grow_below_ratio;
-    let to_need = p.grow_to_need && short > 0;
+    let bad_ratio = ctx.preset.cost_model && has_zram_data(ctx) && ctx.storage_cheaper_than_zram();
+    let to_need = ctx.preset.cost_model && short > 0;
     let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < p.grow_interval_ms);
     let grown = ctx.has_pushed(|k| matches!(k, ActionKind::SwapGrow { .. }));
     let room = storage_room(ctx);
@@ -113,7 +114,7 @@ pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let unit = ctx.frac(FILE_FRAC);
     let bytes = if to_need { short.div_ceil(unit.max(1)).max(1) * unit } else { unit }.min(room);
     let what = if bad_ratio {
-        format!("zram compresses only {:.2}×", ctx.zram_ratio())
+        format!("zram compresses only {:.2}×: storage saves a page for less wait", ctx.zram_ratio())
     } else if zram_used >= GROW_AT_ZRAM_USED_FRAC {
         format!("zram is {:.0} % full", zram_used * 100.0)
     } else {

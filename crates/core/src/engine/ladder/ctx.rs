@@ -48,23 +48,19 @@ pub struct Ctx<'a> {
     /// Why nothing was done, if nothing is.
     quiet: Option<Reason>,
     /// The quickest return of the running apps, the scale of [`Ctx::return_weight`]: counted
-    /// once a decision, and only where the preset weighs return times.
+    /// once a decision, and only under the cost model.
     pub(super) quickest_return_ms: Option<f64>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(input: &'a Input<'a>, preset: &'a Preset, state: &'a State) -> Ctx<'a> {
-        let weighs_returns = preset.compaction.as_ref().is_some_and(|c| c.slow_returns_give_first);
-        let quickest_return_ms = if weighs_returns {
-            input
-                .apps
-                .iter()
-                .filter(|x| x.actionable())
-                .filter_map(|x| state.stats.get(&x.name)?.quickest_return_ms)
-                .reduce(f64::min)
-        } else {
-            None
-        };
+        let quickest_return_ms = preset
+            .cost_model
+            .then(|| {
+                let apps = input.apps.iter().filter(|x| x.actionable());
+                apps.filter_map(|x| state.stats.get(&x.name)?.quickest_return_ms).reduce(f64::min)
+            })
+            .flatten();
         Ctx {
             input,
             preset,

@@ -6,6 +6,7 @@ mod adaptive_swap;
 mod ams;
 mod before_launch;
 mod chance;
+mod cost;
 mod ctx;
 mod freeze;
 pub mod home;
@@ -27,7 +28,6 @@ use crate::engine::preset::Preset;
 use crate::engine::state::State;
 
 pub use adaptive_swap::FILE_HOLD_MS;
-pub use chance::INSTANT_RETURN_MS;
 pub use ctx::{zram_ratio, Ctx, DEFAULT_ZRAM_RATIO};
 
 /// What the steps keep between decisions, taught by this input before they decide (a step

@@ -47,9 +47,7 @@ pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Opt
 
 /// [`free`] from the apps less likely than `max_p_return` to be wanted soon only (all of them
 /// with `None`): a squeeze turns the app's next return warm whatever it takes, so a likely
-/// app gives nothing where memory is not yet short. Likelihood here is the app's
-/// [`Ctx::return_weight`]: with `Compaction::slow_returns_give_first`, an app whose returns
-/// are slow anyway counts as less likely, since a read-back is less of its wait.
+/// app gives nothing where memory is not yet short.
 pub fn free_below(
     ctx: &mut Ctx,
     step: Step,
@@ -60,11 +58,13 @@ pub fn free_below(
     max_p_return: Option<f64>,
 ) -> u64 {
     free_from(ctx, step, min_class, bytes, budget, why, &|c: &Ctx, a: &App| {
-        max_p_return.is_none_or(|m| c.return_weight(a) < m)
+        max_p_return.is_none_or(|m| c.p_return(a) < m)
     })
 }
 
-/// [`free`] from the apps `payer` picks only.
+/// [`free`] from the apps `payer` picks only, those whose pages cost the user least first
+/// (`Ctx::return_weight`: the least likely to be wanted soon, or whose returns read back
+/// least of what is taken).
 pub fn free_from(
     ctx: &mut Ctx,
     step: Step,

@@ -7,10 +7,6 @@ use crate::engine::model::App;
 /// A storage swap file's size, as a share of the domain (an eighth).
 pub const FILE_FRAC: f64 = 0.125;
 
-/// An unlikely app's squeeze goes to a storage file of its own only once zram is this full:
-/// with zram half empty, every page it takes still reads back faster than from storage.
-pub const COLD_AT_ZRAM_USED_FRAC: f64 = 0.5;
-
 /// How full zram is (its swap devices' data against their disksize), or the swap devices'
 /// own fill where there are no zram statistics; 1 without swap.
 pub(super) fn zram_used(ctx: &Ctx) -> f64 {
@@ -49,25 +45,12 @@ pub(super) fn cold_priority(ctx: &Ctx) -> Option<i32> {
 pub const MAX_COLD_FILES: usize = 12;
 
 /// Whether `app`'s squeeze of `anon_moved` bytes goes to a storage file of its own, above
-/// zram in priority, and the app's chance of a return soon if so: the preset sends unlikely
-/// apps there (`swap.cold_to_storage_below`), zram is at least [`COLD_AT_ZRAM_USED_FRAC`]
-/// full, and the preset's storage swap has the room (issue 11: on realapps zram filled with
-/// the first squeezes, of the unlikely apps, and the likely apps' pages went to storage,
-/// read back three times slower a page).
-///
-/// With `swap.launch_to_storage`, while a launch is in flight every app's squeeze goes there,
-/// whatever zram's fill: storage takes no compression on a CPU the launch needs.
+/// zram in priority, and the app's chance of a return soon if so: under the cost model, where
+/// that costs the user less than zram (`Ctx::storage_costs_less`) and the preset's storage
+/// swap has the room.
 pub fn cold_to_storage(ctx: &Ctx, app: &App, anon_moved: u64) -> Option<f64> {
-    let below = ctx.preset.swap.cold_to_storage_below?;
-    let launching = ctx.preset.swap.launch_to_storage && ctx.state.launch_in_flight.is_some();
-    if anon_moved < COLD_MIN_BYTES
-        || (!launching && zram_used(ctx) < COLD_AT_ZRAM_USED_FRAC)
-        || !can_make_file_of_its_own(ctx, anon_moved)
-    {
-        return None;
-    }
-    let p = ctx.p_return(app);
-    (launching || p < below).then_some(p)
+    let fits = anon_moved >= COLD_MIN_BYTES && can_make_file_of_its_own(ctx, anon_moved);
+    (ctx.preset.cost_model && fits && ctx.storage_costs_less(app, anon_moved)).then(|| ctx.p_return(app))
 }
 
 /// Whether a storage file of its own of `bytes`, above zram, may be made in this decision:
