@@ -75,7 +75,7 @@ mod tests {
         let p = load(&format!("file:{}", mine.display())).unwrap();
         assert_eq!((p.name.as_str(), p.swap.zram_pct), ("file:mine", Some(25.0)));
         assert_eq!(p.kill, Preset::by_name("memorch").unwrap().kill, "the rest as shipped");
-        std::fs::write(&mine, shipped.replace("[kill]", "[kill]\nbogus = 1")).unwrap();
+        std::fs::write(&mine, shipped.replace("[swap]", "[swap]\nbogus = 1")).unwrap();
         let e = load(&format!("file:{}", mine.display())).unwrap_err();
         assert!(e.contains("mine.toml") && e.contains("bogus") && e.contains("line"), "{e}");
         let e = load("file:/nonexistent/x.toml").unwrap_err();
