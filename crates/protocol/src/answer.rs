@@ -122,7 +122,8 @@ pub struct Status {
     pub pending_kills: usize,
     pub cpu_seconds: f64,
     pub rss_bytes: u64,
-    /// What moving a page costs on this device, as measured (`None`: not yet, the prior used).
+    /// What moving a page costs on this device, as measured (a cost not measured yet is
+    /// `null`: the model uses its prior).
     #[serde(default)]
     pub device_costs: DeviceCosts,
 }

@@ -55,9 +55,11 @@ impl ReadFit {
     pub fn slope(&self) -> Option<f64> {
         let [n, x, y, xx, xy] = self.sums;
         let spread = n * xx - x * x;
+        if self.samples < MIN_FIT_SAMPLES || spread <= 0.0 {
+            return None;
+        }
         let slope = (n * xy - x * y) / spread;
-        let fits = self.samples >= MIN_FIT_SAMPLES && spread > 0.0;
-        (fits && (SAMPLE_US.0..=SAMPLE_US.1).contains(&slope)).then_some(slope)
+        (SAMPLE_US.0..=SAMPLE_US.1).contains(&slope).then_some(slope)
     }
 }
 
@@ -79,11 +81,9 @@ pub struct DeviceCosts {
     pub storage_cpu_us: Option<f64>,
 }
 
-fn ewma(old: Option<f64>, sample: f64) -> Option<f64> {
-    if !(SAMPLE_US.0..=SAMPLE_US.1).contains(&sample) {
-        return old;
-    }
-    Some(old.map_or(sample, |o| o + WEIGHT * (sample - o)))
+/// A moving average that gives a new `sample` the weight `weight` (the first is taken whole).
+pub(crate) fn ewma_by(old: Option<f64>, sample: f64, weight: f64) -> f64 {
+    old.map_or(sample, |o| o + weight * (sample - o))
 }
 
 impl DeviceCosts {
@@ -123,7 +123,10 @@ impl DeviceCosts {
             Swap::Zram => &mut self.zram_cpu_us,
             Swap::Storage => &mut self.storage_cpu_us,
         };
-        *slot = ewma(*slot, cpu_us as f64 / pages as f64);
+        let us = cpu_us as f64 / pages as f64;
+        if (SAMPLE_US.0..=SAMPLE_US.1).contains(&us) {
+            *slot = Some(ewma_by(*slot, us, WEIGHT));
+        }
     }
 }
 

@@ -57,10 +57,7 @@ pub struct AppStats {
 }
 
 fn ewma(old: Option<f64>, sample: f64) -> f64 {
-    match old {
-        None => sample,
-        Some(o) => o + EWMA_WEIGHT * (sample - o),
-    }
+    super::costs::ewma_by(old, sample, EWMA_WEIGHT)
 }
 
 impl AppStats {

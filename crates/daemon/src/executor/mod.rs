@@ -249,7 +249,9 @@ impl Executor {
         }
         let priority = self.work_priority(a);
         let mut first_signal = None;
-        let cpu_from = memorch_linux::process::thread_cpu_us();
+        // A squeeze's CPU is the compression it makes this thread do; nothing else is timed.
+        let squeeze = matches!(a.kind, ActionKind::Compact { .. });
+        let cpu_from = squeeze.then(memorch_linux::process::thread_cpu_us);
         let r = match &a.kind {
             ActionKind::Kill { victims, .. } => self.kill(
                 victims.iter().map(|v| (v.pid, v.app.as_str())),
@@ -260,12 +262,12 @@ impl Executor {
             ),
             kind => self.carry_out(kind),
         };
-        let cpu_us = memorch_linux::process::thread_cpu_us().saturating_sub(cpu_from);
+        let cpu_us = cpu_from.map(|from| memorch_linux::process::thread_cpu_us().saturating_sub(from));
         drop(priority);
         // A kill's time is its first signal's; any other action's, now.
         let mut done = self.outcome(a, r);
         done.at = first_signal.or(done.at);
-        done.cpu_us = matches!(a.kind, ActionKind::Compact { .. }).then_some(cpu_us);
+        done.cpu_us = cpu_us;
         done
     }
 

@@ -53,13 +53,13 @@ impl Ctx<'_> {
             Swap::Storage => 1.0,
         };
         let launching = if self.state.launch_in_flight.is_some() { d.cpu_us(swap) } else { 0.0 };
-        (self.return_weight(a) * self.touched_share(a) * d.read_us(swap) + launching) / saving
+        (self.p_return(a) * self.touched_share(a) * d.read_us(swap) + launching) / saving
     }
 
     /// Whether squeezing `bytes` of `a` to storage costs less than into zram: storage is
     /// cheaper a page saved, or zram's room is getting scarce (half full) and what is left is
-    /// what the apps whose pages cost more would need: each page of theirs it then sends to
-    /// storage costs more than one of `a`'s.
+    /// what the apps the pressure step takes from after `a` (`return_weight`) would need: each
+    /// page of theirs it then sends to storage costs more than one of `a`'s.
     pub fn storage_costs_less(&self, a: &App, bytes: u64) -> bool {
         if self.take_cost(a, Swap::Storage) < self.take_cost(a, Swap::Zram) {
             return true;
