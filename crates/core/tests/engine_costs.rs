@@ -75,6 +75,16 @@ fn a_squeeze_prices_its_cpu_and_sends_its_apps_return_to_storage() {
     assert!(e.state.on_storage.contains(&10), "its return reads from storage");
 }
 
+/// 1 GiB with `free_mb` free and zram of 512 MiB `pct` % full.
+fn zram_full_by(free_mb: u64, pct: u64) -> memorch_core::Snapshot {
+    let mut s = snap(1024, free_mb, 0);
+    s.swap.devices[0].size_bytes = 512 * MIB;
+    s.swap.devices[0].used_bytes = 512 * MIB * pct / 100;
+    s.swap.total_bytes = 512 * MIB;
+    s.swap.used_bytes = s.swap.devices[0].used_bytes;
+    s
+}
+
 /// docs/design.md's worked example, figure by figure: 1 GiB, zram of 512 MiB (ratio 2.5 before
 /// it has data: a page saves 0.6), `mail` (chance 0.75, its returns read back a tenth of its
 /// swap) and `maps` (0.25, a fifth).
@@ -82,14 +92,7 @@ fn a_squeeze_prices_its_cpu_and_sends_its_apps_return_to_storage() {
 fn the_design_documents_worked_example() {
     use memorch_core::engine::ladder::Ctx;
     use memorch_core::engine::{Preset, State};
-    let zram_full_by = |pct: u64| {
-        let mut s = snap(1024, 100, 0);
-        s.swap.devices[0].size_bytes = 512 * MIB;
-        s.swap.devices[0].used_bytes = 512 * MIB * pct / 100;
-        s.swap.total_bytes = 512 * MIB;
-        s.swap.used_bytes = s.swap.devices[0].used_bytes;
-        s
-    };
+    let zram_full_by = |pct: u64| zram_full_by(100, pct);
     let apps = [app(10, "maps", Class::Cached, 100), app(11, "mail", Class::Cached, 150)];
     let mut state = State::default();
     // Four sessions: mail in front in this one and one other, maps in two earlier ones.
@@ -121,4 +124,43 @@ fn the_design_documents_worked_example() {
     assert!(near(cost(&state, 60, &|c| c.take_cost(&apps[0], Swap::Zram)), (0.35 + 11.5) / 0.6));
     assert!(near(cost(&state, 60, &|c| c.take_cost(&apps[0], Swap::Storage)), 12.0));
     assert!(to_storage(&state, 60), "during a launch storage is cheaper outright");
+}
+
+/// A squeeze to a storage file of its own saves all it moves: it takes what is short, not
+/// the more that zram's saving would need (which had it move 2-3 times the shortfall).
+#[test]
+fn a_squeeze_to_storage_takes_what_is_short_and_one_to_zram_what_zram_saves() {
+    let zram_full_by = |pct: u64| zram_full_by(90, pct);
+    let apps = [
+        app(10, "maps", Class::Cached, 300),
+        app(11, "mail", Class::Cached, 300),
+        app(2, "fg", Class::Foreground, 100),
+    ];
+    let squeezes = |pct: u64| {
+        let mut e = engine("memorch");
+        e.state.stats.sessions = 4;
+        for (name, last) in [("mail", 4), ("maps", 1)] {
+            let s = e.state.stats.entry(name);
+            (s.sessions, s.last_session, s.return_touch) = (2, last, Some(0.2));
+        }
+        let s = zram_full_by(pct);
+        let acts = e.decide(&Input { now_ms: 1_000, snapshot: &s, apps: &apps, events: &[] });
+        acts.into_iter()
+            .filter_map(|a| match a.kind {
+                ActionKind::Compact { max_pages, to_storage, .. } => {
+                    Some((max_pages.unwrap_or(0) * 4096, to_storage, a.reason.fields["need_bytes"] as u64))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let storage = squeezes(80);
+    assert_eq!(storage.len(), 1, "one app covers it: {storage:?}");
+    let (took, to_storage, short) = storage[0];
+    assert!(to_storage, "zram is 80 % full: the unlikely app's squeeze goes to storage");
+    assert!(took + 4096 > short && took <= short + MIB, "took {took} for {short} short");
+    let zram = squeezes(10);
+    let (took, to_storage, short) = zram[0];
+    assert!(!to_storage);
+    assert!(took > short * 3 / 2, "zram saves part of what it takes: took {took} for {short} short");
 }

@@ -6,6 +6,7 @@
 //! asked for, and the next decision measures what came back.
 
 use super::ctx::Ctx;
+use super::storage::cold_to_storage;
 use crate::engine::model::App;
 use crate::engine::model::{mib, CompactScope, Step, PAGE};
 use crate::Class;
@@ -86,14 +87,13 @@ pub fn free_from(
         .collect();
     let cmp = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
     apps.sort_by(|(a, wa), (b, wb)| b.class.cmp(&a.class).then(cmp(*wa, *wb)).then(a.pid.cmp(&b.pid)));
-    let mut to_move = ctx.moved_to_save(bytes).min(budget.unwrap_or(u64::MAX)).min(ctx.swap_room());
+    let mut moved_left = budget.unwrap_or(u64::MAX).min(ctx.swap_room());
     let mut got = 0;
     for (a, weight) in apps {
-        if to_move < min_step {
+        let take = take_from(ctx, a, bytes.saturating_sub(got), moved_left, min_step);
+        if take < min_step {
             break;
         }
-        let allowed = (a.anon_bytes as f64 * MAX_SHARE) as u64;
-        let take = to_move.min(allowed).max(min_step) / PAGE * PAGE;
         let r = ctx
             .reason(
                 step,
@@ -109,7 +109,22 @@ pub fn free_from(
             .with("take_bytes", take as f64)
             .with("return_weight", weight);
         got += super::squeeze::compact(ctx, a, CompactScope::Anon, Some(take / PAGE), r);
-        to_move = to_move.saturating_sub(take);
+        moved_left = moved_left.saturating_sub(take);
     }
     got
+}
+
+/// What to take of `app` to save `short` bytes, at most its share and `moved_left`: all of
+/// it saved where the squeeze goes to a file of its own, zram's saving of it elsewhere.
+fn take_from(ctx: &Ctx, app: &App, short: u64, moved_left: u64, min_step: u64) -> u64 {
+    let allowed = ((app.anon_bytes as f64 * MAX_SHARE) as u64).min(moved_left);
+    let whole = short.min(allowed).max(min_step) / PAGE * PAGE;
+    if whole >= min_step && cold_to_storage(ctx, app, whole).is_some() {
+        return whole;
+    }
+    let to_move = ctx.moved_to_save(short).min(moved_left);
+    if to_move < min_step {
+        return 0;
+    }
+    to_move.min(allowed).max(min_step) / PAGE * PAGE
 }
