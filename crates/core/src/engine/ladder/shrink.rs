@@ -90,7 +90,7 @@ pub fn free_from(
     let mut moved_left = budget.unwrap_or(u64::MAX).min(ctx.swap_room());
     let mut got = 0;
     for (a, weight) in apps {
-        let take = take_from(ctx, a, bytes.saturating_sub(got), moved_left, min_step);
+        let (take, cold) = take_from(ctx, a, bytes.saturating_sub(got), moved_left, min_step);
         if take < min_step {
             break;
         }
@@ -108,23 +108,26 @@ pub fn free_from(
             .with("need_bytes", bytes as f64)
             .with("take_bytes", take as f64)
             .with("return_weight", weight);
-        got += super::squeeze::compact(ctx, a, CompactScope::Anon, Some(take / PAGE), r);
+        got += ctx.compact_as(a, CompactScope::Anon, Some(take / PAGE), r, cold);
         moved_left = moved_left.saturating_sub(take);
     }
     got
 }
 
-/// What to take of `app` to save `short` bytes, at most its share and `moved_left`: all of
-/// it saved where the squeeze goes to a file of its own, zram's saving of it elsewhere.
-fn take_from(ctx: &Ctx, app: &App, short: u64, moved_left: u64, min_step: u64) -> u64 {
+/// What to take of `app` to save `short` bytes, at most its share and `moved_left`, and where
+/// it goes (`cold_to_storage`): all of it saved on a file of its own, zram's saving elsewhere.
+fn take_from(ctx: &Ctx, app: &App, short: u64, moved_left: u64, min_step: u64) -> (u64, Option<f64>) {
+    if short == 0 {
+        return (0, None);
+    }
     let allowed = ((app.anon_bytes as f64 * MAX_SHARE) as u64).min(moved_left);
     let whole = short.min(allowed).max(min_step) / PAGE * PAGE;
-    if whole >= min_step && cold_to_storage(ctx, app, whole).is_some() {
-        return whole;
+    if let Some(p) = cold_to_storage(ctx, app, whole) {
+        return (whole, Some(p));
     }
     let to_move = ctx.moved_to_save(short).min(moved_left);
     if to_move < min_step {
-        return 0;
+        return (0, None);
     }
-    to_move.min(allowed).max(min_step) / PAGE * PAGE
+    (to_move.min(allowed).max(min_step) / PAGE * PAGE, None)
 }

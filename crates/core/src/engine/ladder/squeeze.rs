@@ -1,5 +1,5 @@
 //! A squeeze of one app: where its pages go (zram, or a storage file of its own for an app
-//! unlikely to be wanted soon: adaptive_swap.rs's rule) and what it is expected to free.
+//! unlikely to be wanted soon: the cost model's rule, storage.rs) and what it is expected to free.
 
 use super::ctx::{anon_moved, Ctx};
 use super::storage::cold_to_storage;
