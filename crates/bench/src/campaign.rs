@@ -53,7 +53,7 @@ pub struct Outcome {
     pub stopped: Option<String>,
 }
 
-/// Check a manager list: `kernel`, a preset spec (`memorch`, `memorch:home=off`) or a peer,
+/// Check a manager list: `kernel`, a preset spec (`memorch`, `memorch:ahead=off`) or a peer,
 /// each optionally `+nokswapd` (its device without background reclaim) and `+scopes` (its
 /// apps each in a group of the device's making).
 pub fn check_managers(managers: &[String]) -> Result<(), String> {

@@ -124,7 +124,7 @@ pub fn app(pid: u32, name: &str, class: Class, anon_mb: u64) -> App {
     }
 }
 
-/// An engine on a preset or a variant of one (`memorch:home=off`).
+/// An engine on a preset or a variant of one (`memorch:ahead=off`).
 pub fn engine(spec: &str) -> Engine {
     Engine::new(Preset::from_spec(spec).unwrap())
 }

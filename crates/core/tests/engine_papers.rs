@@ -927,9 +927,9 @@ fn memorch_at_home_leaves_a_need_under_one_step_alone() {
     wobble.memory.free_bytes += MIB / 2;
     wobble.memory.available_bytes += MIB / 2;
     wobble.memory.used_bytes -= MIB / 2;
-    let acts = decide(&mut engine("memorch:home=on"), 0, &wobble, &apps, &[Event::Home]);
+    let acts = decide(&mut engine("memorch"), 0, &wobble, &apps, &[Event::Home]);
     assert_eq!(reclaims(&acts), 0, "half a MiB short: nothing: {acts:?}");
-    let short = decide(&mut engine("memorch:home=on"), 0, &snap(1024, 50, 300), &apps, &[Event::Home]);
+    let short = decide(&mut engine("memorch"), 0, &snap(1024, 50, 300), &apps, &[Event::Home]);
     assert_eq!(reclaims(&short), 1, "10 MiB short: page cache first: {short:?}");
     let mos = decide(&mut engine("mos"), 0, &wobble, &apps, &[Event::Home]);
     assert!(reclaims(&mos) >= 1, "MOS reclaims whatever is short, as its paper does: {mos:?}");

@@ -32,7 +32,7 @@ pub struct Args {
     /// The config file (TOML); without it, the built-in defaults.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// A preset (`memorch presets` lists them), a variant (memorch:home=off) or file:PATH.
+    /// A preset (`memorch presets` lists them), a variant (memorch:ahead=off) or file:PATH.
     #[arg(long, conflicts_with = "preset_file")]
     preset: Option<String>,
     /// A preset file of your own, in the shipped files' form (`memorch presets show memorch`).

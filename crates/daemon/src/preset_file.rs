@@ -80,6 +80,6 @@ mod tests {
         assert!(e.contains("mine.toml") && e.contains("bogus") && e.contains("line"), "{e}");
         let e = load("file:/nonexistent/x.toml").unwrap_err();
         assert!(e.contains("/nonexistent/x.toml") && e.contains("No such file"), "{e}");
-        assert!(text("memorch:home=off").unwrap().ends_with("#   home=off\n"));
+        assert!(text("memorch:ahead=off").unwrap().ends_with("#   ahead=off\n"));
     }
 }

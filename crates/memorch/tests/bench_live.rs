@@ -167,7 +167,7 @@ fn quick_bench_runs_reports_and_cleans_up() {
     // A smaller device keeps the test short; sizes scale with it. Each run records the
     // machine's swap read-ahead.
     let page_cluster = memorch_linux::readahead::page_cluster(&memorch_linux::SysRoot::live()).unwrap();
-    let managers = "kernel,memorch,memorch:home=off";
+    let managers = "kernel,memorch,memorch:ahead=off";
     let o =
         ok(&["bench", "--scenario", "quick", "--managers", managers, "--ram", "256", "--out", out.to_str().unwrap()]);
     assert!(o.contains("hot/warm/cold") && o.contains("kernel") && o.contains("memorch"), "{o}");

@@ -126,7 +126,7 @@ mod tests {
                 to_storage: true,
             },
             ActionKind::Prefetch { pid: 5, app: "a".into(), max_pages: 3 },
-            ActionKind::Ksm { run: true, pages_to_scan: 100, sleep_ms: 20 },
+            ActionKind::Ksm { run: true, pages_to_scan: 100 },
             ActionKind::Freeze { pid: 5 },
             ActionKind::Thaw { pid: 5 },
             ActionKind::Trim { level: TrimLevel::Moderate, pid: Some(5) },

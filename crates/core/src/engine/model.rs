@@ -178,7 +178,6 @@ pub enum ActionKind {
     Ksm {
         run: bool,
         pages_to_scan: u64,
-        sleep_ms: u64,
     },
     /// Add a storage swap file of this size (JSON `file_bytes`, as `Reclaim`'s).
     SwapGrow {

@@ -141,8 +141,8 @@ pub struct KsmPolicy {
     /// Run ksmd only while idle, and only when background apps that opted in share an
     /// ancestor (thesis §3.3, optimisations 1 and 2).
     pub idle_targeted: bool,
+    /// ksmd's pages a pass; its sleep between passes stays the kernel's (20 ms, the thesis's).
     pub pages_to_scan: u64,
-    pub sleep_ms: u64,
     /// KSM must pay for ksmd's CPU (idle-targeted only).
     #[serde(default)]
     pub min_saving_frac: Option<f64>,
@@ -176,8 +176,6 @@ pub struct SwapPolicy {
     pub swap_files: bool,
     /// At most this many files.
     pub max_files: u32,
-    /// A file not added again within this time.
-    pub grow_interval_ms: u64,
     /// A storage swap of this share of the domain's memory set up at start, below zram in
     /// priority (SWAM's NAND-swap baselines, MeeGo's MMC swap): fixed, not grown or removed.
     #[serde(default)]
@@ -232,10 +230,6 @@ impl KillPolicy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Ahead {
-    /// Phase 1: at home, bring free memory up to the LMK threshold.
-    pub home: bool,
-    /// Phase 2: before a launch whose peak exceeds the threshold, secure it at once.
-    pub launch: bool,
     /// The LMK threshold tLmk as a share of the domain (MOS: 120 MB of 2 GB).
     pub threshold_frac: f64,
     /// Phase 1 reclaims in steps that double while the need remains (MOS Alg. 1 line 15).
@@ -258,7 +252,6 @@ impl Default for SwapPolicy {
             zram_algorithm: "lzo-rle".into(),
             swap_files: false,
             max_files: 0,
-            grow_interval_ms: 30_000,
             storage_pct: None,
             swappiness: None,
             grow_on_fill: false,

@@ -1,6 +1,6 @@
 //! Preset specs: `PRESET[:key=value,…]`, a preset with some of its ladder steps switched off
 //! or some parameters changed, so that every step can be measured by leaving it out
-//! (`memorch bench --managers memorch,memorch:home=off`). A key is either a *switch* (a
+//! (`memorch bench --managers memorch,memorch:ahead=off`). A key is either a *switch* (a
 //! ladder step by name, `on` or `off`) or a *parameter* (a dotted key of the preset as
 //! `memorch presets show NAME` lists them, with a JSON value).
 
@@ -18,7 +18,7 @@ pub struct Switch {
 }
 
 /// Every switch, in ladder order.
-pub const SWITCHES: [Switch; 14] = [
+pub const SWITCHES: [Switch; 13] = [
     Switch {
         key: "idle",
         what: "prepare while idle: compress whole cached apps with the screen off",
@@ -37,12 +37,20 @@ pub const SWITCHES: [Switch; 14] = [
             if !on {
                 p.ksm = None;
             } else if p.ksm.is_none() {
-                p.ksm = Some(super::preset::KsmPolicy { idle_targeted: true, pages_to_scan: 1000, sleep_ms: 20, min_saving_frac: None, once: false });
+                p.ksm = Some(super::preset::KsmPolicy { idle_targeted: true, pages_to_scan: 1000, min_saving_frac: None, once: false });
             }
         },
     },
-    Switch { key: "home", what: "at home, bring free memory to the launch threshold (MOS phase 1)", get: |p| p.ahead.as_ref().map(|a| a.home), set: |p, on| p.ahead.iter_mut().for_each(|a| a.home = on) },
-    Switch { key: "launch", what: "before a launch, secure its learned peak (MOS phase 2)", get: |p| p.ahead.as_ref().map(|a| a.launch), set: |p, on| p.ahead.iter_mut().for_each(|a| a.launch = on) },
+    Switch {
+        key: "ahead",
+        what: "reclaim ahead: at home, free memory up to the launch threshold; before a launch, its learned peak (MOS phases 1 and 2)",
+        get: |p| Some(p.ahead.is_some()),
+        set: |p, on| {
+            if !on {
+                p.ahead = None;
+            }
+        },
+    },
     Switch {
         key: "pressure",
         what: "under pressure, compress background apps in steps",
@@ -124,7 +132,7 @@ impl Preset {
         Ok(p)
     }
 
-    /// The name of the paper's preset a spec is a variant of (`memorch:home=off` → `memorch`).
+    /// The name of the paper's preset a spec is a variant of (`memorch:ahead=off` → `memorch`).
     pub fn base_name(&self) -> &str {
         self.name.split(':').next().unwrap_or(&self.name)
     }
@@ -224,25 +232,25 @@ mod tests {
 
     #[test]
     fn switches_turn_steps_off_and_name_the_variant() {
-        let p = Preset::from_spec("memorch:home=off,launch=off").unwrap();
-        assert_eq!(p.name, "memorch:home=off,launch=off");
+        let p = Preset::from_spec("memorch:ahead=off,whole=off").unwrap();
+        assert_eq!(p.name, "memorch:ahead=off,whole=off");
         assert_eq!(p.base_name(), "memorch");
-        let a = p.ahead.as_ref().unwrap();
-        assert!(!a.home && !a.launch);
+        assert!(p.ahead.is_none() && !p.prefetch_whole);
         let p = Preset::from_spec("memorch:idle=off,pressure=off,ksm=off,kill=off").unwrap();
         let c = p.compaction.unwrap();
         assert_eq!((c.idle_min_class, c.pressure_min_class), (None, None));
         assert!(p.ksm.is_none());
         assert_eq!(p.kill.mode, KillMode::Never);
         // A step the preset does not have: off is a no-op, on is an error.
-        assert!(Preset::from_spec("lmkd:home=off").is_ok());
-        assert!(Preset::from_spec("lmkd:home=on").unwrap_err().contains("no such step"));
+        assert!(Preset::from_spec("lmkd:whole=off").is_ok());
+        assert!(Preset::from_spec("lmkd:whole=on").unwrap_err().contains("no such step"));
+        assert!(Preset::from_spec("lmkd:ahead=on").unwrap_err().contains("cannot switch this step on"));
         // The freezer is an opt-in feature: on in no preset, a switch all the same.
         assert_eq!(
             Preset::from_spec("memorch:freeze=on").unwrap().freeze_after_ms,
             Some(super::super::preset::FREEZE_AFTER_MS)
         );
-        assert!(Preset::from_spec("memorch:home=maybe").unwrap_err().contains("'on' or 'off'"));
+        assert!(Preset::from_spec("memorch:ahead=maybe").unwrap_err().contains("'on' or 'off'"));
     }
 
     #[test]
@@ -257,7 +265,7 @@ mod tests {
         let e = Preset::from_spec("memorch:bogus=1").unwrap_err();
         assert!(e.contains("neither a step") && e.contains("presets show memorch"), "{e}");
         assert!(Preset::from_spec("memorch:").unwrap_err().contains("nothing after"));
-        assert!(Preset::from_spec("memorch:home").unwrap_err().contains("key=value"));
+        assert!(Preset::from_spec("memorch:ahead").unwrap_err().contains("key=value"));
         // A yes/no parameter takes on/off as a step does; a number does not.
         assert!(!Preset::from_spec("memorch:prefetch_whole=off").unwrap().prefetch_whole);
         assert!(Preset::from_spec("memorch:prefetch_whole=false,prefetch_whole=on").unwrap().prefetch_whole);

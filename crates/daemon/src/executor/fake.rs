@@ -118,7 +118,7 @@ impl Actuators for Recording {
         Ok((format!("reclaimed {bytes}"), bytes))
     }
 
-    fn ksm(&mut self, run: bool, _pages_to_scan: u64, _sleep_ms: u64) -> Result<String, String> {
+    fn ksm(&mut self, run: bool, _pages_to_scan: u64) -> Result<String, String> {
         self.record(Call::Ksm { run });
         Ok("ksm".into())
     }

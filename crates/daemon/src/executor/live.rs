@@ -162,19 +162,18 @@ impl Actuators for Live {
             .map_err(|e| e.to_string())
     }
 
-    fn ksm(&mut self, run: bool, pages_to_scan: u64, sleep_ms: u64) -> Result<String, String> {
+    fn ksm(&mut self, run: bool, pages_to_scan: u64) -> Result<String, String> {
         if self.ksm_guard.is_none() {
             // Remember every knob as it is, to put back on exit (and by whoever starts next,
             // should this daemon die first).
             let now = ksm::read(&self.root);
             let k = now.get().ok_or("KSM is not available")?;
-            let same =
-                KsmSettings { run: Some(k.run), pages_to_scan: Some(k.pages_to_scan), sleep_ms: Some(k.sleep_ms) };
+            let same = KsmSettings { run: Some(k.run), pages_to_scan: Some(k.pages_to_scan), sleep_ms: None };
             self.ksm_guard = Some(KsmGuard::tune(&self.root, &same).map_err(|e| e.to_string())?);
         }
         ksm::tune(
             &self.root,
-            &KsmSettings { run: Some(run as u8), pages_to_scan: Some(pages_to_scan), sleep_ms: Some(sleep_ms) },
+            &KsmSettings { run: Some(run as u8), pages_to_scan: Some(pages_to_scan), sleep_ms: None },
         )
         .map_err(|e| e.to_string())?;
         Ok(format!("ksm {}", if run { "running" } else { "stopped" }))
@@ -318,10 +317,9 @@ impl Actuators for Live {
         if let Some(mut g) = self.ksm_guard.take() {
             match g.restore_now() {
                 Ok(()) => done.push(format!(
-                    "put KSM back (run {:?}, pages_to_scan {:?}, sleep {:?} ms)",
+                    "put KSM back (run {:?}, pages_to_scan {:?})",
                     g.previous().run,
-                    g.previous().pages_to_scan,
-                    g.previous().sleep_ms
+                    g.previous().pages_to_scan
                 )),
                 Err(e) => failed.push(format!("KSM settings: {e}")),
             }

@@ -55,7 +55,7 @@ pub trait Actuators {
     /// Reap a signalled victim's memory now (process_mrelease).
     fn reap(&mut self, victim: &Killed);
     fn reclaim(&mut self, bytes: u64) -> Result<(String, u64), String>;
-    fn ksm(&mut self, run: bool, pages_to_scan: u64, sleep_ms: u64) -> Result<String, String>;
+    fn ksm(&mut self, run: bool, pages_to_scan: u64) -> Result<String, String>;
     fn swap_grow(&mut self, bytes: u64) -> Result<String, String>;
     /// Remove this daemon's swap files that hold nothing.
     fn swap_shrink(&mut self) -> Result<String, String>;
@@ -287,9 +287,7 @@ impl Executor {
             }
             ActionKind::Reclaim { bytes } => self.actuators.reclaim(*bytes),
             ActionKind::Ksm { .. } if !self.manage.ksm => Err("[manage] ksm = false: KSM left alone".into()),
-            ActionKind::Ksm { run, pages_to_scan, sleep_ms } => {
-                self.actuators.ksm(*run, *pages_to_scan, *sleep_ms).map(|w| (w, 0))
-            }
+            ActionKind::Ksm { run, pages_to_scan } => self.actuators.ksm(*run, *pages_to_scan).map(|w| (w, 0)),
             ActionKind::SwapGrow { .. } if !self.manage.swap_files => {
                 Err("[manage] swap_files = false: no swap file added".into())
             }

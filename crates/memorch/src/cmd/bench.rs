@@ -17,7 +17,7 @@ const DEFAULT_MANAGERS: [&str; 10] =
 /// compression, and the manager's own CPU and memory.
 ///
 /// Managers: `kernel` (no manager), every preset (`memorch presets`), a preset with a step
-/// left out or a key changed (`memorch:home=off`, `memorch:swap.zram_pct=25`: `memorch
+/// left out or a key changed (`memorch:ahead=off`, `memorch:swap.zram_pct=25`: `memorch
 /// presets show NAME` prints them), a preset file of your own (`file:PATH`), the papers' baselines (`android-4.4`,
 /// `swam-zram`, `swam-nand`, `swam-zram-nand`, `meego-mmc`, `meego-zram`, `meego-zram-mmc`),
 /// and the peers `earlyoom` and `nohang` (Debian's packages, run unmodified inside the
@@ -39,7 +39,7 @@ const DEFAULT_MANAGERS: [&str; 10] =
 ///   memorch bench                                   quick, every manager
 ///   memorch bench --managers kernel,lmkd,memorch --repeat 3
 ///   memorch bench --scenario realapps --managers kernel,earlyoom,memorch
-///   memorch bench --managers memorch,memorch:home=off,memorch:idle=off --repeat 3
+///   memorch bench --managers memorch,memorch:ahead=off,memorch:idle=off --repeat 3
 ///   memorch bench --managers memorch,file:mine.toml --repeat 3
 ///   memorch bench --scenario mos26 --managers android-4.4,mos --repeat 3
 ///   memorch bench --scenario refault --managers kernel,kernel+nokswapd --repeat 3
@@ -163,7 +163,7 @@ pub fn run(a: Args) -> Result<()> {
     Ok(())
 }
 
-/// `memorch:home=off,idle=off` arrives as `memorch:home=off` and `idle=off`: an item with no
+/// `memorch:ahead=off,idle=off` arrives as `memorch:ahead=off` and `idle=off`: an item with no
 /// ':' but an '=' continues the variant before it.
 fn rejoin_variants(items: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -191,13 +191,13 @@ mod tests {
     fn variants_split_by_clap_are_rejoined() {
         let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            rejoin_variants(&v(&["kernel", "memorch:home=off", "idle=off", "lmkd"])),
-            v(&["kernel", "memorch:home=off,idle=off", "lmkd"])
+            rejoin_variants(&v(&["kernel", "memorch:ahead=off", "idle=off", "lmkd"])),
+            v(&["kernel", "memorch:ahead=off,idle=off", "lmkd"])
         );
         assert_eq!(rejoin_variants(&v(&["memorch", "earlyoom"])), v(&["memorch", "earlyoom"]));
         assert_eq!(
-            rejoin_variants(&v(&["home=off"])),
-            v(&["home=off"]),
+            rejoin_variants(&v(&["ahead=off"])),
+            v(&["ahead=off"]),
             "nothing to join to: left for the check to refuse"
         );
     }

@@ -10,7 +10,7 @@ use memorch_core::engine::spec::SWITCHES;
 ///
 /// Anywhere a preset is named (`memorch run --preset`, `memorch bench --managers`), give
 ///   NAME                  a shipped preset
-///   NAME:key=value,…      a variant: a step switched off or on (`memorch:home=off`), or a
+///   NAME:key=value,…      a variant: a step switched off or on (`memorch:ahead=off`), or a
 ///                         key changed (`memorch:swap.zram_pct=25`)
 ///   file:PATH             your own file, in the shipped files' form (start from
 ///                         `memorch presets show memorch > mine.toml`)

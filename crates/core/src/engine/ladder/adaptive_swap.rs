@@ -10,6 +10,8 @@ use crate::engine::model::{mib, ActionKind, Step};
 /// Zram this full (of its disksize) grows storage swap (SWAM adds a file once zram is 80 %
 /// full).
 pub const GROW_AT_ZRAM_USED_FRAC: f64 = 0.8;
+/// At most one new file this often: SWAM checks its swap every 5 s.
+const GROW_INTERVAL_MS: u64 = 5_000;
 
 /// A storage file made for an unlikely app's squeeze (above zram in priority) is removed once
 /// it holds under this share of its size: its free room would take any page ahead of zram.
@@ -99,7 +101,7 @@ pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let idle_file = swap.devices.iter().any(|d| plain_file(ctx, d) && d.used_bytes == 0);
     let bad_ratio = ctx.preset.cost_model && has_zram_data(ctx) && ctx.storage_cheaper_than_zram();
     let to_need = ctx.preset.cost_model && short > 0;
-    let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < p.grow_interval_ms);
+    let recent = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < GROW_INTERVAL_MS);
     let grown = ctx.has_pushed(|k| matches!(k, ActionKind::SwapGrow { .. }));
     let room = storage_room(ctx);
     if !p.swap_files

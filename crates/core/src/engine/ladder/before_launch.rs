@@ -12,9 +12,6 @@ use crate::Class;
 
 pub fn run(ctx: &mut Ctx) {
     let Some(ahead) = ctx.preset.ahead.clone() else { return };
-    if !ahead.launch {
-        return;
-    }
     let intents: Vec<(String, Option<u64>)> = ctx
         .input
         .events

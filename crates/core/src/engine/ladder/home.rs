@@ -20,7 +20,7 @@ pub const MOS_NEXT_PAGES: &str = "mos_next_pages";
 /// Before a decision: MOS's reclaim count starts again once free memory is at the launch
 /// threshold when the user goes home (`thresReclaimPageCount` doubles while the need remains).
 pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
-    let Some(ahead) = preset.ahead.as_ref().filter(|a| a.home && a.doubling_start_pages.is_some()) else { return };
+    let Some(ahead) = preset.ahead.as_ref().filter(|a| a.doubling_start_pages.is_some()) else { return };
     let home = input.events.iter().any(|e| matches!(e, Event::Home));
     let m = &input.snapshot.memory;
     if home && m.free_bytes >= (m.total_bytes as f64 * ahead.threshold_frac) as u64 {
@@ -38,9 +38,6 @@ pub fn run(ctx: &mut Ctx) {
 /// first, in reclaim steps that double (MOS) or at once (memorch); the rest from app cache.
 pub fn phase1(ctx: &mut Ctx, step: Step) {
     let Some(ahead) = ctx.preset.ahead.clone() else { return };
-    if !ahead.home {
-        return;
-    }
     let threshold = ctx.frac(ahead.threshold_frac);
     let need = threshold.saturating_sub(ctx.free());
     // A need under one compaction step is the wobble of the group's usage (a v1 memcg's

@@ -28,7 +28,7 @@ pub fn run(ctx: &mut Ctx) {
                 Step::PrepareIdle,
                 "apps opted in to KSM: run it over them, all the time (stock KSM, untargeted)",
             );
-            ctx.push(ActionKind::Ksm { run: true, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+            ctx.push(ActionKind::Ksm { run: true, pages_to_scan: ksm.pages_to_scan }, r, 0);
         }
         return idle_work(ctx);
     }
@@ -38,7 +38,7 @@ pub fn run(ctx: &mut Ctx) {
                 Step::PrepareIdle,
                 "screen on: KSM runs only while idle (thesis §3.3: its CPU cost is not worth it in use)",
             );
-            ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+            ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan }, r, 0);
         }
         return;
     }
@@ -64,7 +64,7 @@ pub fn run(ctx: &mut Ctx) {
                     format!("idle: {siblings} mergeable background apps share an ancestor: run KSM over them"),
                 )
                 .with("apps", siblings as f64);
-            ctx.push(ActionKind::Ksm { run: true, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+            ctx.push(ActionKind::Ksm { run: true, pages_to_scan: ksm.pages_to_scan }, r, 0);
         }
     }
 }
@@ -134,7 +134,7 @@ fn ksm_paid_for(ctx: &mut Ctx, ksm: &KsmPolicy) -> bool {
         Some(KsmVerdict::Off) => false,
         Some(KsmVerdict::WentOver { scans }) => {
             let r = ctx.reason(Step::PrepareIdle, format!("ksmd went over the background apps {scans} times: stopped; what it merged stays merged, and they are not scanned again (thesis §3.3)"));
-            ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms }, r, 0);
+            ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan }, r, 0);
             false
         }
         Some(KsmVerdict::Pays { merged_bytes, scans }) => {
@@ -146,11 +146,7 @@ fn ksm_paid_for(ctx: &mut Ctx, ksm: &KsmPolicy) -> bool {
                 .reason(Step::PrepareIdle, format!("KSM merged {} in {scans} passes of ksmd over the apps, under {share}: not worth ksmd's CPU; off for {} min", mib(merged_bytes), KSM_RETRY_MS / 60_000))
                 .with("merged_bytes", merged_bytes as f64);
             if ctx.state.ksm_running {
-                ctx.push(
-                    ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan, sleep_ms: ksm.sleep_ms },
-                    r,
-                    0,
-                );
+                ctx.push(ActionKind::Ksm { run: false, pages_to_scan: ksm.pages_to_scan }, r, 0);
             } else {
                 // Judged at the start of an idle window, its passes done in the last: not started.
                 ctx.quiet(r);
@@ -169,9 +165,7 @@ fn idle_work(ctx: &mut Ctx) {
     } else {
         compress_whole(ctx);
     }
-    if ctx.preset.ahead.as_ref().is_some_and(|a| a.home)
-        && matches!(ctx.preset.detection, crate::engine::preset::Detection::Bands(_))
-    {
+    if ctx.preset.ahead.is_some() && matches!(ctx.preset.detection, crate::engine::preset::Detection::Bands(_)) {
         home::phase1(ctx, Step::PrepareIdle);
     }
     if super::adaptive_swap::idle_file_removable(ctx) {
