@@ -96,6 +96,7 @@ const ROWS: [(&str, &[Row]); 7] = [
         "The manager's own cost",
         &[
             ("CPU (s)", Some(true), |s| s.has_manager.then_some(s.manager_cpu_s)),
+            ("CPU of the manager and the device: apps and their reclaim (s)", Some(true), |s| s.with_device_cpu_s),
             ("RSS (MiB)", Some(true), |s| s.has_manager.then_some(s.manager_rss_mib)),
             ("PSS (MiB)", Some(true), |s| s.has_manager.then_some(s.manager_pss_mib)),
         ],

@@ -11,7 +11,7 @@ fn fig(f: Option<Figure>) -> Option<String> {
 }
 
 /// The columns a section may show: name, and its cell of a manager's summary (medians).
-pub const COLUMNS: [Column; 18] = [
+pub const COLUMNS: [Column; 19] = [
     ("hot/warm/cold", |s| Some(format!("{}/{}/{}", num(s.hot.median), num(s.warm.median), num(s.cold.median)))),
     ("failed", |s| fig(Some(s.failed))),
     ("wait s", |s| fig(Some(s.wait_s))),
@@ -33,11 +33,21 @@ pub const COLUMNS: [Column; 18] = [
     ("ksmd cpu s", |s| fig(s.ksmd_cpu_s)),
     ("psi full s", |s| fig(Some(s.psi_full_s))),
     ("cpu s", |s| s.has_manager.then(|| num(s.manager_cpu_s.median))),
+    ("cpu+device s", |s| fig(s.with_device_cpu_s)),
 ];
 
 /// The columns of each cell's table on the scoreboard.
-pub const SCOREBOARD_COLUMNS: &[&str] =
-    &["wait s", "if hot s", "kills m/k/fg", "p95 ex-1st", "p50 ex-1st", "hot/warm/cold", "alive", "cpu s"];
+pub const SCOREBOARD_COLUMNS: &[&str] = &[
+    "wait s",
+    "if hot s",
+    "kills m/k/fg",
+    "p95 ex-1st",
+    "p50 ex-1st",
+    "hot/warm/cold",
+    "alive",
+    "cpu s",
+    "cpu+device s",
+];
 
 /// A table of `columns`, every one of which [`COLUMNS`] has.
 pub fn table_of(sums: &[Summary], columns: &[&str]) -> String {

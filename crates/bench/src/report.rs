@@ -108,6 +108,9 @@ pub struct Summary {
     pub other_cpu_s: Option<Figure>,
     pub steal_s: Option<Figure>,
     pub manager_cpu_s: Figure,
+    /// The manager's CPU and the device's (its apps and their reclaim): a daemon's squeezes are
+    /// reclaim the device would otherwise do itself, so this is what the manager adds.
+    pub with_device_cpu_s: Option<Figure>,
     pub manager_rss_mib: Figure,
     pub manager_pss_mib: Figure,
     /// Frames over 16.7 ms as a share of all frames in front, and each run's median of the
@@ -242,6 +245,7 @@ fn summary(manager: &str, rs: &[&RunResult], hot: &BTreeMap<&str, f64>) -> Summa
         other_cpu_s: some(&|r| r.other_cpu_s),
         steal_s: some(&|r| r.steal_s),
         manager_cpu_s: all(&|r| r.manager_cpu_s),
+        with_device_cpu_s: some(&|r| r.device_cpu_s.map(|d| d + r.manager_cpu_s)),
         manager_rss_mib: all(&|r| r.manager_rss_bytes as f64 / mib),
         manager_pss_mib: all(&|r| r.manager_pss_bytes as f64 / mib),
         jank_pct: some(&jank_pct),
@@ -291,7 +295,7 @@ fn cell(f: Option<Figure>, spread: bool) -> String {
 /// The columns of the terminal table: header and the text of a summary's figure.
 type Column = (&'static str, usize, fn(&Summary) -> Vec<Option<Figure>>);
 
-const COLUMNS: [Column; 21] = [
+const COLUMNS: [Column; 22] = [
     ("wait s", 6, |s| vec![Some(s.wait_s)]),
     ("if hot", 6, |s| vec![Some(s.wait_if_hot_s)]),
     ("kills m/k/fg", 12, |s| {
@@ -314,6 +318,7 @@ const COLUMNS: [Column; 21] = [
     ("direct", 7, |s| vec![s.direct_reclaims]),
     ("ratio", 5, |s| vec![s.zram_ratio]),
     ("cpu s", 6, |s| vec![s.has_manager.then_some(s.manager_cpu_s)]),
+    ("+device", 8, |s| vec![s.with_device_cpu_s]),
     ("pss MiB", 7, |s| vec![s.has_manager.then_some(s.manager_pss_mib)]),
 ];
 
@@ -360,7 +365,7 @@ pub fn table(sums: &[Summary]) -> String {
     let _ = writeln!(o, "p50 if hot: p50 had every return been hot (each warm return and relaunch at the app's hot median over the bench): what no manager's choice could beat in these runs.");
     let _ = writeln!(o, "alive: apps alive after a visit, on average. return p50: returns to a live app (hot and warm). kills m/k/fg: by the manager (memorch's daemon or the peer) / by the kernel's OOM killer / of the foreground app.");
     let _ = writeln!(o, "jank%: frames over 16.7 ms while in front (synthetic apps). idle MiB: available after idle (home, screen off). refaults f/a: file / anonymous pages read back.");
-    let _ = writeln!(o, "psi: stall seconds of the device's group. direct: allocations that reclaimed for themselves (the device's background reclaimer fell behind). ratio: zram's compression. cpu s, pss MiB: the manager's own (proportional set size).");
+    let _ = writeln!(o, "psi: stall seconds of the device's group. direct: allocations that reclaimed for themselves (the device's background reclaimer fell behind). ratio: zram's compression. cpu s, pss MiB: the manager's own (proportional set size). +device: its CPU and the device's (apps and their reclaim), as a daemon's squeezes are reclaim the device would do itself.");
     for s in sums.iter().filter(|s| s.failed.max > 0.0 || s.stopped_runs > 0 || s.interrupted_runs > 0) {
         let _ = writeln!(
             o,

@@ -61,11 +61,12 @@ pub fn run(manager: &str, lat: &[(&str, f64)], kills: &[(&str, Class)]) -> RunRe
 
 #[test]
 fn summaries_take_medians_spreads_and_quantiles() {
-    let runs = vec![
+    let mut runs = vec![
         run("memorch", &[("cold", 500.0), ("hot", 1.0), ("warm", 20.0)], &[("memorch", Class::Cached)]),
         run("kernel", &[("cold", 600.0), ("cold", 700.0)], &[("kernel", Class::Foreground)]),
         run("memorch", &[("cold", 400.0), ("hot", 2.0), ("hot", 3.0)], &[]),
     ];
+    runs[0].device_cpu_s = Some(2.0);
     let s = summarize(&runs);
     assert_eq!(s[0].manager, "memorch");
     assert_eq!(s[0].runs, 2);
@@ -85,6 +86,12 @@ fn summaries_take_medians_spreads_and_quantiles() {
     let jank = s[0].jank_pct.unwrap();
     assert!((jank.max - 5.0 / 30.0 * 100.0).abs() < 1e-9 && jank.min == 0.0, "{jank:?}");
     assert_eq!(s[0].idle_available_mib, None);
+    let with_device = s[0].with_device_cpu_s.unwrap();
+    assert!(
+        (with_device.median - 2.1).abs() < 1e-9 && with_device.max == with_device.min,
+        "the run that read its device's CPU"
+    );
+    assert_eq!(s[1].with_device_cpu_s, None, "no device CPU read");
     assert_eq!((s[0].swap_out_pages.map(|f| f.median), s[0].refault_ratio.map(|f| f.median)), (Some(10.0), Some(0.5)));
     assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.5), Some(2.0));
     assert_eq!(quantile(vec![1.0, 2.0, 3.0, 4.0], 0.95), Some(4.0));
