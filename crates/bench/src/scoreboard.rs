@@ -72,6 +72,8 @@ pub struct Standing {
     pub p50_ms: Option<f64>,
     pub best_p50_ms: Option<f64>,
     pub cpu_s: f64,
+    /// Its CPU with the device's, over the lowest other's (`Summary::with_device_cpu_s`).
+    pub with_device_cpu_ratio: Option<f64>,
 }
 
 /// The bar a cell must clear: a wait at most this share of the best other's.
@@ -97,6 +99,10 @@ impl Standing {
             p50_ms: me.after_first_p50_ms.map(|f| f.median),
             best_p50_ms: lowest(&|s| s.after_first_p50_ms.map(|f| f.median)),
             cpu_s: me.manager_cpu_s.median,
+            with_device_cpu_ratio: me
+                .with_device_cpu_s
+                .zip(lowest(&|s| s.with_device_cpu_s.map(|f| f.median)))
+                .map(|(mine, least)| mine.median / least),
         })
     }
 
@@ -130,7 +136,7 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> String {
 /// The scoreboard's page: one row a cell with the candidate's ratios to the best other, then
 /// each cell's managers.
 pub fn render(cells: &[(Cell, Vec<RunResult>)], candidate: &str) -> String {
-    let mut o = String::from("| cell | conditions | wait s (if hot) | best other | wait ratio | kills (fewest other) | p95 ratio | p50 ratio | cpu s | misses |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    let mut o = String::from("| cell | conditions | wait s (if hot) | best other | wait ratio | kills (fewest other) | p95 ratio | p50 ratio | cpu s (+device ratio) | misses |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (c, runs) in cells {
         let conditions = format!("{} MiB, {}/{}", runs.first().map_or(0, |r| r.ram_mb), c.launcher, c.app_groups);
         let Some(s) = Standing::of(&summarize(runs), candidate) else {
@@ -140,7 +146,7 @@ pub fn render(cells: &[(Cell, Vec<RunResult>)], candidate: &str) -> String {
         let misses = s.misses();
         let _ = writeln!(
             o,
-            "| {} | {conditions} | {} ({}) | `{}` {} | {} | {} ({}) | {} | {} | {} | {} |",
+            "| {} | {conditions} | {} ({}) | `{}` {} | {} | {} ({}) | {} | {} | {} ({}) | {} |",
             c.name,
             num(s.wait_s),
             num(s.wait_if_hot_s),
@@ -152,10 +158,11 @@ pub fn render(cells: &[(Cell, Vec<RunResult>)], candidate: &str) -> String {
             ratio(s.p95_ms, s.best_p95_ms),
             ratio(s.p50_ms, s.best_p50_ms),
             num(s.cpu_s),
+            s.with_device_cpu_ratio.map_or("-".into(), |r| format!("{r:.2}×")),
             if misses.is_empty() { "none".to_string() } else { misses.join(", ") }
         );
     }
-    let _ = writeln!(o, "\nwait: returns and relaunches summed, medians over runs (if hot: had every return been hot). The bar: wait ≤ {WAIT_BAR}× the best other's, kills ≤ the fewest other's (0 where that is ≤ 1), no kill of the app in front, p95 ≤ the best other's.");
+    let _ = writeln!(o, "\nwait: returns and relaunches summed, medians over runs (if hot: had every return been hot). The bar: wait ≤ {WAIT_BAR}× the best other's, kills ≤ the fewest other's (0 where that is ≤ 1), no kill of the app in front, p95 ≤ the best other's. +device ratio: the candidate's CPU with the device's over the lowest other's.");
     for (c, runs) in cells {
         let _ = write!(o, "\n### {}\n\n", c.name);
         o.push_str(&crate::md_table::table_of(&summarize(runs), crate::md_table::SCOREBOARD_COLUMNS));

@@ -18,6 +18,7 @@ fn standing(wait: f64, best: f64, kills: f64, fewest: f64) -> Standing {
         p50_ms: None,
         best_p50_ms: None,
         cpu_s: 0.0,
+        with_device_cpu_ratio: None,
     }
 }
 
@@ -35,19 +36,28 @@ fn the_bar_is_a_wait_under_085_of_the_best_and_no_more_kills() {
 
 #[test]
 fn a_standing_compares_the_candidate_with_the_best_of_the_others() {
+    let with_device = |r: RunResult, device_cpu_s: f64| RunResult { device_cpu_s: Some(device_cpu_s), ..r };
     let runs = vec![
-        run("kernel", &[("cold", 100.0), ("cold", 300.0), ("hot", 5.0)], &[("kernel", Class::Cached)]),
-        run("earlyoom", &[("cold", 100.0), ("warm", 80.0), ("hot", 5.0)], &[]),
-        run("memorch", &[("cold", 100.0), ("warm", 40.0), ("hot", 2.0)], &[]),
+        with_device(
+            run("kernel", &[("cold", 100.0), ("cold", 300.0), ("hot", 5.0)], &[("kernel", Class::Cached)]),
+            4.0,
+        ),
+        with_device(run("earlyoom", &[("cold", 100.0), ("warm", 80.0), ("hot", 5.0)], &[]), 5.0),
+        with_device(run("memorch", &[("cold", 100.0), ("warm", 40.0), ("hot", 2.0)], &[]), 4.9),
     ];
     let s = Standing::of(&summarize(&runs), "memorch").unwrap();
     assert_eq!(s.best_wait_by, "earlyoom");
     assert_eq!(((s.wait_s * 1000.0).round(), (s.best_wait_s * 1000.0).round()), (42.0, 85.0));
     assert_eq!((s.kills, s.fewest_kills), (0.0, 0.0));
     assert_eq!((s.p95_ms, s.best_p95_ms), (Some(40.0), Some(80.0)));
+    // 4.9 s of the device's and 0.1 of memorch's against the kernel's 4.0 and 0.1, the lowest.
+    assert_eq!(s.with_device_cpu_ratio.map(|r| (r * 100.0).round()), Some(122.0));
     assert!(Standing::of(&summarize(&runs), "lmkd").is_none(), "no runs of the candidate");
     let page = render(&[(CELLS[0], runs)], "memorch");
-    assert!(page.contains("| realapps | 512 MiB, full/own | 0.04") && page.contains("0.49×"), "{page}");
+    assert!(
+        page.contains("| realapps | 512 MiB, full/own | 0.04") && page.contains("0.49×") && page.contains("(1.22×)"),
+        "{page}"
+    );
     assert!(page.contains("### realapps") && page.contains("| `earlyoom` |"), "{page}");
 }
 
