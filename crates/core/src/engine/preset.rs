@@ -244,7 +244,7 @@ pub struct Ahead {
 }
 
 /// No swap: what a file without `[swap]` gets. A key a file leaves out takes its value here:
-/// the kernel's compressor, SWAM's 30 s between files.
+/// the kernel's compressor, no storage files.
 impl Default for SwapPolicy {
     fn default() -> SwapPolicy {
         SwapPolicy {
