@@ -1,6 +1,5 @@
-//! The synthetic app's memory image: an anonymous heap filled with a content mix, and a
-//! file mapping read in as its code and data would be. Real pages, so compression, KSM,
-//! reclaim and refaults behave as they do for real apps.
+//! The synthetic app's memory image: an anonymous heap filled with a content mix, and a file mapping read in as its
+//! code and data would be. Real pages, so compression, KSM, reclaim and refaults behave as they do for real apps.
 
 use crate::content::{self, Mix, PageKind};
 use std::ffi::CString;
@@ -48,10 +47,9 @@ pub struct AppSpec {
     pub seed: u64,
     /// A file to map and read (created with text if missing or short), and how much of it.
     pub file: Option<(PathBuf, u64)>,
-    /// A shared-object file of the app's own (`lib….so`), mapped privately and written once at
-    /// start, as the loader relocates it when the app's symbols are looked up, and not touched
-    /// again: pages of the library's mapping that only swap can take, the unshared SO pages
-    /// SWAM swaps out first (SWAM §3.3: ~36 % of memory).
+    /// A shared-object file of the app's own (`lib….so`), mapped privately and written once at start, as the loader
+    /// relocates it when the app's symbols are looked up, and not touched again: pages of the library's mapping that
+    /// only swap can take, the unshared SO pages SWAM swaps out first (SWAM §3.3: ~36 % of memory).
     pub so: Option<(PathBuf, u64)>,
 }
 
@@ -62,9 +60,8 @@ pub struct Mapping {
     len: usize,
 }
 
-// SAFETY: a Mapping owns its region alone (nothing else holds the pointer) and unmaps it on
-// drop, so moving it to another thread (an app's cache, dropped by its trim listener) is
-// moving a Box.
+// SAFETY: a Mapping owns its region alone (nothing else holds the pointer) and unmaps it on drop, so moving it to
+// another thread (an app's cache, dropped by its trim listener) is moving a Box.
 unsafe impl Send for Mapping {}
 
 impl Mapping {
@@ -139,8 +136,7 @@ fn anon_heap(len: usize, content: Content, seed: u64) -> io::Result<Mapping> {
         return Err(io::Error::last_os_error());
     }
     let map = Mapping { ptr: ptr.cast(), len };
-    // Transparent huge pages would make pageout all-or-nothing per 2 MiB; apps on phones
-    // run with 4 KiB pages.
+    // Transparent huge pages would make pageout all-or-nothing per 2 MiB; apps on phones run with 4 KiB pages.
     unsafe { libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE) };
     // SAFETY: we own the mapping and nothing else refers to it yet.
     let bytes = unsafe { std::slice::from_raw_parts_mut(map.ptr, len) };
@@ -157,10 +153,9 @@ fn anon_heap(len: usize, content: Content, seed: u64) -> io::Result<Mapping> {
     Ok(map)
 }
 
-/// Create `path`, or extend it, to at least `len` bytes of text, written to storage: an app's
-/// code file or shared object as installed. The bench installs every synthetic app's before
-/// its first run (campaign.rs), so no launch pays for the writing; an app started by hand
-/// writes its own on its first start.
+/// Create `path`, or extend it, to at least `len` bytes of text, written to storage: an app's code file or shared
+/// object as installed. The bench installs every synthetic app's before its first run (campaign.rs), so no launch pays
+/// for the writing; an app started by hand writes its own on its first start.
 pub fn install_file(path: &Path, len: u64, seed: u64) -> io::Result<()> {
     let len = len.div_ceil(PAGE as u64) * PAGE as u64;
     let have = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
@@ -177,10 +172,9 @@ pub fn install_file(path: &Path, len: u64, seed: u64) -> io::Result<()> {
     f.sync_all()
 }
 
-/// Map `len` bytes of `path` privately and read every page, creating or extending the file
-/// with text first. Its pages are then file-backed RSS: clean, dropped without swap. With
-/// `relocate`, every page is written once too (as a loader relocates a library): private
-/// copies in the file's mapping, which only swap can take.
+/// Map `len` bytes of `path` privately and read every page, creating or extending the file with text first. Its pages
+/// are then file-backed RSS: clean, dropped without swap. With `relocate`, every page is written once too (as a loader
+/// relocates a library): private copies in the file's mapping, which only swap can take.
 fn map_file(path: &Path, len: usize, seed: u64, relocate: bool) -> io::Result<Mapping> {
     let len = len.div_ceil(PAGE) * PAGE;
     install_file(path, len as u64, seed)?;
@@ -211,8 +205,8 @@ fn map_file(path: &Path, len: usize, seed: u64, relocate: bool) -> io::Result<Ma
     Ok(map)
 }
 
-/// What a visit to an app cost it: the time to touch its working set, and the major faults
-/// (pages read back from swap or disk) that took.
+/// What a visit to an app cost it: the time to touch its working set, and the major faults (pages read back from swap
+/// or disk) that took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resume {
     pub us: u64,
@@ -227,9 +221,8 @@ fn major_faults() -> u64 {
 }
 
 impl AppImage {
-    /// Bring the app to the front: touch its working set (the first `share` of its heap and
-    /// of its file, as a resumed app redraws from them) and write to the heap pages, as an
-    /// app that runs does.
+    /// Bring the app to the front: touch its working set (the first `share` of its heap and of its file, as a resumed
+    /// app redraws from them) and write to the heap pages, as an app that runs does.
     pub fn resume(&self, share: f64) -> Resume {
         let f0 = major_faults();
         let t0 = std::time::Instant::now();
@@ -250,8 +243,8 @@ impl AppImage {
         Resume { us: t0.elapsed().as_micros() as u64, major_faults: major_faults() - f0 }
     }
 
-    /// Run in the background a moment, as apps do while cached (SWAM §3.2: sync, push,
-    /// prefetch): write the next slice of 1 % of the heap (`cursor` moves it round).
+    /// Run in the background a moment, as apps do while cached (SWAM §3.2: sync, push, prefetch): write the next slice
+    /// of 1 % of the heap (`cursor` moves it round).
     pub fn background_tick(&self, cursor: &mut usize) {
         let pages = self.anon.len / PAGE;
         if pages == 0 {
@@ -273,9 +266,9 @@ impl AppImage {
 pub const FRAME_BUDGET: std::time::Duration = std::time::Duration::from_micros(16_667);
 
 impl AppImage {
-    /// Draw one frame while in front: a little CPU and the next slice of the working set
-    /// (the heap pages a redraw reads and writes, the whole set about twice a second).
-    /// Returns how long it took: swap-ins and reclaim stalls make it long.
+    /// Draw one frame while in front: a little CPU and the next slice of the working set (the heap pages a redraw reads
+    /// and writes, the whole set about twice a second). Returns how long it took: swap-ins and reclaim stalls make it
+    /// long.
     pub fn frame(&self, share: f64, cursor: &mut usize) -> std::time::Duration {
         let t0 = std::time::Instant::now();
         let ws_pages = ((self.anon.len() as f64 * share) as usize / PAGE).max(1);
@@ -312,8 +305,8 @@ impl FrameStats {
     }
 }
 
-/// The app's cold-start work besides building its memory: `ms` of CPU (class loading, UI
-/// inflation: SWAM §3.3–3.4 measure these as the bulk of a launch).
+/// The app's cold-start work besides building its memory: `ms` of CPU (class loading, UI inflation: SWAM §3.3–3.4
+/// measure these as the bulk of a launch).
 pub fn init_work(ms: u64) -> u64 {
     let t0 = std::time::Instant::now();
     let mut x = 0x9e37_79b9_7f4a_7c15u64;

@@ -1,5 +1,5 @@
-//! Who killed what: memorch's daemon names its victims (its events); the device's memcg
-//! counts the kernel's OOM kills (each a SIGKILL); the rest are the peer's.
+//! Who killed what: memorch's daemon names its victims (its events); the device's memcg counts the kernel's OOM kills
+//! (each a SIGKILL); the rest are the peer's.
 
 use crate::results::{Kill, BY_KERNEL};
 use crate::running::Running;
@@ -22,12 +22,11 @@ impl KillBook {
         KillBook { peer, oom_kills }
     }
 
-    /// Apps that died since the last look, removed from `running`, with who killed them.
-    /// `victims` gives the pids memorch's daemon says it killed so far. Its daemon tells of a
-    /// kill once the kill is done (the victim's memory released), so a victim can be seen dead
-    /// before its event: a death by SIGKILL that neither those events nor the kernel's
-    /// OOM-kill counter explain waits up to [`VICTIM_EVENT_WAIT`] for the event before it is
-    /// booked to the kernel (a run of 2026-11-29 booked a kill of memorch's to the kernel so).
+    /// Apps that died since the last look, removed from `running`, with who killed them. `victims` gives the pids
+    /// memorch's daemon says it killed so far. Its daemon tells of a kill once the kill is done (the victim's memory
+    /// released), so a victim can be seen dead before its event: a death by SIGKILL that neither those events nor the
+    /// kernel's OOM-kill counter explain waits up to [`VICTIM_EVENT_WAIT`] for the event before it is booked to the
+    /// kernel (a run of 2026-11-29 booked a kill of memorch's to the kernel so).
     pub fn reap(
         &mut self,
         root: &SysRoot,
@@ -80,8 +79,8 @@ mod tests {
     use std::cell::Cell;
     use std::process::Command;
 
-    /// A device of `running` apps, one `sleep` killed by SIGKILL; a root with nothing in it, so
-    /// the kernel's OOM-kill counter does not move (it cannot be read).
+    /// A device of `running` apps, one `sleep` killed by SIGKILL; a root with nothing in it, so the kernel's OOM-kill
+    /// counter does not move (it cannot be read).
     fn one_killed(dir: &std::path::Path) -> (BTreeMap<String, Running>, u32) {
         std::fs::create_dir_all(dir).unwrap();
         let def: AppDef = toml::from_str("name = \"mail\"\nanon_mb = 1").unwrap();

@@ -1,7 +1,6 @@
-//! A campaign: a scenario under every manager asked for, repeated, alternating managers run by
-//! run, each on a fresh device; then `results.json` and `report.html`. What `memorch bench`
-//! does; the binary only parses arguments and prints. Each repeat starts one manager further
-//! down the list ([`run_order`]), so no manager always runs first.
+//! A campaign: a scenario under every manager asked for, repeated, alternating managers run by run, each on a fresh
+//! device; then `results.json` and `report.html`. What `memorch bench` does; the binary only parses arguments and
+//! prints. Each repeat starts one manager further down the list ([`run_order`]), so no manager always runs first.
 
 use crate::conditions::{AppGroups, Launcher, SwapDisk};
 use crate::driver::{self, RunConfig};
@@ -53,9 +52,8 @@ pub struct Outcome {
     pub stopped: Option<String>,
 }
 
-/// Check a manager list: `kernel`, a preset spec (`memorch`, `memorch:ahead=off`) or a peer,
-/// each optionally `+nokswapd` (its device without background reclaim) and `+scopes` (its
-/// apps each in a group of the device's making).
+/// Check a manager list: `kernel`, a preset spec (`memorch`, `memorch:ahead=off`) or a peer, each optionally
+/// `+nokswapd` (its device without background reclaim) and `+scopes` (its apps each in a group of the device's making).
 pub fn check_managers(managers: &[String]) -> Result<(), String> {
     for m in managers.iter().map(|m| crate::device::split_manager(m).0) {
         if is_peer(m) {
@@ -83,9 +81,9 @@ struct Setting<'a> {
     lxcfs: Option<&'a memorch_linux::lxcfs::Lxcfs>,
 }
 
-/// Before run `n`: the scenario's data and the synthetic apps' files dropped from the page
-/// cache (data_cache.rs), so its first launches read them from storage whatever the run
-/// before left cached. A failure to drop the apps' files stops the bench.
+/// Before run `n`: the scenario's data and the synthetic apps' files dropped from the page cache (data_cache.rs), so
+/// its first launches read them from storage whatever the run before left cached. A failure to drop the apps' files
+/// stops the bench.
 fn drop_caches(set: &Setting, n: usize, progress: &dyn Progress) -> Result<(), String> {
     if !set.scenario.prepare.is_empty() {
         match crate::data_cache::drop_cached(&set.scenario.data_dir()) {
@@ -193,10 +191,9 @@ impl Campaign {
         (runs, None)
     }
 
-    /// Each real program launched once before the first run, so that every run finds the
-    /// programs' own files cached alike ([`driver::warm_up`]); what each launch took is said
-    /// and kept in results.json. A launch that fails here is said and does not stop the bench:
-    /// the runs report their own.
+    /// Each real program launched once before the first run, so that every run finds the programs' own files cached
+    /// alike ([`driver::warm_up`]); what each launch took is said and kept in results.json. A launch that fails here is
+    /// said and does not stop the bench: the runs report their own.
     fn warm_up(
         &self,
         scenario: &Scenario,
@@ -279,10 +276,10 @@ impl Campaign {
     }
 }
 
-/// The runs of a campaign, in order: each repeat runs every manager once, starting one manager
-/// further down the list than the repeat before (`a,b,c` then `b,c,a`). A bench's first run
-/// on a machine differs from later ones (swam40 read back 181-261 k file pages in first runs
-/// against 388-633 k later, docs/results.md), so the same manager must not always take it.
+/// The runs of a campaign, in order: each repeat runs every manager once, starting one manager further down the list
+/// than the repeat before (`a,b,c` then `b,c,a`). A bench's first run on a machine differs from later ones (swam40 read
+/// back 181-261 k file pages in first runs against 388-633 k later, docs/results.md), so the same manager must not
+/// always take it.
 pub fn run_order(managers: &[String], repeat: u64) -> Vec<(u64, &String)> {
     let n = managers.len();
     (0..repeat).flat_map(|rep| (0..n).map(move |i| (rep, &managers[(i + rep as usize) % n]))).collect()
@@ -291,8 +288,7 @@ pub fn run_order(managers: &[String], repeat: u64) -> Vec<(u64, &String)> {
 /// Where runs keep their `{run}` directories: short paths (Unix sockets allow 107 bytes).
 pub const RUN_ROOT: &str = memorch_linux::recovery::BENCH_RUN_ROOT;
 
-/// This bench's directory under [`RUN_ROOT`], named by its `owner::tag` (recovery.rs removes
-/// it if the bench dies).
+/// This bench's directory under [`RUN_ROOT`], named by its `owner::tag` (recovery.rs removes it if the bench dies).
 fn own_run_root() -> std::path::PathBuf {
     Path::new(RUN_ROOT).join(memorch_linux::owner::tag())
 }

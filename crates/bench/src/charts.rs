@@ -1,6 +1,5 @@
-//! The report's charts, as inline SVG drawn here: lines over time or a distribution with
-//! events marked, and the kills' bars. Round ticks, one colour a manager (the caller's), no
-//! fonts or libraries needed to make or view them.
+//! The report's charts, as inline SVG drawn here: lines over time or a distribution with events marked, and the kills'
+//! bars. Round ticks, one colour a manager (the caller's), no fonts or libraries needed to make or view them.
 
 use crate::report::num;
 use std::fmt::Write;
@@ -12,8 +11,8 @@ const RIGHT: f64 = 190.0;
 const TOP: f64 = 36.0;
 const BOTTOM: f64 = 48.0;
 
-/// Tick values from 0 to at least `max`: steps of 1, 2, 2.5 or 5 × 10^k, whole numbers when
-/// `integer` (counts), about `n` of them.
+/// Tick values from 0 to at least `max`: steps of 1, 2, 2.5 or 5 × 10^k, whole numbers when `integer` (counts), about
+/// `n` of them.
 pub fn ticks(max: f64, n: usize, integer: bool) -> Vec<f64> {
     let max = if max.is_finite() && max > 0.0 { max } else { 1.0 };
     let raw = max / n.max(1) as f64;
@@ -122,8 +121,7 @@ fn legend(o: &mut String, rows: &[(String, &str)]) {
     }
 }
 
-/// A line a manager, over time or a distribution; `marks` are x positions of events (kills)
-/// drawn as ticks on the line.
+/// A line a manager, over time or a distribution; `marks` are x positions of events (kills) drawn as ticks on the line.
 pub struct Series<'a> {
     pub name: &'a str,
     pub color: &'a str,
@@ -171,8 +169,8 @@ pub fn line_chart(
     o
 }
 
-/// The frame of a line chart, its x and y ticks: x from 0 (or the decade below the least x
-/// on a log scale) to the ticks' end, y from 0 to `y_max` or the data's highest.
+/// The frame of a line chart, its x and y ticks: x from 0 (or the decade below the least x on a log scale) to the
+/// ticks' end, y from 0 to `y_max` or the data's highest.
 fn frame_for(series: &[Series], log_x: bool, integer_y: bool, y_max: Option<f64>) -> (Frame, Vec<f64>, Vec<f64>) {
     let pts = || series.iter().flat_map(|s| s.points.iter());
     let x_max = pts().map(|p| p.0).fold(0.0, f64::max);
@@ -223,8 +221,8 @@ fn value_at(points: &[(f64, f64)], x: f64) -> f64 {
     points.iter().take_while(|p| p.0 <= x).last().or(points.first()).map_or(0.0, |p| p.1)
 }
 
-/// Kills per manager: one bar each in the manager's colour, solid for its own kills and
-/// hatched for the kernel's OOM killer's, the counts written on them; names below, slanted.
+/// Kills per manager: one bar each in the manager's colour, solid for its own kills and hatched for the kernel's OOM
+/// killer's, the counts written on them; names below, slanted.
 pub fn kills_chart(managers: &[(String, &str)], by_manager: &[f64], by_kernel: &[f64], runs: &[usize]) -> String {
     // Taller than the other charts: the slanted names need room below the axis.
     const HK: f64 = 420.0;
@@ -279,8 +277,8 @@ struct Bar<'a> {
     base_y: f64,
 }
 
-/// One manager's kills, its own (solid) under the kernel's (hatched), the counts on them,
-/// the total above and the name below, slanted.
+/// One manager's kills, its own (solid) under the kernel's (hatched), the counts on them, the total above and the name
+/// below, slanted.
 fn kill_bar(o: &mut String, b: &Bar, kills: [f64; 2], sy: &dyn Fn(f64) -> f64) {
     let (x, bw, name, color, base_y) = (b.x, b.width, b.name, b.color, b.base_y);
     let mut base = 0.0;

@@ -1,7 +1,6 @@
-//! What the device around the apps is like, beyond its manager: whether its launcher talks to
-//! memorch (a phone's activity manager speaking the protocol) or only writes `oom_score_adj`
-//! (ordinary Linux), whether each app has a memory group of its own or all share one, and what
-//! storage swap files are on.
+//! What the device around the apps is like, beyond its manager: whether its launcher talks to memorch (a phone's
+//! activity manager speaking the protocol) or only writes `oom_score_adj` (ordinary Linux), whether each app has a
+//! memory group of its own or all share one, and what storage swap files are on.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,8 +11,8 @@ pub enum Launcher {
     /// Every class, launch intent and launch time, over memorch's socket.
     #[default]
     Full,
-    /// Nothing: it writes each app's `oom_score_adj` as an activity manager does, and the
-    /// daemon infers the rest from what it sees.
+    /// Nothing: it writes each app's `oom_score_adj` as an activity manager does, and the daemon infers the rest from
+    /// what it sees.
     Silent,
 }
 

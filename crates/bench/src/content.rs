@@ -1,9 +1,9 @@
-//! Page contents for synthetic apps, mixed as real apps' pages are (published zram measurements: 6 % zero and
-//! 2.5 % same-filled pages among swapped-out Android pages, 10–20 % duplicated across apps,
-//! the rest text-like at ~2–3× or incompressible).
+//! Page contents for synthetic apps, mixed as real apps' pages are (published zram measurements: 6 % zero and 2.5 %
+//! same-filled pages among swapped-out Android pages, 10–20 % duplicated across apps, the rest text-like at ~2–3× or
+//! incompressible).
 //!
-//! Pure and deterministic: the same seed and page index give the same bytes, in any process,
-//! which is what lets two apps hold pages KSM can merge.
+//! Pure and deterministic: the same seed and page index give the same bytes, in any process, which is what lets two
+//! apps hold pages KSM can merge.
 
 /// What one page holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,8 +30,8 @@ pub struct Mix {
 }
 
 impl Mix {
-    /// Published zram measurements: zero 6 %, same 2.5 %, duplicated 15 % (of 10–20 %), random 11 % (the
-    /// measured corpus), text the rest.
+    /// Published zram measurements: zero 6 %, same 2.5 %, duplicated 15 % (of 10–20 %), random 11 % (the measured
+    /// corpus), text the rest.
     pub const REALISTIC: Mix = Mix { zero: 60, same: 25, shared: 150, random: 110 };
 
     /// The kind of page `index`, spread evenly (not in blocks) through the heap.
@@ -134,10 +134,9 @@ const PHRASES: [&str; 48] = [
     "\n",
 ];
 
-/// Text as an app heap holds it: records with repeated keys and varying values (JSON, view
-/// attributes), between runs of prose phrases and numbers. Tuned so zram stores it at about
-/// 2.5× (lzo-rle) and 2.2× (lz4), inside the thesis's 2.2–3.2× (fig. 3-9) and near
-/// ChromeOS's typical 2.6×.
+/// Text as an app heap holds it: records with repeated keys and varying values (JSON, view attributes), between runs of
+/// prose phrases and numbers. Tuned so zram stores it at about 2.5× (lzo-rle) and 2.2× (lz4), inside the thesis's
+/// 2.2–3.2× (fig. 3-9) and near ChromeOS's typical 2.6×.
 fn text(page: &mut [u8], seed: u64) {
     let mut s = splitmix(seed);
     let mut i = 0;

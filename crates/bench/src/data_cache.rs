@@ -1,19 +1,17 @@
 //! Every run starts with the scenario's generated data out of the page cache.
 //!
-//! Why: a real program's first launch reads its data (a Redis server its 200 MB RDB file,
-//! the JVM, Node.js and Python apps their records), and whether those pages are still cached
-//! decides much of the launch: `realapps`' `kv` (redis-server 7.0 loading `kv.rdb`) was ready
-//! in 0.57-0.70 s with its file in the page cache and in 0.60-1.76 s without, slowest when the
-//! virtual disk's host has not cached it either (measured outside the bench on these
-//! machines). The pages a run's device read outlive its group
-//! (the kernel hands them to the parent group), so without this a run inherits the cache the
-//! previous run left, another manager's: first launches, which set p95 on `realapps`, then
-//! differ by the order of the runs rather than by the manager. A phone's first launch of the
-//! day reads from storage; so does every run's.
+//! Why: a real program's first launch reads its data (a Redis server its 200 MB RDB file, the JVM, Node.js and Python
+//! apps their records), and whether those pages are still cached decides much of the launch: `realapps`' `kv`
+//! (redis-server 7.0 loading `kv.rdb`) was ready in 0.57-0.70 s with its file in the page cache and in 0.60-1.76 s
+//! without, slowest when the virtual disk's host has not cached it either (measured outside the bench on these
+//! machines). The pages a run's device read outlive its group (the kernel hands them to the parent group), so without
+//! this a run inherits the cache the previous run left, another manager's: first launches, which set p95 on `realapps`,
+//! then differ by the order of the runs rather than by the manager. A phone's first launch of the day reads from
+//! storage; so does every run's.
 //!
-//! Only the scenario's own files are dropped, one by one (`POSIX_FADV_DONTNEED`), never the
-//! machine's page cache (`drop_caches`): the programs' own files (the JDK, Python's library)
-//! are shared with the rest of the machine and stay as they are.
+//! Only the scenario's own files are dropped, one by one (`POSIX_FADV_DONTNEED`), never the machine's page cache
+//! (`drop_caches`): the programs' own files (the JDK, Python's library) are shared with the rest of the machine and
+//! stay as they are.
 
 use std::fs::File;
 use std::io;
@@ -29,9 +27,8 @@ pub struct Dropped {
     pub cached_bytes: u64,
 }
 
-/// Drop every regular file of `dir` (not its subdirectories) from the page cache. A file
-/// being written, or mapped by a live process, keeps the pages the kernel cannot drop; the
-/// bench's data is neither between runs.
+/// Drop every regular file of `dir` (not its subdirectories) from the page cache. A file being written, or mapped by a
+/// live process, keeps the pages the kernel cannot drop; the bench's data is neither between runs.
 pub fn drop_cached(dir: &Path) -> io::Result<Dropped> {
     let mut done = Dropped::default();
     for entry in std::fs::read_dir(dir)? {
@@ -51,8 +48,7 @@ pub fn drop_cached(dir: &Path) -> io::Result<Dropped> {
     Ok(done)
 }
 
-/// Bytes of `file` in the page cache now (`mincore` over a read-only mapping of it, which
-/// reads nothing in).
+/// Bytes of `file` in the page cache now (`mincore` over a read-only mapping of it, which reads nothing in).
 pub fn cached_bytes(file: &File) -> io::Result<u64> {
     let len = file.metadata()?.len() as usize;
     if len == 0 {

@@ -1,8 +1,7 @@
-//! A virtual device (docs/design.md, "The bench"): a sandbox cgroup with the device's RAM as its limit, a v2
-//! group at the same path for PSI, and zram as its swap. A keeper (keeper.rs) lowers the
-//! limit by zram's pool as it grows (a v1 memcg is not charged for it) and reclaims in the
-//! background below a low watermark, as kswapd does on a phone. Its processes run in a PID
-//! and mount namespace (memorch-linux namespace.rs) whose `/proc` shows only them and, with
+//! A virtual device (docs/design.md, "The bench"): a sandbox cgroup with the device's RAM as its limit, a v2 group at
+//! the same path for PSI, and zram as its swap. A keeper (keeper.rs) lowers the limit by zram's pool as it grows (a v1
+//! memcg is not charged for it) and reclaims in the background below a low watermark, as kswapd does on a phone. Its
+//! processes run in a PID and mount namespace (memorch-linux namespace.rs) whose `/proc` shows only them and, with
 //! lxcfs, the device's memory: peers run there unmodified.
 
 use crate::keeper::Keeper;
@@ -14,10 +13,10 @@ use memorch_linux::SysRoot;
 use std::path::Path;
 use std::process::{Child, Command};
 
-/// What a manager name may ask of its device beyond the manager: `MANAGER+nokswapd` runs it
-/// on a device without the background reclaimer (the refault study's "kswapd off");
-/// `MANAGER+scopes` on a device that starts each app in a group of its own, as systemd's
-/// scopes and Android's per-app groups do (the manager finds apps it did not start there).
+/// What a manager name may ask of its device beyond the manager: `MANAGER+nokswapd` runs it on a device without the
+/// background reclaimer (the refault study's "kswapd off"); `MANAGER+scopes` on a device that starts each app in a
+/// group of its own, as systemd's scopes and Android's per-app groups do (the manager finds apps it did not start
+/// there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeviceOptions {
     pub background_reclaim: bool,
@@ -36,8 +35,7 @@ pub const NO_KSWAPD: &str = "+nokswapd";
 /// The suffix that gives each app a group of the device's own making.
 pub const SCOPES: &str = "+scopes";
 
-/// A manager name split into the manager itself and its device's options (suffixes in any
-/// order).
+/// A manager name split into the manager itself and its device's options (suffixes in any order).
 pub fn split_manager(name: &str) -> (&str, DeviceOptions) {
     let mut opts = DeviceOptions::default();
     let mut rest = name;
@@ -91,8 +89,8 @@ impl Device {
         Ok(d)
     }
 
-    /// Give the device its namespace; `exe` is memorch (its init is `memorch sandbox
-    /// ns-init`). Without lxcfs, `/proc/meminfo` inside stays the machine's.
+    /// Give the device its namespace; `exe` is memorch (its init is `memorch sandbox ns-init`). Without lxcfs,
+    /// `/proc/meminfo` inside stays the machine's.
     pub fn enter_namespace(&mut self, exe: &Path, lxcfs: Option<&Lxcfs>) -> Result<(), String> {
         let pressure = self.sandbox.v2.as_ref().map(|d| d.join("memory.pressure")).filter(|p| p.exists());
         let view = View { lxcfs_proc: lxcfs.map(|l| l.proc_dir()), pressure };
@@ -114,8 +112,8 @@ impl Device {
         self.ns.as_ref().map(|n| n.init_pid())
     }
 
-    /// Start a process in the device: in its namespace if it has one, and charged to its RAM
-    /// if `charged` (apps are; a manager, like a phone's, is not counted against it).
+    /// Start a process in the device: in its namespace if it has one, and charged to its RAM if `charged` (apps are; a
+    /// manager, like a phone's, is not counted against it).
     pub fn spawn(&self, mut cmd: Command, charged: bool) -> Result<Child, String> {
         if charged {
             self.sandbox.prepare(&mut cmd);
@@ -126,9 +124,8 @@ impl Device {
         }
     }
 
-    /// A group of the device's own making for one launch of an app, below the device's in
-    /// every hierarchy (as systemd makes a scope): the domain to start it in. It stays, empty,
-    /// once the app is gone, and goes with the device.
+    /// A group of the device's own making for one launch of an app, below the device's in every hierarchy (as systemd
+    /// makes a scope): the domain to start it in. It stays, empty, once the app is gone, and goes with the device.
     pub fn app_scope(&self, app: &str, launch: usize) -> Result<String, String> {
         let name = format!("{app}-{launch}.scope");
         for d in self.sandbox.dirs() {
@@ -147,17 +144,16 @@ impl Device {
         self.zram.as_ref().and_then(|z| memorch_linux::zram_stats::io_pages(&SysRoot::live(), &z.setup.device).ok())
     }
 
-    /// CPU time used by everything in the device so far (its apps, and a peer that runs
-    /// inside it), in µs: `usage_usec` of the v2 group's `cpu.stat`, which v2 keeps for every
-    /// group whether or not the cpu controller is on.
+    /// CPU time used by everything in the device so far (its apps, and a peer that runs inside it), in µs: `usage_usec`
+    /// of the v2 group's `cpu.stat`, which v2 keeps for every group whether or not the cpu controller is on.
     pub fn cpu_us(&self) -> Option<u64> {
         let text = std::fs::read_to_string(self.sandbox.v2.as_ref()?.join("cpu.stat")).ok()?;
         text.lines().find_map(|l| l.strip_prefix("usage_usec ")).and_then(|v| v.trim().parse().ok())
     }
 }
 
-/// The swap a manager's device gets: the preset's own set-up (none for `lmk-classic`, …),
-/// or for a peer the scenario's (the device as shipped).
+/// The swap a manager's device gets: the preset's own set-up (none for `lmk-classic`, …), or for a peer the scenario's
+/// (the device as shipped).
 pub fn swap_of(scenario: &crate::scenario::Scenario, manager: &str) -> Result<(Option<f64>, String), String> {
     if crate::peers::is_peer(manager) {
         return Ok((Some(scenario.zram_pct), scenario.zram_algorithm.clone()));

@@ -1,8 +1,7 @@
-//! One run: a manager on a scenario, on a fresh virtual device. The driver plays the user
-//! (launches, switches, home, screen off) and the activity manager (classes, launch intents
-//! and reports), and measures every visit: hot (alive, nothing read back), warm (alive, pages
-//! read back from zram) or cold (relaunched), or failed (the app did not come up or answer:
-//! its output's tail says why, and is kept in the run's log directory).
+//! One run: a manager on a scenario, on a fresh virtual device. The driver plays the user (launches, switches, home,
+//! screen off) and the activity manager (classes, launch intents and reports), and measures every visit: hot (alive,
+//! nothing read back), warm (alive, pages read back from zram) or cold (relaunched), or failed (the app did not come up
+//! or answer: its output's tail says why, and is kept in the run's log directory).
 
 use crate::attribution::KillBook;
 use crate::conditions::{AppGroups, Launcher, SwapDisk};
@@ -20,11 +19,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Run with SIGPIPE ignored (the `memorch bench` command does): apps and the daemon may die
-/// at any moment, and a write to them must fail with EPIPE rather than end the run.
+/// Run with SIGPIPE ignored (the `memorch bench` command does): apps and the daemon may die at any moment, and a write
+/// to them must fail with EPIPE rather than end the run.
 pub struct RunConfig<'a> {
-    /// Real programs' commands with `{assets}` and `{data}` expanded and their programs
-    /// resolved to absolute paths (the campaign does both).
+    /// Real programs' commands with `{assets}` and `{data}` expanded and their programs resolved to absolute paths (the
+    /// campaign does both).
     pub scenario: &'a Scenario,
     /// `kernel`, a preset spec, or a peer.
     pub manager: &'a str,
@@ -77,16 +76,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
     r.finish()
 }
 
-/// Launch every real program of the scenario once, one at a time and each stopped as soon as
-/// it is up, on a device of the scenario's size with no manager; nothing is measured. Why:
-/// the pages of the programs' own files (the JDK's modules, Python's library, node's binary)
-/// that a run reads outlive its device and stay cached, charged to no later device, so every
-/// run after the first finds them cached; the first run of a bench read them from storage,
-/// and its first launches were the slower for being first, not for its manager (over 78
-/// benches of `realapps`, earlyoom's first run's cold launches took 1.44x the same seed's
-/// other runs', its later runs' 1.10x; docs/bench.md). After this every run starts
-/// alike. The scenario's data is dropped again before each run (data_cache.rs). Returns the
-/// launches in the order made (a failed one with its error).
+/// Launch every real program of the scenario once, one at a time and each stopped as soon as it is up, on a device of
+/// the scenario's size with no manager; nothing is measured. Why: the pages of the programs' own files (the JDK's
+/// modules, Python's library, node's binary) that a run reads outlive its device and stay cached, charged to no later
+/// device, so every run after the first finds them cached; the first run of a bench read them from storage, and its
+/// first launches were the slower for being first, not for its manager (over 78 benches of `realapps`, earlyoom's first
+/// run's cold launches took 1.44x the same seed's other runs', its later runs' 1.10x; docs/bench.md). After this every
+/// run starts alike. The scenario's data is dropped again before each run (data_cache.rs). Returns the launches in the
+/// order made (a failed one with its error).
 pub fn warm_up(cfg: &RunConfig) -> Result<Vec<Visit>, String> {
     let mut r = Run::start(cfg)?;
     let mut launched = Vec::new();
@@ -120,8 +117,7 @@ pub(crate) struct Run<'a> {
     pub(crate) visits: Vec<Visit>,
     pub(crate) kills: Vec<Kill>,
     pub(crate) timeline: Vec<Sample>,
-    /// The app in front, the one before it, and the visit of the app in front (whose frames
-    /// it reports when it leaves).
+    /// The app in front, the one before it, and the visit of the app in front (whose frames it reports when it leaves).
     pub(crate) fg: Option<String>,
     pub(crate) prev: Option<String>,
     pub(crate) fg_visit: Option<usize>,
@@ -269,9 +265,9 @@ impl<'a> Run<'a> {
         Ok(r)
     }
 
-    /// What KSM merged of the device's own apps, read from each process: the machine's
-    /// `pages_sharing` keeps counting pages of exited processes until ksmd runs again (a run
-    /// after a KSM run once read 115 MiB less than it had merged).
+    /// What KSM merged of the device's own apps, read from each process: the machine's `pages_sharing` keeps counting
+    /// pages of exited processes until ksmd runs again (a run after a KSM run once read 115 MiB less than it had
+    /// merged).
     fn ksm_saved_bytes(&self) -> u64 {
         snapshot::full(&self.root, &self.domain)
             .ok()
@@ -279,9 +275,9 @@ impl<'a> Run<'a> {
             .map_or(0, |ps| ps.iter().filter_map(|p| p.ksm_merging_pages).sum::<u64>() * 4096)
     }
 
-    /// The apps first, then the manager: a daemon stopping puts its swap files off, and
-    /// swapoff reads every page still in them back into a device that is full (a daemon once
-    /// took over its 10 s to stop that way, was killed and left a file for the next start).
+    /// The apps first, then the manager: a daemon stopping puts its swap files off, and swapoff reads every page still
+    /// in them back into a device that is full (a daemon once took over its 10 s to stop that way, was killed and left
+    /// a file for the next start).
     fn stop_all(&mut self) {
         for r in self.running.values_mut() {
             r.ask_exit();
@@ -296,9 +292,8 @@ impl<'a> Run<'a> {
 
 type Manager = (Option<ManagedDaemon>, Option<Peer>, Option<SlowDisk>);
 
-/// The run's manager started on its device: memorch's daemon for a preset (its swap files on
-/// a slow disk where the run asks), a peer inside the device, or nothing for `kernel`; its
-/// log beside the run's.
+/// The run's manager started on its device: memorch's daemon for a preset (its swap files on a slow disk where the run
+/// asks), a peer inside the device, or nothing for `kernel`; its log beside the run's.
 fn start_manager(
     cfg: &RunConfig,
     manager: &str,
@@ -322,8 +317,8 @@ fn start_manager(
     Ok((Some(daemon), None, slow_disk))
 }
 
-/// An eMMC-slow disk mounted where the daemon of `dir` puts its swap files (managed.rs), room
-/// for twice the device's RAM: more than any preset's files add up to.
+/// An eMMC-slow disk mounted where the daemon of `dir` puts its swap files (managed.rs), room for twice the device's
+/// RAM: more than any preset's files add up to.
 fn slow_swap_disk(dir: &Path, ram_bytes: u64) -> Result<SlowDisk, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     SlowDisk::create(&dir.join("swap.img"), &dir.join("swap"), 2 * ram_bytes + (512 << 20), slow_disk::EMMC)

@@ -1,9 +1,8 @@
-//! `report.html`: warnings first (failed visits, stopped and interrupted runs), the devices,
-//! the summary table with every figure of the terminal table and more, each with its spread
-//! over runs (a difference within the spread of the best is greyed as not significant), and
-//! charts: available memory and live apps over time with kills marked, the visit-latency
-//! distribution, kills by class and killer with counts. One colour per manager throughout;
-//! inline SVG drawn here: one self-contained file, no fonts or libraries needed.
+//! `report.html`: warnings first (failed visits, stopped and interrupted runs), the devices, the summary table with
+//! every figure of the terminal table and more, each with its spread over runs (a difference within the spread of the
+//! best is greyed as not significant), and charts: available memory and live apps over time with kills marked, the
+//! visit-latency distribution, kills by class and killer with counts. One colour per manager throughout; inline SVG
+//! drawn here: one self-contained file, no fonts or libraries needed.
 
 use crate::charts::esc;
 use crate::report::{num, Figure, Summary};
@@ -16,8 +15,8 @@ const COLORS: [&str; 14] = [
     "#2b5c8a", "#b35806", "#1b7837", "#762a83",
 ];
 
-/// A row of the summary: its name, whether lower is better (`Some(true)`), higher
-/// (`Some(false)`) or neither, and the figure.
+/// A row of the summary: its name, whether lower is better (`Some(true)`), higher (`Some(false)`) or neither, and the
+/// figure.
 type Row = (&'static str, Option<bool>, fn(&Summary) -> Option<Figure>);
 
 /// The summary's rows, in groups.

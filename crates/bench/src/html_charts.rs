@@ -1,5 +1,5 @@
-//! report.html's charts: over time (each manager's first run), the latency of visits, and the
-//! kills by whom and of which class.
+//! report.html's charts: over time (each manager's first run), the latency of visits, and the kills by whom and of
+//! which class.
 
 use crate::charts::{esc, kills_chart, line_chart, Series};
 use crate::results::{RunResult, Sample};

@@ -1,23 +1,19 @@
 //! What keeps a virtual device's memory behaving like a phone's, in one thread:
 //!
-//! - the **balloon**: zram's pool is not charged to a v1 memcg, so the device's limit follows
-//!   RAM − the pool's `mem_used_total` (never below a quarter of RAM); without it the device
-//!   would have RAM a phone does not have;
-//! - a **background reclaimer**, as kswapd keeps a zone's watermarks: inside a memcg there is
-//!   no kswapd, so without it free memory sits at zero, every allocation past the limit
-//!   reclaims for itself, and pressure shows only where the memcg's OOM killer already acts
-//!   (issue 12: killers lost that race). When free memory (limit − usage) falls below the low
-//!   watermark, the keeper reclaims up to the high watermark, as kswapd does; allocations
-//!   that outrun it reclaim directly (the memcg's `memory.failcnt` counts them), as on a
-//!   phone whose kswapd falls behind.
+//! - the **balloon**: zram's pool is not charged to a v1 memcg, so the device's limit follows RAM − the pool's
+//!   `mem_used_total` (never below a quarter of RAM); without it the device would have RAM a phone does not have;
+//! - a **background reclaimer**, as kswapd keeps a zone's watermarks: inside a memcg there is no kswapd, so without it
+//!   free memory sits at zero, every allocation past the limit reclaims for itself, and pressure shows only where the
+//!   memcg's OOM killer already acts (issue 12: killers lost that race). When free memory (limit − usage) falls below
+//!   the low watermark, the keeper reclaims up to the high watermark, as kswapd does; allocations that outrun it
+//!   reclaim directly (the memcg's `memory.failcnt` counts them), as on a phone whose kswapd falls behind.
 //!
-//! The reclaim is the kernel's own, done by the device's kswapd (kswapd.rs): a process in the
-//! device's groups whose reclaim is memory stall in the device's PSI, as kswapd's is in a
-//! phone's. Its own failed charges are counted apart, so `memory.failcnt` minus them is the
-//! apps' direct reclaim. Where it cannot run (no disk file system for its sparse file), the
-//! keeper reclaims by a write of a lower `memory.limit_in_bytes` (the kernel reclaims inside
-//! the write until usage fits, or EBUSY), put back at once: the same reclaim, but no PSI
-//! reader sees it. Every manager's device has the same keeper, peers' included.
+//! The reclaim is the kernel's own, done by the device's kswapd (kswapd.rs): a process in the device's groups whose
+//! reclaim is memory stall in the device's PSI, as kswapd's is in a phone's. Its own failed charges are counted apart,
+//! so `memory.failcnt` minus them is the apps' direct reclaim. Where it cannot run (no disk file system for its sparse
+//! file), the keeper reclaims by a write of a lower `memory.limit_in_bytes` (the kernel reclaims inside the write until
+//! usage fits, or EBUSY), put back at once: the same reclaim, but no PSI reader sees it. Every manager's device has the
+//! same keeper, peers' included.
 
 use crate::kswapd::Kswapd;
 use std::path::{Path, PathBuf};
@@ -26,16 +22,15 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// How often the keeper looks (kswapd wakes on the allocation that crosses the low
-/// watermark; a look every 10 ms is as near as a poll gets for two small reads).
+/// How often the keeper looks (kswapd wakes on the allocation that crosses the low watermark; a look every 10 ms is as
+/// near as a poll gets for two small reads).
 const PERIOD: Duration = Duration::from_millis(10);
 /// The balloon follows zram's pool this often.
 const BALLOON_EVERY: u32 = 10;
 
-/// The device's watermarks, as free memory below its limit (the limit itself plays the zone's
-/// `min`: below it allocations reclaim for themselves). Low 1 % and high 1.5 % of RAM: the
-/// lmkd preset's zone watermarks (docs/presets.md), and near Android's display-sized reserve
-/// (`extra_free_kbytes`, ~24 MB on a 1080p phone of 2 GB).
+/// The device's watermarks, as free memory below its limit (the limit itself plays the zone's `min`: below it
+/// allocations reclaim for themselves). Low 1 % and high 1.5 % of RAM: the lmkd preset's zone watermarks
+/// (docs/presets.md), and near Android's display-sized reserve (`extra_free_kbytes`, ~24 MB on a 1080p phone of 2 GB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Watermarks {
     pub low_bytes: u64,
@@ -47,8 +42,8 @@ impl Watermarks {
         Watermarks { low_bytes: (ram_bytes / 100) & !4095, high_bytes: (ram_bytes * 3 / 200) & !4095 }
     }
 
-    /// The usage to reclaim down to, if free memory under `limit` is below the low mark
-    /// (never with a low mark of 0: no background reclaim).
+    /// The usage to reclaim down to, if free memory under `limit` is below the low mark (never with a low mark of 0: no
+    /// background reclaim).
     pub fn reclaim_to(&self, limit: u64, usage: u64) -> Option<u64> {
         (limit.saturating_sub(usage) < self.low_bytes).then(|| limit.saturating_sub(self.high_bytes) & !4095)
     }
@@ -61,8 +56,8 @@ pub struct KeeperStats {
     pub wakeups: AtomicU64,
     /// Bytes by which usage fell across its reclaims.
     pub reclaimed_bytes: AtomicU64,
-    /// Growth of `memory.failcnt` during its own reclaims (the device's kswapd charging past
-    /// the limit): not the apps' direct reclaim.
+    /// Growth of `memory.failcnt` during its own reclaims (the device's kswapd charging past the limit): not the apps'
+    /// direct reclaim.
     pub own_failcnt: AtomicU64,
     /// Its stall (µs of `some` in its own v2 group): what it added to the device's PSI.
     pub stall_us: AtomicU64,
@@ -78,9 +73,9 @@ pub struct Keeper {
 }
 
 impl Keeper {
-    /// Start keeping the v1 memory group `v1` (and v2 group `v2`, for PSI) of a device of
-    /// `ram_bytes`, whose zram's `mm_stat` is `mm_stat` (none: no balloon);
-    /// `background_reclaim` false: the balloon only (the refault study's "kswapd off").
+    /// Start keeping the v1 memory group `v1` (and v2 group `v2`, for PSI) of a device of `ram_bytes`, whose zram's
+    /// `mm_stat` is `mm_stat` (none: no balloon); `background_reclaim` false: the balloon only (the refault study's
+    /// "kswapd off").
     pub fn start(
         v1: &Path,
         v2: Option<&Path>,
@@ -155,16 +150,15 @@ fn keep(
     }
 }
 
-/// zram's pool taken out of the device's limit (a phone's zram is in its RAM), never below a
-/// quarter of it; the limit now.
+/// zram's pool taken out of the device's limit (a phone's zram is in its RAM), never below a quarter of it; the limit
+/// now.
 fn balloon(limit_file: &Path, mm_stat: &Path, ram_bytes: u64, limit: u64) -> u64 {
     let pool = std::fs::read_to_string(mm_stat)
         .ok()
         .and_then(|t| t.split_whitespace().nth(2).and_then(|v| v.parse::<u64>().ok()))
         .unwrap_or(0);
     let to = ram_bytes.saturating_sub(pool).max(ram_bytes / 4) & !4095;
-    // Only move it by a page or more; the kernel reclaims inside the write when the limit
-    // falls below usage.
+    // Only move it by a page or more; the kernel reclaims inside the write when the limit falls below usage.
     if to.abs_diff(limit) >= 4096 && std::fs::write(limit_file, to.to_string()).is_ok() {
         to
     } else {
@@ -178,13 +172,12 @@ struct Files<'a> {
     failcnt: &'a Path,
 }
 
-/// Reclaim down to `to` (the limit being `limit`): by the device's kswapd, whose reclaim shows
-/// in the device's PSI, or by a limit write where it failed.
+/// Reclaim down to `to` (the limit being `limit`): by the device's kswapd, whose reclaim shows in the device's PSI, or
+/// by a limit write where it failed.
 fn reclaim(f: &Files, kswapd: &mut Option<Kswapd>, high_bytes: u64, (to, limit): (u64, u64), stats: &KeeperStats) {
     if let Some(k) = kswapd {
-        // Charging the high mark's worth past the limit leaves usage at `to` once dropped;
-        // what cannot be reclaimed (swap full, everything in use) is not, and free memory
-        // stays low, as on a phone.
+        // Charging the high mark's worth past the limit leaves usage at `to` once dropped; what cannot be reclaimed
+        // (swap full, everything in use) is not, and free memory stays low, as on a phone.
         let f0 = read_u64(f.failcnt).unwrap_or(0);
         let done = k.reclaim(high_bytes);
         let f1 = read_u64(f.failcnt).unwrap_or(f0);

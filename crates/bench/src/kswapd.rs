@@ -1,30 +1,25 @@
-//! The device's kswapd: a process inside the device's memory groups that reclaims for the
-//! keeper (keeper.rs) the way the kernel reclaims when an allocation meets the limit, so that
-//! its time in reclaim is **memory stall in the device's PSI**, as kswapd's is in a phone's.
+//! The device's kswapd: a process inside the device's memory groups that reclaims for the keeper (keeper.rs) the way
+//! the kernel reclaims when an allocation meets the limit, so that its time in reclaim is **memory stall in the
+//! device's PSI**, as kswapd's is in a phone's.
 //!
-//! Why a process of the device's own: PSI counts a task's stall in its own v2 group and the
-//! groups above it. A phone's kswapd stalls in `balance_pgdat` inside `psi_memstall_enter`,
-//! and lmkd reads the system-wide PSI that includes it, so a burst of background reclaim is
-//! pressure lmkd sees. A write of a lower `memory.limit_in_bytes` reclaims in the writer's
-//! context without entering memstall (measured: a 600 MiB reclaim that way left the writer's
-//! and the device's PSI at 0), so a keeper that reclaims by limit writes gives the device a
-//! kswapd whose work no PSI reader sees (issue 12: `lmkd`'s trigger fired once in a 3.5-min
-//! `realapps` run and the memcg's OOM killer made 6 of its 7 kills).
+//! Why a process of the device's own: PSI counts a task's stall in its own v2 group and the groups above it. A phone's
+//! kswapd stalls in `balance_pgdat` inside `psi_memstall_enter`, and lmkd reads the system-wide PSI that includes it,
+//! so a burst of background reclaim is pressure lmkd sees. A write of a lower `memory.limit_in_bytes` reclaims in the
+//! writer's context without entering memstall (measured: a 600 MiB reclaim that way left the writer's and the device's
+//! PSI at 0), so a keeper that reclaims by limit writes gives the device a kswapd whose work no PSI reader sees (issue
+//! 12: `lmkd`'s trigger fired once in a 3.5-min `realapps` run and the memcg's OOM killer made 6 of its 7 kills).
 //!
-//! How: reading ahead a *sparse* file charges page-cache pages to the reader's memory group
-//! without disk I/O (holes read as zeros), with `__GFP_NORETRY`. Past the device's limit each
-//! charge reclaims once from the whole device inside `psi_memstall_enter` and, if that did not
-//! make room, fails quietly: the memcg's OOM killer is never invoked from here (a page fault
-//! or a write would invoke it). Dropping the pages (`POSIX_FADV_DONTNEED`) then leaves the
-//! room the reclaim made. The helper is a `fork` of the keeper's thread that runs only
-//! async-signal-safe calls (no exec: tests and `memorch sandbox` use the keeper too), sits in
-//! `kswapd` children of the device's groups under the name [`NAME`], outside the device's
-//! PID namespace (peers do not see it), and dies with the keeper's thread. A memorch daemon
-//! on the device sees it in the device's groups: the bench's config protects it by name, as a
-//! device maker protects its native daemons (`[apps] protected`). It cannot be made native
-//! (`oom_score_adj` -1000 needs CAP_SYS_RESOURCE, which these machines do not give root);
-//! the OOM killer passes it over while any app of a higher `oom_score_adj` or more memory is
-//! left, and if it is killed the keeper goes on by limit writes.
+//! How: reading ahead a *sparse* file charges page-cache pages to the reader's memory group without disk I/O (holes
+//! read as zeros), with `__GFP_NORETRY`. Past the device's limit each charge reclaims once from the whole device inside
+//! `psi_memstall_enter` and, if that did not make room, fails quietly: the memcg's OOM killer is never invoked from
+//! here (a page fault or a write would invoke it). Dropping the pages (`POSIX_FADV_DONTNEED`) then leaves the room the
+//! reclaim made. The helper is a `fork` of the keeper's thread that runs only async-signal-safe calls (no exec: tests
+//! and `memorch sandbox` use the keeper too), sits in `kswapd` children of the device's groups under the name [`NAME`],
+//! outside the device's PID namespace (peers do not see it), and dies with the keeper's thread. A memorch daemon on the
+//! device sees it in the device's groups: the bench's config protects it by name, as a device maker protects its native
+//! daemons (`[apps] protected`). It cannot be made native (`oom_score_adj` -1000 needs CAP_SYS_RESOURCE, which these
+//! machines do not give root); the OOM killer passes it over while any app of a higher `oom_score_adj` or more memory
+//! is left, and if it is killed the keeper goes on by limit writes.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -32,12 +27,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// Read ahead in pieces of this size: one `POSIX_FADV_WILLNEED` reads at most the device's
-/// `read_ahead_kb` (8 MiB here, 128 KiB on many machines), and a piece whose charge fails
-/// stops there; the next piece tries again.
+/// Read ahead in pieces of this size: one `POSIX_FADV_WILLNEED` reads at most the device's `read_ahead_kb` (8 MiB here,
+/// 128 KiB on many machines), and a piece whose charge fails stops there; the next piece tries again.
 const PIECE: u64 = 1 << 20;
-/// Where the sparse file is made (unnamed, `O_TMPFILE`): a disk file system by convention;
-/// tmpfs pages are swap-backed and read-ahead does not charge them.
+/// Where the sparse file is made (unnamed, `O_TMPFILE`): a disk file system by convention; tmpfs pages are swap-backed
+/// and read-ahead does not charge them.
 const FILE_DIR: &str = "/var/tmp";
 /// Its process name (`comm`), for a manager's protected list.
 pub const NAME: &str = "memorch-kswapd";
@@ -57,9 +51,9 @@ pub struct Kswapd {
 }
 
 impl Kswapd {
-    /// Start it in `kswapd` children of `v1` (where the device's limit is) and `v2`; it can
-    /// reclaim up to `max_bytes` a call. Call from the thread that will use it: the helper
-    /// dies when that thread ends. Errors say why (the keeper then reclaims by limit writes).
+    /// Start it in `kswapd` children of `v1` (where the device's limit is) and `v2`; it can reclaim up to `max_bytes` a
+    /// call. Call from the thread that will use it: the helper dies when that thread ends. Errors say why (the keeper
+    /// then reclaims by limit writes).
     pub fn start(v1: &Path, v2: Option<&Path>, max_bytes: u64) -> Result<Kswapd, String> {
         let file = sparse_file(max_bytes)?;
         let groups: Vec<PathBuf> = std::iter::once(v1).chain(v2).map(|d| d.join("kswapd")).collect();
@@ -80,8 +74,8 @@ impl Kswapd {
         let (down_r, down_w) = pipe()?;
         let (up_r, up_w) = pipe()?;
         let parent = std::process::id() as libc::pid_t;
-        // SAFETY: the child runs `serve` only, which makes async-signal-safe calls on memory
-        // prepared before the fork, and never returns.
+        // SAFETY: the child runs `serve` only, which makes async-signal-safe calls on memory prepared before the fork,
+        // and never returns.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(format!("fork: {}", std::io::Error::last_os_error()));
@@ -104,8 +98,8 @@ impl Kswapd {
         Ok(k)
     }
 
-    /// Charge `bytes` (at most its maximum) to the device and drop them again: past the
-    /// limit, the kernel reclaims that much from the device, in this helper's memstall.
+    /// Charge `bytes` (at most its maximum) to the device and drop them again: past the limit, the kernel reclaims that
+    /// much from the device, in this helper's memstall.
     pub fn reclaim(&mut self, bytes: u64) -> Result<(), String> {
         let n = bytes.min(self.max_bytes).to_ne_bytes();
         // SAFETY: plain read/write on pipes this struct owns.

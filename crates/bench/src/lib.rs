@@ -1,5 +1,5 @@
-//! memorch's bench: virtual devices, apps (synthetic and real programs), scenarios, the
-//! driver that plays the user, peers, and the reports.
+//! memorch's bench: virtual devices, apps (synthetic and real programs), scenarios, the driver that plays the user,
+//! peers, and the reports.
 
 pub mod app;
 pub mod attribution;

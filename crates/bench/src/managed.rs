@@ -1,6 +1,6 @@
-//! The daemon of a memorch preset for one run: started with its own config, socket and
-//! state, followed on its events stream (to tell its kills from the kernel's, and which apps
-//! it compacted), told what the user does, and stopped at the end of the run.
+//! The daemon of a memorch preset for one run: started with its own config, socket and state, followed on its events
+//! stream (to tell its kills from the kernel's, and which apps it compacted), told what the user does, and stopped at
+//! the end of the run.
 
 use memorch_daemon::config::Config;
 use memorch_protocol::{Client, Event, Request};
@@ -23,8 +23,8 @@ pub struct ManagedDaemon {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DaemonLoop {
-    /// A tick every 250 ms and a full snapshot every second: a scenario packs a user's hour
-    /// into minutes, and inference must see each switch.
+    /// A tick every 250 ms and a full snapshot every second: a scenario packs a user's hour into minutes, and inference
+    /// must see each switch.
     Fast,
     /// The shipped defaults (`memorch config --defaults`): what the daemon costs on a device.
     Shipped,
@@ -43,8 +43,8 @@ impl std::str::FromStr for DaemonLoop {
     }
 }
 
-/// The daemon's config for a bench run: its loop, the device's zram left to the bench, swap
-/// files in the run's own directory.
+/// The daemon's config for a bench run: its loop, the device's zram left to the bench, swap files in the run's own
+/// directory.
 fn config(dir: &Path, looping: DaemonLoop) -> Config {
     let mut c = Config::default();
     if looping == DaemonLoop::Fast {
@@ -53,8 +53,8 @@ fn config(dir: &Path, looping: DaemonLoop) -> Config {
     }
     c.manage.zram = false;
     c.manage.swap_file_dir = dir.join("swap");
-    // The device's kswapd (kswapd.rs) is in the device's groups, as a phone's native daemons
-    // are on the phone: protected, as a device maker protects those.
+    // The device's kswapd (kswapd.rs) is in the device's groups, as a phone's native daemons are on the phone:
+    // protected, as a device maker protects those.
     c.apps.protected.push(crate::kswapd::NAME.to_string());
     c
 }
@@ -75,8 +75,8 @@ impl ManagedDaemon {
             .map_err(|e| format!("{}: {e}", cfg.display()))?;
         let socket = dir.join("ctl.sock");
         let mut cmd = Command::new(exe);
-        // The daemon must not outlive the run, even if the bench is killed outright.
-        // SAFETY: prctl in the child between fork and exec.
+        // The daemon must not outlive the run, even if the bench is killed outright. SAFETY: prctl in the child between
+        // fork and exec.
         unsafe {
             std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
@@ -144,8 +144,8 @@ impl ManagedDaemon {
         self.victims.lock().expect("victims").clone()
     }
 
-    /// Tell it something; a daemon that died or refused is not the run's concern here (its
-    /// log says why, and the run's figures show what it did not do).
+    /// Tell it something; a daemon that died or refused is not the run's concern here (its log says why, and the run's
+    /// figures show what it did not do).
     pub fn tell(&self, req: &Request) {
         let _ = self.client.request(req);
     }

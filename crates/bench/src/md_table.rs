@@ -1,5 +1,5 @@
-//! A markdown table of managers' summaries, by named columns: docs/results.md's sections and
-//! the scoreboard's cells show them.
+//! A markdown table of managers' summaries, by named columns: docs/results.md's sections and the scoreboard's cells
+//! show them.
 
 use crate::report::{num, Figure, Summary};
 use std::fmt::Write;

@@ -1,6 +1,5 @@
-//! What a run measured of its device and manager: counters read at its start and again at its
-//! end (refaults, faults, stall, zram's traffic, CPU of the device, the manager, ksmd and the
-//! rest of the machine), into the run's result.
+//! What a run measured of its device and manager: counters read at its start and again at its end (refaults, faults,
+//! stall, zram's traffic, CPU of the device, the manager, ksmd and the rest of the machine), into the run's result.
 
 use crate::device::Device;
 use crate::managed::ManagedDaemon;
@@ -37,8 +36,8 @@ impl Start {
     }
 }
 
-/// Refaults, faults, stall and direct reclaims between the start and `after`; the keeper's own
-/// failures are not the apps' (it charges past the limit to reclaim).
+/// Refaults, faults, stall and direct reclaims between the start and `after`; the keeper's own failures are not the
+/// apps' (it charges past the limit to reclaim).
 pub fn counters(r: &mut RunResult, start: &Start, after: &Snapshot, device: &Device) {
     let (c0, c1) = (&start.snap.counters, &after.counters);
     let delta = |a: Option<u64>, b: Option<u64>| b.unwrap_or(0).saturating_sub(a.unwrap_or(0));
@@ -83,8 +82,8 @@ pub fn zram(r: &mut RunResult, start: &Start, after: &Snapshot, device: &Device)
     r.zram_ratio = ratio.filter(|_| swap_io.is_some_and(|io| io.1 >= RATIO_MIN_PAGES));
 }
 
-/// CPU over the run: the device's, the manager's (a peer runs inside the device, memorch's
-/// daemon outside), ksmd's, and the rest of the shared machine's, with what the host stole.
+/// CPU over the run: the device's, the manager's (a peer runs inside the device, memorch's daemon outside), ksmd's, and
+/// the rest of the shared machine's, with what the host stole.
 pub fn cpu(r: &mut RunResult, root: &SysRoot, start: &Start, device: &Device, manager: Manager) {
     let usage = match manager {
         Manager::Daemon(d) => d.usage(),
@@ -122,8 +121,8 @@ pub enum Manager<'a> {
     Peer(&'a Peer),
 }
 
-/// The device as the run had it, read while the manager still runs (a daemon puts the
-/// machine's read-ahead back as it stops).
+/// The device as the run had it, read while the manager still runs (a daemon puts the machine's read-ahead back as it
+/// stops).
 pub fn device_info(root: &SysRoot, device: &Device, ksm_opt_in: bool) -> DeviceInfo {
     DeviceInfo {
         ram_bytes: device.ram_bytes,

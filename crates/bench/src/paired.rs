@@ -1,13 +1,13 @@
-//! Two managers run by run: each seed's run of A beside the same seed's run of B, from one
-//! bench's results or several (`memorch report --pair A,B FILE…`). A difference between
-//! seeds is mostly the seed's; paired, the same work decides each comparison.
+//! Two managers run by run: each seed's run of A beside the same seed's run of B, from one bench's results or several
+//! (`memorch report --pair A,B FILE…`). A difference between seeds is mostly the seed's; paired, the same work decides
+//! each comparison.
 
 use crate::report::quantile;
 use crate::results::RunResult;
 use std::fmt::Write;
 
-/// What one run gives a comparison: the user's wait (s), p50 and p95 (ms) of the same
-/// visits (returns and relaunches, [`RunResult::after_first_launches`]), kills.
+/// What one run gives a comparison: the user's wait (s), p50 and p95 (ms) of the same visits (returns and relaunches,
+/// [`RunResult::after_first_launches`]), kills.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct RunFigures {
     pub p50_ms: f64,
@@ -36,8 +36,8 @@ pub struct Pair {
     pub b: RunFigures,
 }
 
-/// The runs of `a` and of `b` paired by seed, in the order they ran (a seed run twice by each
-/// pairs its first runs, then its second).
+/// The runs of `a` and of `b` paired by seed, in the order they ran (a seed run twice by each pairs its first runs,
+/// then its second).
 pub fn pairs(a: &[&RunResult], b: &[&RunResult]) -> Vec<Pair> {
     let mut taken = vec![false; b.len()];
     let mut out = Vec::new();

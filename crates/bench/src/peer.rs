@@ -1,7 +1,6 @@
-//! Peers: the low-memory daemons people run today, run unmodified (Debian's packages, their
-//! default settings) inside the device's namespace, where `/proc` shows only the device's
-//! processes and lxcfs's `/proc/meminfo` the device's memory. Like memorch's daemon they are
-//! not charged to the device's RAM.
+//! Peers: the low-memory daemons people run today, run unmodified (Debian's packages, their default settings) inside
+//! the device's namespace, where `/proc` shows only the device's processes and lxcfs's `/proc/meminfo` the device's
+//! memory. Like memorch's daemon they are not charged to the device's RAM.
 
 use crate::device::Device;
 use crate::peers::PEERS;
@@ -40,8 +39,8 @@ impl Peer {
         Ok(p)
     }
 
-    /// Start it again if it exited (its Debian unit says Restart=always). Call often: the
-    /// device is unmanaged until then.
+    /// Start it again if it exited (its Debian unit says Restart=always). Call often: the device is unmanaged until
+    /// then.
     pub fn supervise(&mut self, device: &Device) {
         if self.child.try_wait().ok().flatten().is_none() {
             return;

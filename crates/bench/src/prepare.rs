@@ -1,6 +1,5 @@
-//! Before a campaign's first run: the scenario made ready (its assets written out, its data
-//! generated once, every real program's path absolute) and the synthetic apps' files
-//! installed, as a device has its apps installed.
+//! Before a campaign's first run: the scenario made ready (its assets written out, its data generated once, every real
+//! program's path absolute) and the synthetic apps' files installed, as a device has its apps installed.
 
 use crate::running;
 use crate::scenario::{expand, resolve_program, Assets, Scenario};
@@ -8,9 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The scenario with its assets written out, its data generated (once), `{assets}` and
-/// `{data}` filled in and every real program's path absolute: nothing relative may
-/// cross into a device.
+/// The scenario with its assets written out, its data generated (once), `{assets}` and `{data}` filled in and every
+/// real program's path absolute: nothing relative may cross into a device.
 pub fn scenario(base: &Scenario, out: &Path, say: &dyn Fn(&str)) -> Result<Scenario, String> {
     let mut s = base.clone();
     if !s.has_real_programs() && s.prepare.is_empty() {
@@ -69,11 +67,10 @@ pub fn scenario(base: &Scenario, out: &Path, say: &dyn Fn(&str)) -> Result<Scena
     Ok(s)
 }
 
-/// Write every synthetic app's code file and shared object into `work` before the first run,
-/// as a device has its apps installed: written inside a run, they cost that run's first
-/// launches the writing (on `swam40` its first run's launches took 15-35 % longer), and the
-/// pages the writing left cached were charged to no later run's device. Returns how many
-/// files the apps map.
+/// Write every synthetic app's code file and shared object into `work` before the first run, as a device has its apps
+/// installed: written inside a run, they cost that run's first launches the writing (on `swam40` its first run's
+/// launches took 15-35 % longer), and the pages the writing left cached were charged to no later run's device. Returns
+/// how many files the apps map.
 pub fn install_synthetic_files(
     scenario: &Scenario,
     work: &Path,

@@ -1,6 +1,6 @@
-//! Summaries of runs, per manager, and the terminal table. Every figure is taken per run and
-//! summarised as the median over runs with its min–max spread, so a difference between two
-//! managers can be read against the noise of repeated runs (`--repeat`).
+//! Summaries of runs, per manager, and the terminal table. Every figure is taken per run and summarised as the median
+//! over runs with its min–max spread, so a difference between two managers can be read against the noise of repeated
+//! runs (`--repeat`).
 
 use crate::results::{RunResult, Visit, COLD, FAILED, HOT, WARM};
 use memorch_core::Class;
@@ -41,12 +41,10 @@ impl Figure {
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub manager: String,
-    /// Whether a manager ran at all (`kernel` is the kernel alone: no kills or cost of its
-    /// own to report).
+    /// Whether a manager ran at all (`kernel` is the kernel alone: no kills or cost of its own to report).
     pub has_manager: bool,
     pub runs: usize,
-    /// Runs cut short by Ctrl-C, stopped because their first launches failed, and runs
-    /// that served no visit at all.
+    /// Runs cut short by Ctrl-C, stopped because their first launches failed, and runs that served no visit at all.
     pub interrupted_runs: usize,
     pub stopped_runs: usize,
     pub empty_runs: usize,
@@ -57,64 +55,61 @@ pub struct Summary {
     /// Visit latency quantiles of each run (failed visits excluded).
     pub latency_p50_ms: Option<Figure>,
     pub latency_p95_ms: Option<Figure>,
-    /// p95 of the visits after each app's first launch of the run (its returns and
-    /// relaunches): what a manager's choices change. A first launch starts a program that was
-    /// not running under any manager, often on an empty device; on `realapps` it sets the p95
-    /// of all visits in most runs (docs/results.md).
+    /// p95 of the visits after each app's first launch of the run (its returns and relaunches): what a manager's
+    /// choices change. A first launch starts a program that was not running under any manager, often on an empty
+    /// device; on `realapps` it sets the p95 of all visits in most runs (docs/results.md).
     pub after_first_p95_ms: Option<Figure>,
     pub cold_p50_ms: Option<Figure>,
-    /// p50 had every return been hot ([`p50_every_return_hot`]): what no choice of pages or
-    /// victims could beat, since a manager decides whether a return is hot, not how long the
-    /// program takes to answer one.
+    /// p50 had every return been hot ([`p50_every_return_hot`]): what no choice of pages or victims could beat, since a
+    /// manager decides whether a return is hot, not how long the program takes to answer one.
     pub p50_every_return_hot_ms: Option<Figure>,
     /// Returns to an app still alive (hot and warm), and warm returns alone.
     pub return_p50_ms: Option<Figure>,
     pub warm_p50_ms: Option<Figure>,
-    /// The user's wait (s): each run's returns and relaunches summed ([`RunResult::wait_s`]).
-    /// A manager that turns relaunches into warm returns can lose on p50 and win here.
+    /// The user's wait (s): each run's returns and relaunches summed ([`RunResult::wait_s`]). A manager that turns
+    /// relaunches into warm returns can lose on p50 and win here.
     pub wait_s: Figure,
     /// The wait had every return been hot ([`every_return_hot`]): the floor no manager beats.
     pub wait_if_hot_s: Figure,
     /// p50 and p95 of the returns and relaunches.
     pub after_first_p50_ms: Option<Figure>,
-    /// Of the returns to an app compacted since it was last in front, the share that were
-    /// hot (%): whether compaction took cold pages (runs with such returns).
+    /// Of the returns to an app compacted since it was last in front, the share that were hot (%): whether compaction
+    /// took cold pages (runs with such returns).
     pub hot_after_compaction_pct: Option<Figure>,
-    /// Kills by the manager itself (memorch's daemon or the peer), by the kernel's OOM
-    /// killer, and of the foreground app by anyone.
+    /// Kills by the manager itself (memorch's daemon or the peer), by the kernel's OOM killer, and of the foreground
+    /// app by anyone.
     pub kills_by_manager: Figure,
     pub kills_by_kernel: Figure,
     pub foreground_kills: Figure,
     pub refault_pages: Figure,
     pub refault_anon_pages: Figure,
     pub refault_file_pages: Figure,
-    /// Pages through the device's zram, and anonymous refaults per swapped-out page (runs
-    /// that had zram).
+    /// Pages through the device's zram, and anonymous refaults per swapped-out page (runs that had zram).
     pub swap_in_pages: Option<Figure>,
     pub swap_out_pages: Option<Figure>,
     pub refault_ratio: Option<Figure>,
     pub refaults_per_eviction: Option<Figure>,
     pub psi_some_s: Figure,
     pub psi_full_s: Figure,
-    /// Allocations that reclaimed for themselves (the device's `memory.failcnt`; runs that
-    /// counted them), and every call into reclaim (`RunResult::reclaim_calls`).
+    /// Allocations that reclaimed for themselves (the device's `memory.failcnt`; runs that counted them), and every
+    /// call into reclaim (`RunResult::reclaim_calls`).
     pub direct_reclaims: Option<Figure>,
     pub reclaim_calls: Option<Figure>,
     pub zram_ratio: Option<Figure>,
     pub ksm_saved_mib: Figure,
     pub ksmd_cpu_s: Option<Figure>,
-    /// The machine's CPU outside the device and the daemon, and the host's steal
-    /// (`RunResult::other_cpu_s`, `steal_s`): how disturbed the runs were.
+    /// The machine's CPU outside the device and the daemon, and the host's steal (`RunResult::other_cpu_s`, `steal_s`):
+    /// how disturbed the runs were.
     pub other_cpu_s: Option<Figure>,
     pub steal_s: Option<Figure>,
     pub manager_cpu_s: Figure,
-    /// The manager's CPU and the device's (its apps and their reclaim): a daemon's squeezes are
-    /// reclaim the device would otherwise do itself, so this is what the manager adds.
+    /// The manager's CPU and the device's (its apps and their reclaim): a daemon's squeezes are reclaim the device
+    /// would otherwise do itself, so this is what the manager adds.
     pub with_device_cpu_s: Option<Figure>,
     pub manager_rss_mib: Figure,
     pub manager_pss_mib: Figure,
-    /// Frames over 16.7 ms as a share of all frames in front, and each run's median of the
-    /// visits' frame-time p95 (synthetic apps draw frames; real programs do not).
+    /// Frames over 16.7 ms as a share of all frames in front, and each run's median of the visits' frame-time p95
+    /// (synthetic apps draw frames; real programs do not).
     pub jank_pct: Option<Figure>,
     pub frame_p95_ms: Option<Figure>,
     /// Available memory after idle steps (home, screen off): each run's mean.
@@ -147,8 +142,8 @@ fn latencies_after_first_launches(r: &RunResult) -> Vec<f64> {
     r.after_first_launches().iter().map(|v| v.latency_ms).collect()
 }
 
-/// Each app's median hot-return latency over `runs`, every manager's: how long the program
-/// takes to answer when nothing has to be read back.
+/// Each app's median hot-return latency over `runs`, every manager's: how long the program takes to answer when nothing
+/// has to be read back.
 fn hot_medians(runs: &[RunResult]) -> BTreeMap<&str, f64> {
     let mut hot: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for v in runs.iter().flat_map(|r| &r.visits).filter(|v| v.kind == HOT) {
@@ -157,11 +152,10 @@ fn hot_medians(runs: &[RunResult]) -> BTreeMap<&str, f64> {
     hot.into_iter().filter_map(|(app, l)| Some((app, Figure::of(l)?.median))).collect()
 }
 
-/// A run's returns and relaunches had every one been hot: each warm return and relaunch at
-/// that app's hot median over the bench (`hot`), the hot returns as measured; an app never
-/// hot in the bench keeps its visits (nothing says what its hot return takes). What no choice
-/// of pages or victims could beat: a manager decides whether a return is hot, not how long
-/// the program takes to answer one.
+/// A run's returns and relaunches had every one been hot: each warm return and relaunch at that app's hot median over
+/// the bench (`hot`), the hot returns as measured; an app never hot in the bench keeps its visits (nothing says what
+/// its hot return takes). What no choice of pages or victims could beat: a manager decides whether a return is hot, not
+/// how long the program takes to answer one.
 fn every_return_hot(r: &RunResult, hot: &BTreeMap<&str, f64>) -> Vec<f64> {
     let floor = |v: &&Visit| match v.kind.as_str() {
         HOT => v.latency_ms,
@@ -170,8 +164,7 @@ fn every_return_hot(r: &RunResult, hot: &BTreeMap<&str, f64>) -> Vec<f64> {
     r.after_first_launches().iter().map(floor).collect()
 }
 
-/// A run's p50 had every return been hot: its first launches as measured, the rest as
-/// [`every_return_hot`] has them.
+/// A run's p50 had every return been hot: its first launches as measured, the rest as [`every_return_hot`] has them.
 fn p50_every_return_hot(r: &RunResult, hot: &BTreeMap<&str, f64>) -> Option<f64> {
     let mut launched = std::collections::BTreeSet::new();
     let first = r.visits.iter().filter(|v| v.served() && launched.insert(v.app.as_str())).map(|v| v.latency_ms);
@@ -322,8 +315,8 @@ const COLUMNS: [Column; 22] = [
     ("pss MiB", 7, |s| vec![s.has_manager.then_some(s.manager_pss_mib)]),
 ];
 
-/// The terminal table: medians over runs, and under each manager that ran more than once, the
-/// min–max spread of every figure.
+/// The terminal table: medians over runs, and under each manager that ran more than once, the min–max spread of every
+/// figure.
 pub fn table(sums: &[Summary]) -> String {
     let mut o = String::new();
     let _ = write!(o, "{:<16} {:>4}", "manager", "runs");

@@ -148,17 +148,16 @@ fn p50_every_return_hot_puts_warm_returns_and_relaunches_at_the_apps_hot_median(
     let mut never_hot = run("kernel", &[], &[]);
     never_hot.visits = vec![visit("kv", "cold", 900.0), visit("kv", "warm", 80.0), visit("kv", "warm", 100.0)];
     let s = summarize(&[keeper, killer, never_hot]);
-    // memorch: p50 70 as measured; 500, 3, 3, 3, 900, 80 with mail's warm returns at its
-    // hot median over the bench (lmkd's 2 and 4), chat never hot.
+    // memorch: p50 70 as measured; 500, 3, 3, 3, 900, 80 with mail's warm returns at its hot median over the bench
+    // (lmkd's 2 and 4), chat never hot.
     assert_eq!(s[0].latency_p50_ms.map(|f| f.median), Some(70.0));
     assert_eq!(s[0].p50_every_return_hot_ms.map(|f| f.median), Some(3.0));
-    // lmkd: 450, 2, 4, 300 measured (p50 4); the relaunch at mail's hot median, the failed
-    // visit left out.
+    // lmkd: 450, 2, 4, 300 measured (p50 4); the relaunch at mail's hot median, the failed visit left out.
     assert_eq!(s[1].latency_p50_ms.map(|f| f.median), Some(4.0));
     assert_eq!(s[1].p50_every_return_hot_ms.map(|f| f.median), Some(3.0), "the relaunch as a hot return");
     assert_eq!(s[2].p50_every_return_hot_ms, s[2].latency_p50_ms, "kv's warm returns as measured");
-    // The wait: memorch's returns 40+60+70+80 ms, had they been hot 3×3 (mail) + 80 (chat,
-    // never hot); lmkd's 2+4+300, had the relaunch been hot 2+4+3.
+    // The wait: memorch's returns 40+60+70+80 ms, had they been hot 3×3 (mail) + 80 (chat, never hot); lmkd's 2+4+300,
+    // had the relaunch been hot 2+4+3.
     let ms = |f: Figure| (f.median * 1000.0).round();
     assert_eq!((ms(s[0].wait_s), ms(s[0].wait_if_hot_s)), (250.0, 89.0));
     assert_eq!((ms(s[1].wait_s), ms(s[1].wait_if_hot_s)), (306.0, 9.0));

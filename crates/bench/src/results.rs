@@ -1,5 +1,5 @@
-//! What one run measured: its visits, kills, samples over time and counters. `results.json`
-//! holds these as they are; report.rs summarises them per manager.
+//! What one run measured: its visits, kills, samples over time and counters. `results.json` holds these as they are;
+//! report.rs summarises them per manager.
 
 use memorch_core::Class;
 use serde::{Deserialize, Serialize};
@@ -14,8 +14,7 @@ pub const FAILED: &str = "failed";
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Visit {
     pub app: String,
-    /// hot (alive, nothing read back), warm (alive, pages read back), cold (relaunched) or
-    /// failed.
+    /// hot (alive, nothing read back), warm (alive, pages read back), cold (relaunched) or failed.
     pub kind: String,
     pub latency_ms: f64,
     pub at_ms: u64,
@@ -29,22 +28,20 @@ pub struct Visit {
     /// A return to an app memorch's daemon compacted since it was last in front.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub after_compaction: bool,
-    /// Pages of the device read back while a return was served (its `workingset_refault_*`
-    /// counters over the resume): anonymous ones (from swap) and file ones (code and data
-    /// dropped and read again): what made a warm return warm.
+    /// Pages of the device read back while a return was served (its `workingset_refault_*` counters over the resume):
+    /// anonymous ones (from swap) and file ones (code and data dropped and read again): what made a warm return warm.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub refaults_anon: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub refaults_file: u64,
-    /// Of `refaults_anon`, the pages read from the device's zram; the rest came from storage
-    /// swap (memorch's swap files), where a page costs several times as much.
+    /// Of `refaults_anon`, the pages read from the device's zram; the rest came from storage swap (memorch's swap
+    /// files), where a page costs several times as much.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub zram_reads: u64,
-    /// What the device did to make room while the return was served: pages its zram took in
-    /// (anonymous pages compressed out, by whoever reclaimed) and the times an allocation hit
-    /// the device's limit and reclaimed for itself (`memory.failcnt`, the device's kswapd's
-    /// own included). A page read back into a full device costs 3-5× one read into free
-    /// memory (docs/results.md), so these tell a slow warm return's cause from its size.
+    /// What the device did to make room while the return was served: pages its zram took in (anonymous pages compressed
+    /// out, by whoever reclaimed) and the times an allocation hit the device's limit and reclaimed for itself
+    /// (`memory.failcnt`, the device's kswapd's own included). A page read back into a full device costs 3-5× one read
+    /// into free memory (docs/results.md), so these tell a slow warm return's cause from its size.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub swapouts: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -52,9 +49,9 @@ pub struct Visit {
     /// The device's free memory (below its limit) when the return began, KiB.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub free_kib_at_return: u64,
-    /// Of a return's latency, what bringing the app to the front took, µs: the answer of
-    /// memorch's daemon to the class change (it writes `oom_score_adj` and thaws), or the
-    /// bench's own write of it for a peer. Part of the user's wait, and the manager's doing.
+    /// Of a return's latency, what bringing the app to the front took, µs: the answer of memorch's daemon to the class
+    /// change (it writes `oom_score_adj` and thaws), or the bench's own write of it for a peer. Part of the user's
+    /// wait, and the manager's doing.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub to_front_us: u64,
 }
@@ -134,8 +131,8 @@ pub struct DeviceInfo {
     /// The apps started with KSM merging on (the scenario's `ksm`, or `memorch bench --ksm`).
     #[serde(default)]
     pub ksm_opt_in: bool,
-    /// Swap read-ahead during the run, in pages a fault (2^`vm.page-cluster`, machine-wide).
-    /// `None` where it could not be read, and in results written before 2026-12-03.
+    /// Swap read-ahead during the run, in pages a fault (2^`vm.page-cluster`, machine-wide). `None` where it could not
+    /// be read, and in results written before 2026-12-03.
     #[serde(default)]
     pub swap_read_ahead_pages: Option<u32>,
 }
@@ -159,15 +156,14 @@ pub struct RunResult {
     pub visits: Vec<Visit>,
     pub kills: Vec<Kill>,
     pub refault_pages: u64,
-    /// Refaults split: anonymous pages (back from swap) and file pages (code and data read
-    /// again from storage).
+    /// Refaults split: anonymous pages (back from swap) and file pages (code and data read again from storage).
     #[serde(default)]
     pub refault_anon_pages: u64,
     #[serde(default)]
     pub refault_file_pages: u64,
     pub major_faults: u64,
-    /// Pages read from and written to the device's zram: swap-ins and swap-outs (v1 memcgs
-    /// count neither; the device's zram is its own). None without zram.
+    /// Pages read from and written to the device's zram: swap-ins and swap-outs (v1 memcgs count neither; the device's
+    /// zram is its own). None without zram.
     #[serde(default)]
     pub swap_in_pages: Option<u64>,
     #[serde(default)]
@@ -175,25 +171,23 @@ pub struct RunResult {
     /// Anonymous refaults per swapped-out page: how much of what went out came back soon.
     #[serde(default)]
     pub refault_ratio: Option<f64>,
-    /// Refaults per eviction (the refault study's ratio), machine-wide: a v1 memory group
-    /// counts no evictions of its own.
+    /// Refaults per eviction (the refault study's ratio), machine-wide: a v1 memory group counts no evictions of its
+    /// own.
     #[serde(default)]
     pub refaults_per_eviction: Option<f64>,
     pub psi_some_s: f64,
     pub psi_full_s: f64,
-    /// Allocations that had to reclaim for themselves (the device's `memory.failcnt`): what
-    /// its background reclaimer (keeper.rs) did not keep ahead of. None before it was counted.
+    /// Allocations that had to reclaim for themselves (the device's `memory.failcnt`): what its background reclaimer
+    /// (keeper.rs) did not keep ahead of. None before it was counted.
     #[serde(default)]
     pub direct_reclaims: Option<u64>,
-    /// What the device's background reclaimer took, and how often it woke (below its low
-    /// watermark).
+    /// What the device's background reclaimer took, and how often it woke (below its low watermark).
     #[serde(default)]
     pub background_reclaimed_bytes: u64,
     #[serde(default)]
     pub background_reclaim_wakeups: u64,
-    /// The background reclaimer's own memory stall (s): part of the device's PSI, as kswapd's
-    /// is of a phone's. None where it reclaimed outside the device's PSI (limit writes; runs
-    /// before it was measured).
+    /// The background reclaimer's own memory stall (s): part of the device's PSI, as kswapd's is of a phone's. None
+    /// where it reclaimed outside the device's PSI (limit writes; runs before it was measured).
     #[serde(default)]
     pub background_reclaim_stall_s: Option<f64>,
     /// Reclaims the manager itself asked the kernel for (MOS's page-cache steps).
@@ -202,14 +196,13 @@ pub struct RunResult {
     /// What apps gave back themselves after memorch's trim notices (measured by the daemon).
     #[serde(default)]
     pub trim_freed_bytes: u64,
-    /// CPU seconds used inside the device over the run: its apps (and a peer that runs
-    /// inside it). None where the device has no v2 group to read it from.
+    /// CPU seconds used inside the device over the run: its apps (and a peer that runs inside it). None where the
+    /// device has no v2 group to read it from.
     #[serde(default)]
     pub device_cpu_s: Option<f64>,
-    /// CPU seconds the rest of the machine used over the run (all its CPU time but the
-    /// device's and memorch's daemon's: the bench itself, and work that shares the machine),
-    /// and the seconds the hypervisor ran something else when the machine's CPUs wanted to run
-    /// (`/proc/stat` steal). A run with much of either was slowed by what is not the
+    /// CPU seconds the rest of the machine used over the run (all its CPU time but the device's and memorch's daemon's:
+    /// the bench itself, and work that shares the machine), and the seconds the hypervisor ran something else when the
+    /// machine's CPUs wanted to run (`/proc/stat` steal). A run with much of either was slowed by what is not the
     /// manager's. None where they could not be read.
     #[serde(default)]
     pub other_cpu_s: Option<f64>,
@@ -217,18 +210,18 @@ pub struct RunResult {
     pub steal_s: Option<f64>,
     /// zram's compression ratio at the end; None when too little went through it to say.
     pub zram_ratio: Option<f64>,
-    /// Pages of the device's apps that KSM has merged at the end (`ksm_merging_pages` of each):
-    /// only a manager that runs KSM merges any, and only of apps that opted in.
+    /// Pages of the device's apps that KSM has merged at the end (`ksm_merging_pages` of each): only a manager that
+    /// runs KSM merges any, and only of apps that opted in.
     #[serde(default)]
     pub ksm_saved_bytes: u64,
-    /// CPU seconds the kernel's ksmd used over the run (what merging cost: the thesis's
-    /// measure). None where there is no ksmd.
+    /// CPU seconds the kernel's ksmd used over the run (what merging cost: the thesis's measure). None where there is
+    /// no ksmd.
     #[serde(default)]
     pub ksmd_cpu_s: Option<f64>,
     pub manager_cpu_s: f64,
     pub manager_rss_bytes: u64,
-    /// Its proportional share of memory: RSS counts code shared with other processes of the
-    /// same binary (the device's init is memorch too) in full.
+    /// Its proportional share of memory: RSS counts code shared with other processes of the same binary (the device's
+    /// init is memorch too) in full.
     #[serde(default)]
     pub manager_pss_bytes: u64,
     /// Times a peer exited and was started again (its service's Restart=always).
@@ -253,9 +246,9 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// Calls into reclaim: allocations that reclaimed for themselves, wakeups of the
-    /// background reclaimer, and the manager's own reclaims: the nearest measure here of
-    /// MOS's count of `shrink_zone`, `wakeup_kswapd` and `shrink_slab` calls.
+    /// Calls into reclaim: allocations that reclaimed for themselves, wakeups of the background reclaimer, and the
+    /// manager's own reclaims: the nearest measure here of MOS's count of `shrink_zone`, `wakeup_kswapd` and
+    /// `shrink_slab` calls.
     pub fn reclaim_calls(&self) -> Option<u64> {
         self.direct_reclaims.map(|d| d + self.background_reclaim_wakeups + self.manager_reclaims)
     }
@@ -273,15 +266,15 @@ impl RunResult {
         self.count(FAILED)
     }
 
-    /// The served visits but each app's first launch (a failed launch leaves the app to be
-    /// launched first by its next visit): its returns and relaunches, what a manager changes.
+    /// The served visits but each app's first launch (a failed launch leaves the app to be launched first by its next
+    /// visit): its returns and relaunches, what a manager changes.
     pub fn after_first_launches(&self) -> Vec<&Visit> {
         let mut launched = std::collections::BTreeSet::new();
         self.visits.iter().filter(|v| v.served()).filter(|v| !launched.insert(v.app.as_str())).collect()
     }
 
-    /// The user's wait (s): the latencies of the returns and relaunches summed. First
-    /// launches are left out: no manager had the program running.
+    /// The user's wait (s): the latencies of the returns and relaunches summed. First launches are left out: no manager
+    /// had the program running.
     pub fn wait_s(&self) -> f64 {
         self.after_first_launches().iter().map(|v| v.latency_ms).sum::<f64>() / 1000.0
     }

@@ -1,7 +1,6 @@
-//! An app running in a device, as the driver plays the user with it: started with `memorch
-//! spawn`, waited for until ready, brought to the front (resumed) and sent back. Its standard
-//! output comes as lines (probes read them); its error output goes to a log file of the run,
-//! whose tail names what went wrong when a launch or a return fails.
+//! An app running in a device, as the driver plays the user with it: started with `memorch spawn`, waited for until
+//! ready, brought to the front (resumed) and sent back. Its standard output comes as lines (probes read them); its
+//! error output goes to a log file of the run, whose tail names what went wrong when a launch or a return fails.
 
 use crate::results::{Visit, COLD, HOT, WARM};
 use crate::scenario::{AppDef, Probe};
@@ -115,8 +114,8 @@ impl Running {
         }
     }
 
-    /// Wait until a just-started app is up: a synthetic app says `ready`; a real program
-    /// passes its scenario's probe. `Err` says why not.
+    /// Wait until a just-started app is up: a synthetic app says `ready`; a real program passes its scenario's probe.
+    /// `Err` says why not.
     pub fn wait_ready(&mut self, def: &AppDef, tick: &mut dyn FnMut()) -> Result<(), String> {
         let deadline = Instant::now() + APP_TIMEOUT;
         let left = || deadline.saturating_duration_since(Instant::now());
@@ -146,8 +145,8 @@ impl Running {
         Err(format!("'{}' {why}: {}", def.name, self.tail()))
     }
 
-    /// Bring it to the front: hot if nothing was read back, warm if pages were. `visit` is
-    /// the visit's number (a real program's resume action may vary with it).
+    /// Bring it to the front: hot if nothing was read back, warm if pages were. `visit` is the visit's number (a real
+    /// program's resume action may vary with it).
     pub fn resume(&mut self, def: &AppDef, visit: usize, tick: &mut dyn FnMut()) -> Visit {
         let t = Instant::now();
         let failed = |r: &mut Running, what: &str| {
@@ -155,8 +154,8 @@ impl Running {
         };
         if def.command.is_empty() {
             let _ = writeln!(self.stdin, "resume");
-            // A `frames` line that came after its `back` gave up waiting (an app stalled over
-            // 10 s) is not the answer: skip it, within the same deadline.
+            // A `frames` line that came after its `back` gave up waiting (an app stalled over 10 s) is not the answer:
+            // skip it, within the same deadline.
             let deadline = t + APP_TIMEOUT;
             let answer =
                 std::iter::from_fn(|| self.next_line(deadline.saturating_duration_since(Instant::now()), tick))
@@ -191,8 +190,7 @@ impl Running {
         Visit::new(&def.name, kind, t.elapsed().as_secs_f64() * 1000.0)
     }
 
-    /// It leaves the front: a synthetic app reports the frames it drew (a real program has
-    /// nothing to say).
+    /// It leaves the front: a synthetic app reports the frames it drew (a real program has nothing to say).
     pub fn end_frames(&mut self, v: &mut Visit, tick: &mut dyn FnMut()) {
         if !self.draws_frames || !self.alive() || writeln!(self.stdin, "back").is_err() {
             return;
@@ -245,9 +243,9 @@ pub struct Start<'a> {
     pub trim_socket: Option<&'a Path>,
 }
 
-/// How an app starts: `memorch spawn` (its class, as the activity manager sets it) of the
-/// synthetic app or of the scenario's real program (its command already expanded). `work`:
-/// where the synthetic app's code file and shared object live.
+/// How an app starts: `memorch spawn` (its class, as the activity manager sets it) of the synthetic app or of the
+/// scenario's real program (its command already expanded). `work`: where the synthetic app's code file and shared
+/// object live.
 pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, work: &Path, start: Start) -> Command {
     let mut c = Command::new(exe);
     c.args(["spawn", "--domain", domain, "--class", "foreground"]);
@@ -289,8 +287,8 @@ pub fn app_command(exe: &Path, domain: &str, a: &AppDef, seed: u64, work: &Path,
     c
 }
 
-/// A file a synthetic app maps: its code file (`--file`, read-only) or its shared object
-/// (`--so`, relocated), as the app's flags name them.
+/// A file a synthetic app maps: its code file (`--file`, read-only) or its shared object (`--so`, relocated), as the
+/// app's flags name them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstalledFile {
     pub flag: &'static str,
@@ -299,8 +297,8 @@ pub struct InstalledFile {
     pub mb: u64,
 }
 
-/// The files a synthetic app maps, in `work` (none for a real program): what the bench
-/// installs before its first run and the app's command names.
+/// The files a synthetic app maps, in `work` (none for a real program): what the bench installs before its first run
+/// and the app's command names.
 pub fn installed_files(a: &AppDef, work: &Path) -> Vec<InstalledFile> {
     if !a.command.is_empty() {
         return Vec::new();
@@ -325,8 +323,7 @@ pub fn installed_files(a: &AppDef, work: &Path) -> Vec<InstalledFile> {
     files
 }
 
-/// Run a `cmd:` probe: `$MEMORCH_APP_PID` is the app's pid, `$MEMORCH_VISIT` the visit's
-/// number.
+/// Run a `cmd:` probe: `$MEMORCH_APP_PID` is the app's pid, `$MEMORCH_VISIT` the visit's number.
 fn shell(cmd: &str, pid: u32, visit: usize) -> std::io::Result<std::process::ExitStatus> {
     Command::new("sh")
         .args(["-c", cmd])

@@ -1,12 +1,11 @@
-//! Scenarios (`scenarios/*.toml`, docs/bench.md): the apps of a virtual device and the
-//! order in which a user visits them. Built-in ones are compiled in, with the files their
-//! real programs need (assets); a path reads a file, its assets beside it.
+//! Scenarios (`scenarios/*.toml`, docs/bench.md): the apps of a virtual device and the order in which a user visits
+//! them. Built-in ones are compiled in, with the files their real programs need (assets); a path reads a file, its
+//! assets beside it.
 //!
-//! Real programs' commands may name `{assets}` (the scenario's files), `{data}` (where its
-//! generated data is cached, made once by its `[[prepare]]` steps), `{run}` (a directory of
-//! the run's own, for sockets) and `{app}` (the app's name); a resume action also `{visit}`
-//! (the visit's number). Every path that crosses into a device is made absolute first: inside,
-//! the working directory is not the caller's.
+//! Real programs' commands may name `{assets}` (the scenario's files), `{data}` (where its generated data is cached,
+//! made once by its `[[prepare]]` steps), `{run}` (a directory of the run's own, for sockets) and `{app}` (the app's
+//! name); a resume action also `{visit}` (the visit's number). Every path that crosses into a device is made absolute
+//! first: inside, the working directory is not the caller's.
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -30,8 +29,8 @@ pub struct Scenario {
     pub seed: u64,
     pub visits: Visits,
     pub apps: Vec<AppDef>,
-    /// Apps start with KSM merging on (`memorch spawn --ksm`), as Android's zygote children
-    /// may: the thesis's KSM test. Only a manager that runs KSM merges anything.
+    /// Apps start with KSM merging on (`memorch spawn --ksm`), as Android's zygote children may: the thesis's KSM test.
+    /// Only a manager that runs KSM merges anything.
     #[serde(default)]
     pub ksm: bool,
     /// Steps that generate the scenario's data once (outside any device, not measured).
@@ -68,8 +67,8 @@ pub enum Assets {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Visits {
-    /// Visit these apps in this order; if empty, launch every app once (if `launch_all`)
-    /// then `revisits` visits drawn by Zipf popularity.
+    /// Visit these apps in this order; if empty, launch every app once (if `launch_all`) then `revisits` visits drawn
+    /// by Zipf popularity.
     #[serde(default)]
     pub sequence: Vec<String>,
     #[serde(default = "yes")]
@@ -78,15 +77,14 @@ pub struct Visits {
     pub revisits: usize,
     #[serde(default = "default_zipf")]
     pub zipf_s: f64,
-    /// After every this many visits, the user goes home and the screen is off for `idle_ms`
-    /// (0: never). A sequence may also name [`IDLE`] where it wants one.
+    /// After every this many visits, the user goes home and the screen is off for `idle_ms` (0: never). A sequence may
+    /// also name [`IDLE`] where it wants one.
     #[serde(default)]
     pub idle_every: usize,
     #[serde(default = "default_idle_ms")]
     pub idle_ms: u64,
-    /// Sessions as the LSApp study measured them: each uses 1 to 4 apps chosen
-    /// by popularity (2.18 on average), switches between them, and ends with the screen off
-    /// for `idle_ms`. 0: no sessions (`revisits` instead).
+    /// Sessions as the LSApp study measured them: each uses 1 to 4 apps chosen by popularity (2.18 on average),
+    /// switches between them, and ends with the screen off for `idle_ms`. 0: no sessions (`revisits` instead).
     #[serde(default)]
     pub sessions: usize,
     /// Mean app switches a session (LSApp: 5.46).
@@ -110,39 +108,37 @@ pub struct AppDef {
     pub init_ms: u64,
     #[serde(default = "default_ws")]
     pub working_set: f64,
-    /// The class it takes once the user leaves it (a class name: `perceptible` for a system
-    /// service, `empty` for a process with nothing of the user's), instead of previous and
-    /// then cached as an app the user switched away from.
+    /// The class it takes once the user leaves it (a class name: `perceptible` for a system service, `empty` for a
+    /// process with nothing of the user's), instead of previous and then cached as an app the user switched away from.
     #[serde(default)]
     pub background: Option<String>,
-    /// A real program instead of the synthetic app: its argv. Sizes above then only guide
-    /// the manager's launch estimate.
+    /// A real program instead of the synthetic app: its argv. Sizes above then only guide the manager's launch
+    /// estimate.
     #[serde(default)]
     pub command: Vec<String>,
-    /// When a real program is up: `line:TEXT` (a line of its output holds TEXT) or
-    /// `cmd:SHELL` (a shell command that exits 0; $MEMORCH_APP_PID is the program's pid).
+    /// When a real program is up: `line:TEXT` (a line of its output holds TEXT) or `cmd:SHELL` (a shell command that
+    /// exits 0; $MEMORCH_APP_PID is the program's pid).
     #[serde(default)]
     pub ready: Option<String>,
-    /// What bringing a real program to the front does: `line:TEXT` (write TEXT to its input
-    /// and wait for a line of output) or `cmd:SHELL` (as for ready). The visit's latency is
-    /// its duration; without it a visit only finds the program alive.
+    /// What bringing a real program to the front does: `line:TEXT` (write TEXT to its input and wait for a line of
+    /// output) or `cmd:SHELL` (as for ready). The visit's latency is its duration; without it a visit only finds the
+    /// program alive.
     #[serde(default)]
     pub resume: Option<String>,
-    /// A cache of this many MiB besides the heap (synthetic apps), which the app drops when
-    /// the manager tells it to trim (memorch's trim notices; peers tell nothing) and builds
-    /// again on its next visit.
+    /// A cache of this many MiB besides the heap (synthetic apps), which the app drops when the manager tells it to
+    /// trim (memorch's trim notices; peers tell nothing) and builds again on its next visit.
     #[serde(default)]
     pub cache_mb: u64,
-    /// A shared object of its own of this many MiB (synthetic apps), relocated (written once)
-    /// at start and never touched again: SWAM's unshared SO pages.
+    /// A shared object of its own of this many MiB (synthetic apps), relocated (written once) at start and never
+    /// touched again: SWAM's unshared SO pages.
     #[serde(default)]
     pub so_mb: u64,
-    /// Work in the background every this many ms while not in front (synthetic apps; SWAM
-    /// §3.2: apps run in the background, and use memory, even while the device idles).
+    /// Work in the background every this many ms while not in front (synthetic apps; SWAM §3.2: apps run in the
+    /// background, and use memory, even while the device idles).
     #[serde(default)]
     pub background_ms: u64,
-    /// false: launched once at the start and never visited again (what holds memory
-    /// before the test, as SWAM's 256 MB consumed first).
+    /// false: launched once at the start and never visited again (what holds memory before the test, as SWAM's 256 MB
+    /// consumed first).
     #[serde(default = "yes")]
     pub visited: bool,
 }
@@ -191,8 +187,7 @@ impl Probe {
     }
 }
 
-/// A scenario shipped with memorch: its name, its text, and its assets (each a path and
-/// its text).
+/// A scenario shipped with memorch: its name, its text, and its assets (each a path and its text).
 pub type BuiltIn = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
 
 /// The scenarios shipped with memorch.
@@ -324,8 +319,8 @@ pub fn expand(text: &str, vars: &[(&str, &str)]) -> String {
     vars.iter().fold(text.to_string(), |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
 }
 
-/// A command's program as an absolute path: a bare name is looked up on PATH (it must be
-/// installed), a relative path is taken from `base` (the scenario's directory).
+/// A command's program as an absolute path: a bare name is looked up on PATH (it must be installed), a relative path is
+/// taken from `base` (the scenario's directory).
 pub fn resolve_program(program: &str, base: &Path) -> Result<PathBuf, String> {
     if program.contains('/') {
         let p = base.join(program);
@@ -336,8 +331,8 @@ pub fn resolve_program(program: &str, base: &Path) -> Result<PathBuf, String> {
     })
 }
 
-/// An app of a scenario file, checked: its name, content, working set, class in the
-/// background, and how a real program says it is up.
+/// An app of a scenario file, checked: its name, content, working set, class in the background, and how a real program
+/// says it is up.
 fn check_app(a: &AppDef) -> Result<(), String> {
     if a.name.is_empty() || a.name.len() > 15 {
         return Err(format!("app name '{}' must be 1 to 15 bytes (it becomes the process name)", a.name));

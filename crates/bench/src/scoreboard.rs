@@ -1,8 +1,7 @@
-//! The scoreboard (`memorch bench --scoreboard`): the shipped preset against the kernel alone
-//! and the managers Linux users run, on a phone's conditions and on ordinary Linux's (no
-//! launcher talking to memorch, apps sharing one group, a mild shortage as well as a severe
-//! one), judged by the user's wait. Each cell is a bench of its own in `OUT/CELL/`; a cell
-//! whose results are complete is not run again, so a stopped scoreboard resumes.
+//! The scoreboard (`memorch bench --scoreboard`): the shipped preset against the kernel alone and the managers Linux
+//! users run, on a phone's conditions and on ordinary Linux's (no launcher talking to memorch, apps sharing one group,
+//! a mild shortage as well as a severe one), judged by the user's wait. Each cell is a bench of its own in `OUT/CELL/`;
+//! a cell whose results are complete is not run again, so a stopped scoreboard resumes.
 
 use crate::conditions::{AppGroups, Launcher};
 use crate::report::{num, summarize, Summary};
@@ -36,16 +35,15 @@ pub const CELLS: [Cell; 5] = [
     cell("swam40-2048", "swam40", Some(2048), false),
 ];
 
-/// The managers, the candidate last: the kernel alone and the two daemons Linux and Android
-/// users run.
+/// The managers, the candidate last: the kernel alone and the two daemons Linux and Android users run.
 pub const MANAGERS: [&str; 4] = ["kernel", "earlyoom", "lmkd", "memorch"];
 
-/// The first seed (repeat N runs seed + N). Never used to tune a preset: every seed tuned on
-/// is below 60 (docs/decisions.md names them).
+/// The first seed (repeat N runs seed + N). Never used to tune a preset: every seed tuned on is below 60
+/// (docs/decisions.md names them).
 pub const SEED: u64 = 60;
 
-/// The runs a cell at `dir` already has, if they are complete: one a manager and repeat,
-/// none stopped or cut short, all of the same conditions.
+/// The runs a cell at `dir` already has, if they are complete: one a manager and repeat, none stopped or cut short, all
+/// of the same conditions.
 pub fn complete_runs(dir: &Path, cell: &Cell, managers: &[String], repeat: u64) -> Option<Vec<RunResult>> {
     let runs = crate::results::read_runs(&dir.join(cell.name).join("results.json")).ok()?;
     let done = runs.len() as u64 == repeat * managers.len() as u64
@@ -106,8 +104,8 @@ impl Standing {
         })
     }
 
-    /// What the cell fails of the bar: the wait, kills (none where the others' fewest is at
-    /// most one), a kill of the app in front, p95. Empty: it clears it.
+    /// What the cell fails of the bar: the wait, kills (none where the others' fewest is at most one), a kill of the
+    /// app in front, p95. Empty: it clears it.
     pub fn misses(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         if self.wait_s > WAIT_BAR * self.best_wait_s {
@@ -133,8 +131,7 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> String {
     a.zip(b).map_or("-".into(), |(a, b)| format!("{:.2}×", a / b))
 }
 
-/// The scoreboard's page: one row a cell with the candidate's ratios to the best other, then
-/// each cell's managers.
+/// The scoreboard's page: one row a cell with the candidate's ratios to the best other, then each cell's managers.
 pub fn render(cells: &[(Cell, Vec<RunResult>)], candidate: &str) -> String {
     let mut o = String::from("| cell | conditions | wait s (if hot) | best other | wait ratio | kills (fewest other) | p95 ratio | p50 ratio | cpu s (+device ratio) | misses |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (c, runs) in cells {

@@ -1,7 +1,6 @@
-//! docs/results.md from a small curated set of results (`memorch report --summary
-//! MANIFEST`): the manifest names each section's results.json, its command, the claim it
-//! tests and the words that read it; every figure comes from the files, so the page is
-//! regenerated, never edited.
+//! docs/results.md from a small curated set of results (`memorch report --summary MANIFEST`): the manifest names each
+//! section's results.json, its command, the claim it tests and the words that read it; every figure comes from the
+//! files, so the page is regenerated, never edited.
 
 use crate::report::{num, summarize, Summary};
 use crate::results::RunResult;
@@ -148,8 +147,7 @@ fn section(s: &Section, dir: &Path) -> Result<String, String> {
     Ok(o)
 }
 
-/// The subject's wait, p95 and p50 as ratios to the best (lowest) other manager's, and its
-/// kills beside the fewest.
+/// The subject's wait, p95 and p50 as ratios to the best (lowest) other manager's, and its kills beside the fewest.
 fn ratios(sums: &[Summary], subject: &str) -> Result<String, String> {
     let s =
         crate::scoreboard::Standing::of(sums, subject).ok_or_else(|| format!("no runs of '{subject}' and another"))?;

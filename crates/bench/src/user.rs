@@ -1,6 +1,5 @@
-//! What the user does on the device during a run: visits (a first launch, a return, a
-//! relaunch), switching away, going home and idle; and what the launcher tells the manager of
-//! each, as an activity manager would.
+//! What the user does on the device during a run: visits (a first launch, a return, a relaunch), switching away, going
+//! home and idle; and what the launcher tells the manager of each, as an activity manager would.
 
 use crate::device::Device;
 use crate::driver::{supervise, Run};
@@ -12,14 +11,14 @@ use memorch_linux::{process, snapshot, Domain, SysRoot};
 use memorch_protocol::Request;
 use std::time::{Duration, Instant};
 
-/// A run stops when its first this many launches all failed: the scenario cannot work here
-/// (a missing program, a bad path), and every later figure would be a lie.
+/// A run stops when its first this many launches all failed: the scenario cannot work here (a missing program, a bad
+/// path), and every later figure would be a lie.
 const FIRST_LAUNCHES: usize = 3;
 
 impl Run<'_> {
-    /// Whether `app`, whose resume failed, was killed before it could answer: it exits by
-    /// SIGKILL within a second (a crash stays a failed visit). Its death is booked in the
-    /// class it had when it was chosen, `class_before`, not the foreground it was moved to.
+    /// Whether `app`, whose resume failed, was killed before it could answer: it exits by SIGKILL within a second (a
+    /// crash stays a failed visit). Its death is booked in the class it had when it was chosen, `class_before`, not the
+    /// foreground it was moved to.
     pub(crate) fn killed_before_its_resume(&mut self, app: &str, class_before: Class) -> bool {
         let Some(r) = self.running.get_mut(app) else { return false };
         if !memorch_linux::wait::wait_for(Duration::from_secs(1), || !r.alive()) || !r.was_killed() {
@@ -30,9 +29,8 @@ impl Run<'_> {
         true
     }
 
-    /// The user leaves the app in front: it reports its frames and becomes previous, the
-    /// previous one cached (an app with a background class of its own takes that at once);
-    /// then home.
+    /// The user leaves the app in front: it reports its frames and becomes previous, the previous one cached (an app
+    /// with a background class of its own takes that at once); then home.
     pub(crate) fn switch_away(&mut self) {
         self.reap();
         if let (Some(f), Some(v)) = (self.fg.clone(), self.fg_visit.take()) {
@@ -108,9 +106,9 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// A return to an app alive: moved to the front (and thawed, where the manager froze it)
-    /// before it is asked to draw, as an activity manager does; the user waits from the tap.
-    /// The visit, and whether the app had to be launched after all (killed as it was tapped).
+    /// A return to an app alive: moved to the front (and thawed, where the manager froze it) before it is asked to
+    /// draw, as an activity manager does; the user waits from the tap. The visit, and whether the app had to be
+    /// launched after all (killed as it was tapped).
     fn return_to(&mut self, def: &AppDef, app: &str, number: usize) -> Result<(Visit, bool), String> {
         let class_before = self.running.get(app).map_or(Class::Cached, |r| r.class);
         let tap = Instant::now();
@@ -123,30 +121,30 @@ impl Run<'_> {
         resumed.latency_ms += to_front.as_secs_f64() * 1000.0;
         resumed.to_front_us = to_front.as_micros() as u64;
         let after = ReturnCounters::read(&self.root, &self.domain, device);
-        // A side that could not be read leaves the return's counters at 0 rather than giving
-        // it the device's whole count.
+        // A side that could not be read leaves the return's counters at 0 rather than giving it the device's whole
+        // count.
         let resumed = match (before, after) {
             (Some(b), Some(a)) => a.since(&b, resumed),
             _ => resumed,
         };
         if resumed.error.is_some() && self.killed_before_its_resume(app, class_before) {
-            // A manager killed it at home, as the user tapped it (its SIGKILL was on the way
-            // when the bench saw it alive): the tap relaunches it, as on a phone, timed from
-            // the tap. Not a failed visit, nor a foreground kill.
+            // A manager killed it at home, as the user tapped it (its SIGKILL was on the way when the bench saw it
+            // alive): the tap relaunches it, as on a phone, timed from the tap. Not a failed visit, nor a foreground
+            // kill.
             let relaunch = self.launch(def, number)?;
             return Ok((Visit { latency_ms: resumed.latency_ms + relaunch.latency_ms, ..relaunch }, true));
         }
-        // As Android's activity manager reports a warm start's time: what a return to this app
-        // takes is what a read-back would add to (memorch weighs it).
+        // As Android's activity manager reports a warm start's time: what a return to this app takes is what a
+        // read-back would add to (memorch weighs it).
         if let (None, Some(r)) = (&resumed.error, self.running.get(app)) {
             self.tell_launched(app, r.pid(), resumed.latency_ms, false);
         }
         Ok((resumed, false))
     }
 
-    /// A cold launch: tell the manager, start the app in the device, wait until it is up.
-    /// Timed from the tap: what the manager does before it answers the launch (a preset whose
-    /// launcher waits answers once what it secured for the launch is done) is in the user's wait.
+    /// A cold launch: tell the manager, start the app in the device, wait until it is up. Timed from the tap: what the
+    /// manager does before it answers the launch (a preset whose launcher waits answers once what it secured for the
+    /// launch is done) is in the user's wait.
     pub(crate) fn launch(&mut self, def: &AppDef, number: usize) -> Result<Visit, String> {
         self.reap();
         self.running.remove(&def.name);
@@ -207,10 +205,9 @@ impl Run<'_> {
         })
     }
 
-    /// An app's class, as Android's activity manager says it whatever the killer: to
-    /// memorch's daemon where it manages the device (it writes `oom_score_adj`, as lmkd does
-    /// for the activity manager), else to the kernel directly (`oom_score_adj`, which the
-    /// kernel's OOM killer and the peers rank by). One writer either way.
+    /// An app's class, as Android's activity manager says it whatever the killer: to memorch's daemon where it manages
+    /// the device (it writes `oom_score_adj`, as lmkd does for the activity manager), else to the kernel directly
+    /// (`oom_score_adj`, which the kernel's OOM killer and the peers rank by). One writer either way.
     pub(crate) fn set_class(&mut self, app: &str, class: Class) {
         let Some(r) = self.running.get_mut(app) else { return };
         if !r.alive() {
@@ -226,8 +223,7 @@ impl Run<'_> {
         }
     }
 
-    /// Tell memorch's daemon that `app` is up after a launch (`cold`) or a return, and how
-    /// long the user waited.
+    /// Tell memorch's daemon that `app` is up after a launch (`cold`) or a return, and how long the user waited.
     pub(crate) fn tell_launched(&self, app: &str, pid: u32, latency_ms: f64, cold: bool) {
         self.tell(Request::Launched {
             app: app.to_string(),
@@ -244,8 +240,8 @@ impl Run<'_> {
         }
     }
 
-    /// memorch's daemon where the launcher talks to it; a silent launcher only writes
-    /// `oom_score_adj`, as on ordinary Linux.
+    /// memorch's daemon where the launcher talks to it; a silent launcher only writes `oom_score_adj`, as on ordinary
+    /// Linux.
     fn told_daemon(&self) -> Option<&crate::managed::ManagedDaemon> {
         self.daemon.as_ref().filter(|_| self.cfg.launcher == crate::conditions::Launcher::Full)
     }

@@ -1,7 +1,6 @@
-//! The order in which the user visits a scenario's apps: an explicit sequence, every app
-//! launched then revisits by Zipf popularity, or LSApp sessions (the LSApp usage study): 1 to 4 apps a
-//! session chosen by popularity, switches among them, the screen off between sessions.
-//! Deterministic for a seed, so every manager sees the same day.
+//! The order in which the user visits a scenario's apps: an explicit sequence, every app launched then revisits by Zipf
+//! popularity, or LSApp sessions (the LSApp usage study): 1 to 4 apps a session chosen by popularity, switches among
+//! them, the screen off between sessions. Deterministic for a seed, so every manager sees the same day.
 
 use crate::scenario::{Scenario, IDLE};
 
@@ -52,9 +51,9 @@ impl Scenario {
         (0..self.apps.len()).filter(|&i| self.apps[i].visited).collect()
     }
 
-    /// LSApp sessions: 1 to 4 distinct apps (P = .30 .35 .22 .13: 2.18 on average), each
-    /// visited once in the order drawn, then switches among them (never to the app in front)
-    /// up to the session's count; the screen goes off between sessions.
+    /// LSApp sessions: 1 to 4 distinct apps (P = .30 .35 .22 .13: 2.18 on average), each visited once in the order
+    /// drawn, then switches among them (never to the app in front) up to the session's count; the screen goes off
+    /// between sessions.
     fn session_visits(&self, rng: &mut Rng, out: &mut Vec<String>) {
         const DISTINCT: [f64; 4] = [0.30, 0.35, 0.22, 0.13];
         // Single-app sessions have no switch: the others carry the mean.

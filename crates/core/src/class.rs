@@ -1,10 +1,10 @@
-//! App importance classes, in Android's `oom_score_adj` bands (docs/design.md, "Words"), so that Android
-//! and non-Android inputs mean the same thing.
+//! App importance classes, in Android's `oom_score_adj` bands (docs/design.md, "Words"), so that Android and
+//! non-Android inputs mean the same thing.
 
 use serde::{Deserialize, Serialize};
 
-/// The importance of an app. Ordered from most to least important: a later variant is
-/// compacted and killed before an earlier one.
+/// The importance of an app. Ordered from most to least important: a later variant is compacted and killed before an
+/// earlier one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
@@ -56,8 +56,8 @@ impl Class {
         }
     }
 
-    /// The `oom_score_adj` memorch writes for a process of this class: the band's lower
-    /// edge (Android's value), except `Empty`, which is the top of the range.
+    /// The `oom_score_adj` memorch writes for a process of this class: the band's lower edge (Android's value), except
+    /// `Empty`, which is the top of the range.
     pub fn oom_score_adj(self) -> i32 {
         match self {
             Class::Native => -1000,
@@ -110,8 +110,8 @@ mod tests {
 
     #[test]
     fn bands_follow_android_oom_adj_values() {
-        // Android ProcessList: FOREGROUND 0, VISIBLE 100, PERCEPTIBLE 200, SERVICE 500,
-        // HOME 600, PREVIOUS 700, CACHED 900..999.
+        // Android ProcessList: FOREGROUND 0, VISIBLE 100, PERCEPTIBLE 200, SERVICE 500, HOME 600, PREVIOUS 700, CACHED
+        // 900..999.
         let cases = [
             (-1000, Class::Native),
             (-1, Class::Native),

@@ -1,15 +1,14 @@
 //! What memorch sees of a memory domain at one moment (docs/architecture.md, "Snapshots").
 //!
-//! Sizes are bytes; kernel counters of events (refaults, swap-ins) keep their unit in their
-//! name (`_pages`). A facility that the machine lacks (no zram set up, no KSM, no PSI) is a
-//! [`Facility::Unavailable`] with the reason, never an error: memorch degrades.
+//! Sizes are bytes; kernel counters of events (refaults, swap-ins) keep their unit in their name (`_pages`). A facility
+//! that the machine lacks (no zram set up, no KSM, no PSI) is a [`Facility::Unavailable`] with the reason, never an
+//! error: memorch degrades.
 
 use crate::class::Class;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 
-/// One reading of a domain. A *cheap* snapshot has `processes: None`; a *full* one lists
-/// every process of the domain.
+/// One reading of a domain. A *cheap* snapshot has `processes: None`; a *full* one lists every process of the domain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// The domain as the user names it: `system` or `cgroup:/a/b`.
@@ -35,8 +34,8 @@ pub struct MemoryState {
     pub limited: bool,
     pub used_bytes: u64,
     pub free_bytes: u64,
-    /// What could be had without swapping or killing: `MemAvailable` for the system; for a
-    /// cgroup, free plus its file cache (the kernel gives cgroups no such figure).
+    /// What could be had without swapping or killing: `MemAvailable` for the system; for a cgroup, free plus its file
+    /// cache (the kernel gives cgroups no such figure).
     pub available_bytes: u64,
     pub file_active_bytes: u64,
     pub file_inactive_bytes: u64,
@@ -65,25 +64,23 @@ pub struct SwapDevice {
 }
 
 impl SwapState {
-    /// The priority of a storage file the kernel fills before zram: one above the highest
-    /// swap that is not a file (zram, as `/proc/swaps` tells them apart); `None` without
-    /// such swap. The engine marks such files as an unlikely app's own by it, and the daemon
-    /// enables them at it.
+    /// The priority of a storage file the kernel fills before zram: one above the highest swap that is not a file
+    /// (zram, as `/proc/swaps` tells them apart); `None` without such swap. The engine marks such files as an unlikely
+    /// app's own by it, and the daemon enables them at it.
     pub fn above_zram_priority(&self) -> Option<i32> {
         self.devices.iter().filter(|d| d.kind != "file").map(|d| d.priority).max().map(|p| p + 1)
     }
 
-    /// Whether a storage swap file holds pages: only then is there anything on storage for a
-    /// read-back or a return to ask for at once.
+    /// Whether a storage swap file holds pages: only then is there anything on storage for a read-back or a return to
+    /// ask for at once.
     pub fn storage_holds_pages(&self) -> bool {
         self.devices.iter().any(|d| d.kind == "file" && d.used_bytes > 0)
     }
 }
 
 impl SwapDevice {
-    /// Holds under this share of its size: a file made for an unlikely app's squeeze that
-    /// its app came back to or left is removed then (`SwapPolicy::cold_drop_below`; what is
-    /// left is read back in).
+    /// Holds under this share of its size: a file made for an unlikely app's squeeze that its app came back to or left
+    /// is removed then (`SwapPolicy::cold_drop_below`; what is left is read back in).
     pub fn holds_under(&self, share: f64) -> bool {
         (self.used_bytes as f64) < self.size_bytes as f64 * share
     }
@@ -155,8 +152,7 @@ pub struct KsmState {
     pub saved_bytes: u64,
 }
 
-/// Pressure stall information for the domain: `/proc/pressure/memory` or the v2 group's
-/// `memory.pressure`.
+/// Pressure stall information for the domain: `/proc/pressure/memory` or the v2 group's `memory.pressure`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Psi {
     /// The file it came from, so a reader can tell machine-wide from per-group pressure.
@@ -175,9 +171,8 @@ pub struct PsiLine {
     pub total_us: u64,
 }
 
-/// Event counters of the domain since boot (system) or since the group was made (cgroup).
-/// `None` where the domain's kernel interface does not count it (v1 memcgs count no scans,
-/// steals or swap-ins).
+/// Event counters of the domain since boot (system) or since the group was made (cgroup). `None` where the domain's
+/// kernel interface does not count it (v1 memcgs count no scans, steals or swap-ins).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     pub refault_anon_pages: Option<u64>,
@@ -188,10 +183,9 @@ pub struct Counters {
     pub steal_pages: Option<u64>,
     pub major_faults: Option<u64>,
     pub oom_kills: Option<u64>,
-    /// Times an allocation had to reclaim for itself (direct reclaim): `allocstall_*`
-    /// (system), `memory.failcnt` (v1: charges that hit the limit), `max` in
-    /// `memory.events` (v2). lmkd's "direct reclaim" state; the bench's measure of stalls a
-    /// background reclaimer did not prevent.
+    /// Times an allocation had to reclaim for itself (direct reclaim): `allocstall_*` (system), `memory.failcnt` (v1:
+    /// charges that hit the limit), `max` in `memory.events` (v2). lmkd's "direct reclaim" state; the bench's measure
+    /// of stalls a background reclaimer did not prevent.
     #[serde(default)]
     pub direct_reclaims: Option<u64>,
 }
@@ -215,12 +209,11 @@ pub struct ProcessInfo {
     pub ksm_merging_pages: Option<u64>,
     /// Time since the process started.
     pub age_ms: u64,
-    /// It is the init (pid 1) of a PID namespace below the reader's: killing it kills every
-    /// process of that namespace.
+    /// It is the init (pid 1) of a PID namespace below the reader's: killing it kills every process of that namespace.
     #[serde(default)]
     pub pid_ns_init: bool,
-    /// What a user calls the app: a systemd scope's application id, an Android package
-    /// (`memorch status` fills it; the daemon's snapshots leave it out).
+    /// What a user calls the app: a systemd scope's application id, an Android package (`memorch status` fills it; the
+    /// daemon's snapshots leave it out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
 }
@@ -231,8 +224,8 @@ impl ProcessInfo {
     }
 }
 
-/// The order in which memorch would compact or kill: least important class first, then the
-/// higher `oom_score_adj` within a class, then the larger resident set.
+/// The order in which memorch would compact or kill: least important class first, then the higher `oom_score_adj`
+/// within a class, then the larger resident set.
 pub fn kill_order(a: &ProcessInfo, b: &ProcessInfo) -> Ordering {
     b.class
         .cmp(&a.class)

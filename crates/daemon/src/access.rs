@@ -9,10 +9,9 @@ pub struct Peer {
     pub uid: u32,
 }
 
-/// Whether `peer` may send `req`. Root and the configured controller uids may say anything;
-/// others may describe only their own processes' classes, and read. What memorch learns and
-/// keeps across restarts (launch reports, sizes in launch intents) comes only from root and
-/// the controllers: nobody else can teach it that an app is cheap to kill.
+/// Whether `peer` may send `req`. Root and the configured controller uids may say anything; others may describe only
+/// their own processes' classes, and read. What memorch learns and keeps across restarts (launch reports, sizes in
+/// launch intents) comes only from root and the controllers: nobody else can teach it that an app is cheap to kill.
 pub fn authorize(
     req: &Request,
     peer: Peer,

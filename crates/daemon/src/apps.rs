@@ -1,7 +1,6 @@
-//! The engine's view of the domain's processes: their classes (said over the socket, else
-//! the config's rules, else `oom_score_adj`), who is never acted on, and what the preset needs
-//! to know of each that a snapshot does not say (KSM opt-in, unshared shared objects), read
-//! only when needed and cached.
+//! The engine's view of the domain's processes: their classes (said over the socket, else the config's rules, else
+//! `oom_score_adj`), who is never acted on, and what the preset needs to know of each that a snapshot does not say (KSM
+//! opt-in, unshared shared objects), read only when needed and cached.
 
 use crate::config::Config;
 use memorch_core::engine::{App, Preset};
@@ -13,16 +12,15 @@ use std::time::{Duration, Instant};
 /// How long an app's unshared shared-object figure is reused.
 const SO_REFRESH: Duration = Duration::from_secs(30);
 
-/// How long a process's KSM opt-in (`ksm_merge_any` of `/proc/PID/ksm_stat`) is reused. The
-/// process sets it itself (`PR_SET_MEMORY_MERGE`), at start as a rule, and only the idle step
-/// reads it; the file walks every VMA of the process (`ksm_process_mergeable`): read on every
-/// full look for every background app, it was 7 % of the daemon's CPU in a light run.
+/// How long a process's KSM opt-in (`ksm_merge_any` of `/proc/PID/ksm_stat`) is reused. The process sets it itself
+/// (`PR_SET_MEMORY_MERGE`), at start as a rule, and only the idle step reads it; the file walks every VMA of the
+/// process (`ksm_process_mergeable`): read on every full look for every background app, it was 7 % of the daemon's CPU
+/// in a light run.
 const KSM_REFRESH: Duration = Duration::from_secs(60);
 
 pub struct AppView {
     root: SysRoot,
-    /// The daemon's domain (fixed for its life: a reload keeps it): what an app's group and
-    /// identity are read below.
+    /// The daemon's domain (fixed for its life: a reload keeps it): what an app's group and identity are read below.
     domain: Domain,
     /// Classes said over the socket, by pid.
     classes: BTreeMap<u32, Class>,
@@ -36,11 +34,10 @@ pub struct AppView {
     so_cache: BTreeMap<u32, (Instant, u64)>,
     /// KSM opt-in by pid, and when it was read.
     ksm_cache: BTreeMap<u32, (Instant, bool)>,
-    /// Each process's app group of its own, if it is in one (for freezing and its refault
-    /// count), read once.
+    /// Each process's app group of its own, if it is in one (for freezing and its refault count), read once.
     groups: BTreeMap<u32, Option<memorch_linux::appgroup::AppGroup>>,
-    /// When each process started, ms after boot, by pid: a pid found with another start is
-    /// another process, and nothing said or read of the old one is its ([`Self::owned_by`]).
+    /// When each process started, ms after boot, by pid: a pid found with another start is another process, and nothing
+    /// said or read of the old one is its ([`Self::owned_by`]).
     starts: BTreeMap<u32, u64>,
 }
 
@@ -60,8 +57,7 @@ impl AppView {
         }
     }
 
-    /// A launcher named the process at `pid` (`launched`): its statistics are kept under
-    /// `name` from now on.
+    /// A launcher named the process at `pid` (`launched`): its statistics are kept under `name` from now on.
     pub fn tell_name(&mut self, pid: u32, name: String) {
         self.told_of(pid);
         self.names.insert(pid, name);
@@ -73,28 +69,25 @@ impl AppView {
         self.classes.insert(pid, class);
     }
 
-    /// What is said over the socket is said of the process that has `pid` now: if it is not
-    /// the one last seen with it, what was kept of that one goes first.
+    /// What is said over the socket is said of the process that has `pid` now: if it is not the one last seen with it,
+    /// what was kept of that one goes first.
     fn told_of(&mut self, pid: u32) {
         if let Ok(stat) = memorch_linux::process::read_stat(&self.root, pid) {
             self.owned_by(pid, stat.start_ms(&self.root));
         }
     }
 
-    /// `pid` belongs to the process that started at `start_ms`: where another had it, forget
-    /// what was said or read of that one (its launcher's name and class, its identity, its
-    /// group, its cached figures), so the new process is neither named nor classed as the
-    /// old one nor acted on through its group. (Starts are known to a clock tick: a pid
-    /// reused within the tick its last process started in goes unseen, as it would by
-    /// `owner.rs`.)
+    /// `pid` belongs to the process that started at `start_ms`: where another had it, forget what was said or read of
+    /// that one (its launcher's name and class, its identity, its group, its cached figures), so the new process is
+    /// neither named nor classed as the old one nor acted on through its group. (Starts are known to a clock tick: a
+    /// pid reused within the tick its last process started in goes unseen, as it would by `owner.rs`.)
     fn owned_by(&mut self, pid: u32, start_ms: u64) {
         if self.starts.insert(pid, start_ms).is_some_and(|before| before != start_ms) {
             self.keep_only(|p| p != pid);
         }
     }
 
-    /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM):
-    /// cached figures are used.
+    /// Fill `apps` from a full snapshot. Under pressure nothing slow is read (smaps, KSM): cached figures are used.
     /// `frozen`: the apps the daemon froze (the executor's set).
     pub fn build(
         &mut self,
@@ -110,11 +103,10 @@ impl AppView {
         let read_ksm = preset.ksm.is_some();
         // What KSM merged of each opted-in app, for KSM's trial only.
         let weigh_ksm = preset.ksm.as_ref().is_some_and(memorch_core::engine::preset::KsmPolicy::has_trial);
-        // Only presets that drop unshared shared objects first need them, and only for
-        // background apps; never read smaps on a decision under pressure (it waits behind
-        // reclaim): use what is cached.
-        // Nor while memory is plentiful: the figure serves a step under pressure only, and
-        // smaps of every background app was a seventh of the daemon's CPU in a light run.
+        // Only presets that drop unshared shared objects first need them, and only for background apps; never read
+        // smaps on a decision under pressure (it waits behind reclaim): use what is cached. Nor while memory is
+        // plentiful: the figure serves a step under pressure only, and smaps of every background app was a seventh of
+        // the daemon's CPU in a light run.
         let near_short = memorch_core::engine::wake::memory_short(&snap.memory, &snap.psi);
         let read_so =
             preset.compaction.as_ref().is_some_and(|c| c.shared_objects_first) && (near_short || under_pressure);
@@ -123,16 +115,16 @@ impl AppView {
             let mut a = App::from_process(p);
             a.name = self.name_of(p.pid, &p.name);
             a.class = self.class_of(p.pid, &p.name, p.class, cfg);
-            // Never memorch, its ancestors, a name the config protects, or the init of a PID
-            // namespace (its death would take every process of the namespace with it).
+            // Never memorch, its ancestors, a name the config protects, or the init of a PID namespace (its death would
+            // take every process of the namespace with it).
             a.protected = self.own_pids.contains(&p.pid) || p.pid_ns_init || cfg.apps.protected.contains(&p.name);
-            // One more read per app: not on a decision woken by pressure (KSM runs at idle).
-            // Targeted KSM looks at background apps only; stock KSM at every app.
+            // One more read per app: not on a decision woken by pressure (KSM runs at idle). Targeted KSM looks at
+            // background apps only; stock KSM at every app.
             let stock_ksm = preset.ksm.as_ref().is_some_and(|k| !k.idle_targeted);
             if read_ksm && !under_pressure && (a.is_background() || stock_ksm) {
                 a.ksm_mergeable = self.ksm_opted_in(p.pid);
-                // What KSM merged of it now (a counter, not a walk; the snapshot's figure is
-                // the PSS cache's, minutes old): KSM's trial weighs it.
+                // What KSM merged of it now (a counter, not a walk; the snapshot's figure is the PSS cache's, minutes
+                // old): KSM's trial weighs it.
                 if weigh_ksm && a.ksm_mergeable {
                     a.ksm_merged_bytes =
                         memorch_linux::process::ksm_merging_pages(&self.root, p.pid).map(|n| n * self.root.page_size);
@@ -150,8 +142,8 @@ impl AppView {
         }
     }
 
-    /// An app's class: said over the socket, else the config's rule for its name, else what
-    /// its `oom_score_adj` says (`seen`).
+    /// An app's class: said over the socket, else the config's rule for its name, else what its `oom_score_adj` says
+    /// (`seen`).
     pub fn class_of(&self, pid: u32, comm: &str, seen: Class, cfg: &Config) -> Class {
         self.classes.get(&pid).copied().or_else(|| cfg.rule_class(comm)).unwrap_or(seen)
     }
@@ -162,8 +154,7 @@ impl AppView {
         self.groups.entry(pid).or_insert_with(|| memorch_linux::appgroup::of_process(root, pid, domain)).as_ref()
     }
 
-    /// Only a group memorch made is frozen: nothing would undo it in a
-    /// group of the system's if memorch died.
+    /// Only a group memorch made is frozen: nothing would undo it in a group of the system's if memorch died.
     fn is_freezable(&mut self, pid: u32) -> bool {
         self.group(pid).is_some_and(|g| g.made_by_memorch && g.v2_dir().is_some())
     }
@@ -173,8 +164,8 @@ impl AppView {
         if let Some((_, on)) = self.ksm_cache.get(&pid).filter(|(t, _)| t.elapsed() < KSM_REFRESH) {
             return *on;
         }
-        // Opted in for the whole process (prctl), or for some of its memory (madvise
-        // MADV_MERGEABLE: ksmd keeps rmap items for it).
+        // Opted in for the whole process (prctl), or for some of its memory (madvise MADV_MERGEABLE: ksmd keeps rmap
+        // items for it).
         let on = memorch_linux::ksm::read_process(&self.root, pid).is_ok_and(|k| k.merge_any || k.rmap_items > 0);
         self.ksm_cache.insert(pid, (Instant::now(), on));
         on
@@ -190,9 +181,8 @@ impl AppView {
         self.so_cache.get(&pid).map(|(_, b)| *b)
     }
 
-    /// What a user would call the app: the name its launcher gave, else an identity stable
-    /// across restarts of the same program (see [`identity`]), never the command name alone
-    /// (four Redis servers are four apps).
+    /// What a user would call the app: the name its launcher gave, else an identity stable across restarts of the same
+    /// program (see [`identity`]), never the command name alone (four Redis servers are four apps).
     fn name_of(&mut self, pid: u32, comm: &str) -> String {
         if let Some(n) = self.names.get(&pid) {
             return n.clone();
@@ -224,15 +214,13 @@ impl AppView {
     }
 }
 
-/// `NAME#HASH`: the app's label (its command's name, or its scope's application id or
-/// Android package: `memorch_linux::app_label`), and a hash of the program, its arguments and its cgroup
-/// below the domain, so that a restart of the same app finds its learned history and two
-/// instances of one program with other arguments do not share it. The groups made per launch
-/// are left out of the cgroup: the app's own group below the domain (the one a squeeze of it
-/// acts on, [`memorch_linux::appgroup::of_process`]: memorch's `app-PID`, a systemd scope,
-/// Android's `pid_N`) and any `app-…` group (systemd's scopes, named with a pid). `None`
-/// while the process shows no arguments (between fork and exec, or a kernel thread). Read
-/// once a process.
+/// `NAME#HASH`: the app's label (its command's name, or its scope's application id or Android package:
+/// `memorch_linux::app_label`), and a hash of the program, its arguments and its cgroup below the domain, so that a
+/// restart of the same app finds its learned history and two instances of one program with other arguments do not share
+/// it. The groups made per launch are left out of the cgroup: the app's own group below the domain (the one a squeeze
+/// of it acts on, [`memorch_linux::appgroup::of_process`]: memorch's `app-PID`, a systemd scope, Android's `pid_N`) and
+/// any `app-…` group (systemd's scopes, named with a pid). `None` while the process shows no arguments (between fork
+/// and exec, or a kernel thread). Read once a process.
 pub fn identity(root: &SysRoot, pid: u32, comm: &str, domain: &Domain) -> Option<String> {
     let args = memorch_linux::process::cmdline(root, pid).ok().filter(|a| !a.is_empty())?;
     let below = memorch_linux::app_label::below_domain(root, pid, domain);
@@ -256,9 +244,9 @@ pub fn identity(root: &SysRoot, pid: u32, comm: &str, domain: &Domain) -> Option
 mod tests {
     use super::*;
 
-    /// The identity tests start processes and read their groups: one at a time (a run of the
-    /// whole suite once saw a restart of `sleep 30` hash to another identity while the test
-    /// that moves processes between groups ran beside it).
+    /// The identity tests start processes and read their groups: one at a time (a run of the whole suite once saw a
+    /// restart of `sleep 30` hash to another identity while the test that moves processes between groups ran beside
+    /// it).
     static IDENTITY_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     #[test]
@@ -293,9 +281,8 @@ mod tests {
         }
     }
 
-    /// A program started in a group of its own made per launch (a systemd scope: `chat-1.scope`,
-    /// then `chat-2.scope`) is the same app at each launch; in a group it shares with another
-    /// app, the group is part of what tells it apart.
+    /// A program started in a group of its own made per launch (a systemd scope: `chat-1.scope`, then `chat-2.scope`)
+    /// is the same app at each launch; in a group it shares with another app, the group is part of what tells it apart.
     #[test]
     fn identity_leaves_out_a_group_made_for_one_launch() {
         use memorch_linux::{sandbox::Sandbox, testkit};
@@ -336,9 +323,9 @@ mod tests {
         memorch_linux::process::read_stat(root, pid).unwrap().start_ms(root)
     }
 
-    /// A launcher named and classed a process; it exited and the kernel gave its pid to
-    /// another (made on demand: clone3 at the chosen pid). Neither the name nor the class is
-    /// the new process's, whether a look or a launcher's word finds the new one first.
+    /// A launcher named and classed a process; it exited and the kernel gave its pid to another (made on demand: clone3
+    /// at the chosen pid). Neither the name nor the class is the new process's, whether a look or a launcher's word
+    /// finds the new one first.
     #[test]
     fn what_was_said_of_a_process_is_not_said_of_the_next_at_its_pid() {
         let root = SysRoot::live();
@@ -355,8 +342,8 @@ mod tests {
                 "a look at the same process keeps what was said"
             );
             assert_eq!(view.classes.get(&pid), Some(&Class::Foreground));
-            // Start times are kept in clock ticks: the next process at the pid starts a few
-            // ticks later, as any reuse of a pid does outside a test.
+            // Start times are kept in clock ticks: the next process at the pid starts a few ticks later, as any reuse
+            // of a pid does outside a test.
             let later = start_ms(&root, pid) + 3 * 1000 / root.clock_ticks;
             assert!(memorch_linux::wait::wait_for(std::time::Duration::from_secs(5), || {
                 memorch_linux::process::uptime_ms(&root).is_ok_and(|t| t > later)

@@ -1,6 +1,6 @@
-//! The freedesktop low-memory-monitor's name on the system bus. memorch holds it only while
-//! trim notices are on, never takes it from another owner (low-memory-monitor itself), and
-//! waits for the bus a bounded time: a bus that does not answer must not hold the daemon.
+//! The freedesktop low-memory-monitor's name on the system bus. memorch holds it only while trim notices are on, never
+//! takes it from another owner (low-memory-monitor itself), and waits for the bus a bounded time: a bus that does not
+//! answer must not hold the daemon.
 
 use crate::config::Notify;
 use memorch_core::engine::margins::TrimLevel;
@@ -35,9 +35,9 @@ impl Default for SystemBus {
 }
 
 impl SystemBus {
-    /// Follow the config and the preset: own the name while trim notices are on and the
-    /// config allows a bus ("auto": where one is there; "on": an error if there is none);
-    /// release it (disconnect) when they go off. An error only for "on" with notices on.
+    /// Follow the config and the preset: own the name while trim notices are on and the config allows a bus ("auto":
+    /// where one is there; "on": an error if there is none); release it (disconnect) when they go off. An error only
+    /// for "on" with notices on.
     pub fn follow(&mut self, cfg: &Notify, notices: bool) -> Result<(), String> {
         let wanted = notices
             && match cfg.dbus.as_str() {
@@ -96,8 +96,8 @@ fn take_name(cfg: &Notify) -> Result<State, String> {
     }
 }
 
-/// The connection if the name is ours, `None` if another owns it. Never queued for it nor
-/// replacing its owner: the signals must come from one owner GLib can follow.
+/// The connection if the name is ours, `None` if another owns it. Never queued for it nor replacing its owner: the
+/// signals must come from one owner GLib can follow.
 fn connect_and_own() -> Result<Option<Connection>, String> {
     let c = Connection::system().map_err(|e| e.to_string())?;
     match c.request_name_with_flags(DBUS_NAME, RequestNameFlags::DoNotQueue.into()) {

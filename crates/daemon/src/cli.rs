@@ -1,8 +1,7 @@
-//! The daemon's command line: `memorch run` and `memorchd`, one command. `memorchd` is the
-//! daemon alone (no bench, report or actuator commands linked in), which `memorch run` execs
-//! when it is installed beside it: the daemon locks the code it runs, and the page cache
-//! maps code in whole folios, so a binary of the daemon's code only keeps fewer of them
-//! resident (docs/performance.md).
+//! The daemon's command line: `memorch run` and `memorchd`, one command. `memorchd` is the daemon alone (no bench,
+//! report or actuator commands linked in), which `memorch run` execs when it is installed beside it: the daemon locks
+//! the code it runs, and the page cache maps code in whole folios, so a binary of the daemon's code only keeps fewer of
+//! them resident (docs/performance.md).
 
 use crate::config::{Config, Overrides};
 use crate::daemon::Daemon;
@@ -85,8 +84,8 @@ pub fn run(a: Args) -> Result<()> {
     overrides.apply(&mut cfg);
     cfg.check().map_err(|e| anyhow::anyhow!("{e}"))?;
     init_logging(&cfg.log_format);
-    // The daemon writes to sockets: a client that hung up must not kill it.
-    // SAFETY: setting a signal disposition at start-up, single-threaded.
+    // The daemon writes to sockets: a client that hung up must not kill it. SAFETY: setting a signal disposition at
+    // start-up, single-threaded.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let config_path = absolute(a.config).context("--config")?;
     let daemon =

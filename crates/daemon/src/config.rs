@@ -1,7 +1,6 @@
-//! The daemon's configuration: one TOML file, every key optional with a documented default
-//! (`DEFAULTS` is the complete default file, printed by `memorch config --defaults`). An
-//! unknown key, a wrong type or a value out of range is an error naming the key and the line;
-//! nothing of a bad file is applied.
+//! The daemon's configuration: one TOML file, every key optional with a documented default (`DEFAULTS` is the complete
+//! default file, printed by `memorch config --defaults`). An unknown key, a wrong type or a value out of range is an
+//! error naming the key and the line; nothing of a bad file is applied.
 
 use memorch_core::engine::preset::Preset;
 use memorch_core::engine::spec::dotted_keys;
@@ -10,8 +9,8 @@ use memorch_linux::DomainSpec;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// The complete default configuration, with every key and what it means: the file the
-/// package installs as /etc/memorch/memorch.toml, so the two cannot drift apart.
+/// The complete default configuration, with every key and what it means: the file the package installs as
+/// /etc/memorch/memorch.toml, so the two cannot drift apart.
 pub const DEFAULTS: &str = include_str!("../../../packaging/memorch.toml");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,8 +137,8 @@ pub struct ConfigError {
     pub message: String,
 }
 
-/// A hook's command (run by `sh -c`): where its program is named by a path, that path must be
-/// an executable file, or every kill would run a hook that cannot start.
+/// A hook's command (run by `sh -c`): where its program is named by a path, that path must be an executable file, or
+/// every kill would run a hook that cannot start.
 fn check_command(cmd: &str) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let Some(program) = cmd.split_whitespace().next().filter(|p| p.contains('/')) else { return Ok(()) };
@@ -262,8 +261,7 @@ impl Config {
     }
 }
 
-/// A path the daemon keeps: not empty, absolute (the daemon's working directory is not the
-/// file's), no NUL.
+/// A path the daemon keeps: not empty, absolute (the daemon's working directory is not the file's), no NUL.
 fn check_path(key: &str, p: &std::path::Path) -> Result<(), String> {
     if p.as_os_str().is_empty() {
         return Err(format!("{key} = \"\": give a path"));
@@ -277,8 +275,8 @@ fn check_path(key: &str, p: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// What the command line set over the config file. A reload reads the file again and puts
-/// these back on top, so that a SIGHUP never undoes `--dry-run` or `--preset`.
+/// What the command line set over the config file. A reload reads the file again and puts these back on top, so that a
+/// SIGHUP never undoes `--dry-run` or `--preset`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     pub preset: Option<String>,

@@ -1,5 +1,5 @@
-//! What clients of the control socket ask, and the answers: every request authorised and
-//! answered, status and explanations built from what the daemon last saw.
+//! What clients of the control socket ask, and the answers: every request authorised and answered, status and
+//! explanations built from what the daemon last saw.
 
 use crate::access;
 use crate::daemon::Daemon;
@@ -37,8 +37,8 @@ impl Daemon {
             Request::Launch { app, expect_mb } => {
                 self.events.push(Event::LaunchIntent { app, expected_bytes: expect_mb.map(|mb| mb << 20) });
                 if self.engine.preset.ahead.as_ref().is_some_and(|a| !a.launch_waits) {
-                    // Answered at once: the app starts while what it needs is secured beside
-                    // it (the decision follows the answer, in this same wake).
+                    // Answered at once: the app starts while what it needs is secured beside it (the decision follows
+                    // the answer, in this same wake).
                     return (Answer::with(&Decided { decided: false }), true);
                 }
                 // Decide now and answer with what was done, so a launcher can wait for it.
@@ -54,11 +54,10 @@ impl Daemon {
             }
             Request::Home {} => {
                 self.events.push(Event::Home);
-                // Decided (and carried out) before the answer, as a launch intent is: what the
-                // home step frees (MOS phase 1) is decided and signalled before the user's next
-                // app comes back. (Answered first, a MOS phase-1 kill once landed on the app
-                // being resumed; a victim may still be dying when the answer goes: the bench
-                // relaunches an app that dies as it is tapped.)
+                // Decided (and carried out) before the answer, as a launch intent is: what the home step frees (MOS
+                // phase 1) is decided and signalled before the user's next app comes back. (Answered first, a MOS
+                // phase-1 kill once landed on the app being resumed; a victim may still be dying when the answer goes:
+                // the bench relaunches an app that dies as it is tapped.)
                 self.decide(woke, "request");
                 (Answer::ok(None), false)
             }
@@ -86,8 +85,8 @@ impl Daemon {
         }
     }
 
-    /// A process's class, as an activity manager says it: written to its `oom_score_adj`
-    /// (the daemon is the one writer of it where it runs) and remembered.
+    /// A process's class, as an activity manager says it: written to its `oom_score_adj` (the daemon is the one writer
+    /// of it where it runs) and remembered.
     fn set_class(&mut self, pid: u32, class: Class) -> Answer {
         if !self.domain.contains(&self.root, pid).unwrap_or(false) {
             return Answer::err(format!("pid {pid} is not in domain {}", self.domain.spec));
@@ -97,8 +96,7 @@ impl Daemon {
                 return Answer::err(e.to_string());
             }
         }
-        // Brought back (or made visible): thawed before the launcher hears back, so the app
-        // runs when it is resumed.
+        // Brought back (or made visible): thawed before the launcher hears back, so the app runs when it is resumed.
         if class < Class::Cached {
             if let Some(Err(e)) = self.exec.thaw_now(pid) {
                 return Answer::err(format!("pid {pid} could not be thawed: {e}"));

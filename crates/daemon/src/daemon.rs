@@ -1,12 +1,10 @@
-//! The daemon: one thread, one poll loop over the signalfd, a timerfd, the domain's PSI
-//! triggers, the control socket and its clients, and the pidfds of victims being reaped.
-//! Cheap snapshots every tick; a full snapshot and a decision on pressure, on a request, when
-//! memory runs short (the engine's wake rule), or at least every `full_snapshot_ms`.
+//! The daemon: one thread, one poll loop over the signalfd, a timerfd, the domain's PSI triggers, the control socket
+//! and its clients, and the pidfds of victims being reaped. Cheap snapshots every tick; a full snapshot and a decision
+//! on pressure, on a request, when memory runs short (the engine's wake rule), or at least every `full_snapshot_ms`.
 //!
-//! What else the daemon does lives beside this file: one decision (decision.rs: look, decide,
-//! act, learn), its looks (look.rs), what clients may ask (control.rs), reloading its config
-//! (reload.rs), what it sets up on the machine and puts back (machine.rs), and carrying out
-//! actions (executor/).
+//! What else the daemon does lives beside this file: one decision (decision.rs: look, decide, act, learn), its looks
+//! (look.rs), what clients may ask (control.rs), reloading its config (reload.rs), what it sets up on the machine and
+//! puts back (machine.rs), and carrying out actions (executor/).
 
 use crate::config::{Config, Overrides};
 use crate::executor::Executor;
@@ -88,8 +86,7 @@ fn refuse_unprivileged(cfg: &Config) -> Result<(), String> {
     Ok(())
 }
 
-/// What was learned before, from the state dir (made if missing; a dry run makes and moves
-/// nothing there).
+/// What was learned before, from the state dir (made if missing; a dry run makes and moves nothing there).
 fn learned(cfg: &Config) -> Result<memorch_core::engine::Stats, String> {
     if !cfg.dry_run {
         std::fs::create_dir_all(&cfg.state_dir).map_err(|e| state_dir_error(cfg, e))?;
@@ -106,8 +103,8 @@ impl Daemon {
     pub fn start(cfg: Config, config_path: Option<PathBuf>, overrides: Overrides) -> Result<Daemon, String> {
         refuse_unprivileged(&cfg)?;
         let root = SysRoot::live();
-        // What a memorch that died left (zram, swap files, KSM settings) goes first: it
-        // would otherwise look like the machine's own set-up. A dry run only says what.
+        // What a memorch that died left (zram, swap files, KSM settings) goes first: it would otherwise look like the
+        // machine's own set-up. A dry run only says what.
         let adopted = machine::recover(&root, cfg.dry_run);
         let spec = cfg.domain_spec();
         let domain = Domain::open(&root, &spec).map_err(|e| format!("domain {spec}: {e}"))?;
@@ -165,9 +162,8 @@ impl Daemon {
     /// Run until SIGTERM or SIGINT, then put the machine back as it was.
     pub fn run(mut self) -> Result<(), String> {
         let mut poller = Poller::with_capacity(128);
-        // Start-up is over: its pages leave, and from here on every page the loop touches is
-        // locked as it touches it, the first look's included (the code a decision runs is
-        // the code the next one needs, under pressure too).
+        // Start-up is over: its pages leave, and from here on every page the loop touches is locked as it touches it,
+        // the first look's included (the code a decision runs is the code the next one needs, under pressure too).
         machine::lock_memory(&self.cfg);
         machine::adopt_orphans();
         // A first look at once, so status has a snapshot and the preset acts on what it finds.
@@ -207,8 +203,8 @@ impl Daemon {
         Ok(())
     }
 
-    /// Wait for the next fd to be ready; a client with requests read but not yet handled
-    /// (its budget ran out) is served again at once.
+    /// Wait for the next fd to be ready; a client with requests read but not yet handled (its budget ran out) is served
+    /// again at once.
     fn wait(&self, poller: &mut Poller) -> Wake {
         poller.clear();
         let wake = Wake {
@@ -275,8 +271,7 @@ impl Daemon {
         }
     }
 
-    /// Victims whose pidfds say they are gone: the engine waits for this before it kills
-    /// again; then it looks again.
+    /// Victims whose pidfds say they are gone: the engine waits for this before it kills again; then it looks again.
     fn on_victims(&mut self, poller: &Poller, wake: &Wake, cause: &mut Option<&'static str>) {
         for (i, _) in poller.ready(wake.victims).into_iter().rev() {
             if let Some(gone) = self.exec.reaped(i) {
@@ -308,9 +303,9 @@ impl Daemon {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    /// A cheap look every tick; the cause of a decision it calls for (a stall over a
-    /// trigger's threshold read here is pressure, triggers.rs). While a polling window is
-    /// open (polling.rs), every wake is a poll, but for the full look that falls due.
+    /// A cheap look every tick; the cause of a decision it calls for (a stall over a trigger's threshold read here is
+    /// pressure, triggers.rs). While a polling window is open (polling.rs), every wake is a poll, but for the full look
+    /// that falls due.
     fn tick(&mut self) -> Option<&'static str> {
         self.counters.cheap_snapshots += 1;
         let due = self.looks.last_full.elapsed() >= Duration::from_millis(self.cfg.loop_.full_snapshot_ms);
@@ -351,8 +346,8 @@ impl Daemon {
         self.counters.pressure_events += 1;
     }
 
-    /// A read of the domain's PSI: each trigger whose threshold the stall reached within its
-    /// window, with no event from the kernel, raises the event itself. Whether one did.
+    /// A read of the domain's PSI: each trigger whose threshold the stall reached within its window, with no event from
+    /// the kernel, raises the event itself. Whether one did.
     pub(crate) fn stall_read(&mut self, psi: &Facility<Psi>) -> bool {
         let raised = self.triggers.read(psi);
         for level in &raised {
@@ -362,8 +357,8 @@ impl Daemon {
         !raised.is_empty()
     }
 
-    /// Whether a polling window is open (closed, and the timer back to its tick, once over):
-    /// as long as the triggers' own window (a trigger cannot fire again sooner).
+    /// Whether a polling window is open (closed, and the timer back to its tick, once over): as long as the triggers'
+    /// own window (a trigger cannot fire again sooner).
     fn polling_now(&mut self) -> bool {
         let window = self.triggers.window().unwrap_or(Duration::from_millis(self.cfg.loop_.psi_window_ms));
         let open = self.polling.is_open(window);
@@ -371,8 +366,8 @@ impl Daemon {
         open
     }
 
-    /// The timer's period: the poll interval while a window is open and no victim is dying
-    /// (its pidfd wakes the daemon), else the tick.
+    /// The timer's period: the poll interval while a window is open and no victim is dying (its pidfd wakes the
+    /// daemon), else the tick.
     pub(crate) fn set_timer(&mut self) {
         let want = match self.polling.interval() {
             Some(interval) if self.exec.reaping.is_empty() => interval,

@@ -1,7 +1,6 @@
-//! One decision, as a pipeline: look (look.rs), decide (the engine), act (notify.rs, then the
-//! executor), learn (the engine, from the outcomes), then tell (the events stream) and tidy.
-//! `cause` (pressure, request, timer, start) and the time from the wake-up to each action go
-//! with each published action.
+//! One decision, as a pipeline: look (look.rs), decide (the engine), act (notify.rs, then the executor), learn (the
+//! engine, from the outcomes), then tell (the events stream) and tidy. `cause` (pressure, request, timer, start) and
+//! the time from the wake-up to each action go with each published action.
 
 use crate::daemon::Daemon;
 use crate::executor::Outcome;
@@ -25,8 +24,8 @@ impl Daemon {
     pub(crate) fn decide(&mut self, woke: Instant, cause: &str) {
         let Some(looked) = self.look(woke, cause) else { return };
         let events = std::mem::take(&mut self.events);
-        // A light look's read of the stall raises its event for the next decision, after
-        // this one's events are taken (a poll decides kills alone, on what it sees).
+        // A light look's read of the stall raises its event for the next decision, after this one's events are taken (a
+        // poll decides kills alone, on what it sees).
         let raised_for_next = looked.look.light && self.stall_read(&looked.look.snap.psi);
         let now_ms = self.now_ms();
         let snap = &looked.look.snap;
@@ -53,9 +52,8 @@ impl Daemon {
         self.looks.keep(looked.look);
     }
 
-    /// The look a decision is taken on. A poll (with the deaths it found) is decided on a
-    /// light look; so is a report of what the user did while memory is plentiful. A full
-    /// look's read of the stall counts at once.
+    /// The look a decision is taken on. A poll (with the deaths it found) is decided on a light look; so is a report of
+    /// what the user did while memory is plentiful. A full look's read of the stall counts at once.
     fn look(&mut self, woke: Instant, cause: &str) -> Option<Looked> {
         let poll = memorch_core::engine::is_poll(&self.events);
         let mut look = self.looks.take(&self.events, self.polling.was_open(), &self.cfg)?;
@@ -79,9 +77,8 @@ impl Daemon {
         Some(Looked { look, under_pressure, short, snapshot_us })
     }
 
-    /// Carry the actions out: notices and pre-kill hooks first (not in a dry run), then the
-    /// executor, kills first. A kill is refused where the victim's `oom_score_adj` fell since
-    /// the look (it came back to the front).
+    /// Carry the actions out: notices and pre-kill hooks first (not in a dry run), then the executor, kills first. A
+    /// kill is refused where the victim's `oom_score_adj` fell since the look (it came back to the front).
     fn act(&mut self, actions: &[Action], look: &Look) -> Vec<Outcome> {
         let snap = &look.snap;
         if !self.exec.dry_run {
@@ -115,9 +112,9 @@ impl Daemon {
         }
     }
 
-    /// Forget what is kept of processes gone; remove app groups that emptied. Housekeeping:
-    /// not while memory is `short`, and once a full look's period (it reads every group's
-    /// `cgroup.procs` in both hierarchies: every decision, it was half the daemon's reads).
+    /// Forget what is kept of processes gone; remove app groups that emptied. Housekeeping: not while memory is
+    /// `short`, and once a full look's period (it reads every group's `cgroup.procs` in both hierarchies: every
+    /// decision, it was half the daemon's reads).
     fn tidy(&mut self, short: bool) {
         let live: Vec<u32> = self.looks.apps.iter().map(|a| a.pid).collect();
         self.last_reasons.retain(|p, _| live.contains(p));
@@ -131,9 +128,8 @@ impl Daemon {
 }
 
 impl Daemon {
-    /// Before a decision's actions are carried out: its trim notices go out (so apps hear
-    /// before anything is compressed or killed), and each kill is announced and waits for
-    /// the pre-kill hook, within its bound.
+    /// Before a decision's actions are carried out: its trim notices go out (so apps hear before anything is compressed
+    /// or killed), and each kill is announced and waits for the pre-kill hook, within its bound.
     pub(crate) fn tell_before(
         &mut self,
         actions: &[memorch_core::engine::Action],

@@ -1,7 +1,6 @@
-//! The daemon's looks at its domain: a full look (every process, PSS from a cache) or a light
-//! one (memory afresh, the last full look's apps that are still alive, their classes read
-//! again: no process walk on the pressure path). A poll is decided on a light look; so is a
-//! report of what the user did while memory is plentiful (`reusable`).
+//! The daemon's looks at its domain: a full look (every process, PSS from a cache) or a light one (memory afresh, the
+//! last full look's apps that are still alive, their classes read again: no process walk on the pressure path). A poll
+//! is decided on a light look; so is a report of what the user did while memory is plentiful (`reusable`).
 
 use crate::apps::AppView;
 use crate::config::Config;
@@ -12,8 +11,8 @@ use memorch_linux::{process, snapshot, Domain, SysRoot};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// At most this many pidfds held for light looks: a domain of a whole machine may have
-/// thousands of processes, and the daemon's fds are limited; the rest are read from `/proc`.
+/// At most this many pidfds held for light looks: a domain of a whole machine may have thousands of processes, and the
+/// daemon's fds are limited; the rest are read from `/proc`.
 pub const MAX_HANDLES: usize = 256;
 
 /// What a look found: the snapshot, and whether it is light (the last full look's apps).
@@ -33,8 +32,8 @@ pub struct Looks {
     pub snap: Option<Snapshot>,
     pub apps: Vec<App>,
     pub last_full: Instant,
-    /// A pidfd of each process of the last full look (up to [`MAX_HANDLES`]): a light look
-    /// tells which are gone in one poll.
+    /// A pidfd of each process of the last full look (up to [`MAX_HANDLES`]): a light look tells which are gone in one
+    /// poll.
     handles: BTreeMap<u32, Pidfd>,
 }
 
@@ -52,9 +51,9 @@ impl Looks {
         }
     }
 
-    /// The look a decision on `events` is taken on: light for a poll, or for a report of what
-    /// the user did on a recent full look (`reusable`); else a full one, built on the cheap
-    /// snapshot read to find memory short where there is one. `None` (logged) if it failed.
+    /// The look a decision on `events` is taken on: light for a poll, or for a report of what the user did on a recent
+    /// full look (`reusable`); else a full one, built on the cheap snapshot read to find memory short where there is
+    /// one. `None` (logged) if it failed.
     pub fn take(&mut self, events: &[Event], polling: bool, cfg: &Config) -> Option<Look> {
         let poll = memorch_core::engine::is_poll(events);
         let light = if poll { self.light(cfg).map(Ok) } else { self.reusable(events, polling, cfg) };
@@ -71,8 +70,8 @@ impl Looks {
             .ok()
     }
 
-    /// After a full look: PSS from its cache (walked again only where old or changed, never
-    /// while memory is `short`), the apps built; the number of page-table walks.
+    /// After a full look: PSS from its cache (walked again only where old or changed, never while memory is `short`),
+    /// the apps built; the number of page-table walks.
     pub fn fill(
         &mut self,
         snap: &mut Snapshot,
@@ -93,11 +92,10 @@ impl Looks {
         self.snap = Some(look.snap);
     }
 
-    /// A light look for a decision on what the user did alone, or `None` for a full one: the
-    /// events report switches, home, the screen or a finished launch of apps the last full
-    /// look saw, that look is younger than a full look's period, no polling window is open,
-    /// and memory is plentiful on the fresh figures (not `wake::memory_short`). `Err` with the
-    /// cheap snapshot read to find memory short, for the full look to build on.
+    /// A light look for a decision on what the user did alone, or `None` for a full one: the events report switches,
+    /// home, the screen or a finished launch of apps the last full look saw, that look is younger than a full look's
+    /// period, no polling window is open, and memory is plentiful on the fresh figures (not `wake::memory_short`).
+    /// `Err` with the cheap snapshot read to find memory short, for the full look to build on.
     fn reusable(
         &self,
         events: &[Event],
@@ -128,16 +126,15 @@ impl Looks {
         self.light_from(snap, cfg).map(Ok)
     }
 
-    /// A light look: memory, swap, zram and counters afresh (KSM's as the last look found
-    /// them); the processes and apps of the last full look still alive, with their classes as
-    /// they are now (an app brought back to the front since must not die as the cached app
-    /// it was). `None` before any full look.
+    /// A light look: memory, swap, zram and counters afresh (KSM's as the last look found them); the processes and apps
+    /// of the last full look still alive, with their classes as they are now (an app brought back to the front since
+    /// must not die as the cached app it was). `None` before any full look.
     pub fn light(&self, cfg: &Config) -> Option<(Snapshot, Vec<App>)> {
         self.light_from(self.cheap()?, cfg)
     }
 
-    /// Memory, swap, zram and counters afresh, KSM's figures those of the last look, or `None`
-    /// (logged) if they could not be read.
+    /// Memory, swap, zram and counters afresh, KSM's figures those of the last look, or `None` (logged) if they could
+    /// not be read.
     fn cheap(&self) -> Option<Snapshot> {
         let ksm = self.snap.as_ref()?.ksm.clone();
         snapshot::cheap_with_ksm(&self.root, &self.domain, ksm)
@@ -169,8 +166,8 @@ impl Looks {
         Some((snap, apps))
     }
 
-    /// Which processes held by a pidfd have exited, by pid: one poll for all of them. Empty
-    /// if the poll failed (each is then read from `/proc`).
+    /// Which processes held by a pidfd have exited, by pid: one poll for all of them. Empty if the poll failed (each is
+    /// then read from `/proc`).
     fn exited(&self) -> BTreeMap<u32, bool> {
         let fds: Vec<&Pidfd> = self.handles.values().collect();
         match pidfd::which_exited(&fds) {
@@ -179,10 +176,9 @@ impl Looks {
         }
     }
 
-    /// After a full look: a pidfd for each of its processes (up to [`MAX_HANDLES`]), none
-    /// for those gone. A handle whose process exited while the look saw its pid alive is of
-    /// an earlier process (the pid was reused): it is opened again, or the new one would be
-    /// taken for gone in every light look.
+    /// After a full look: a pidfd for each of its processes (up to [`MAX_HANDLES`]), none for those gone. A handle
+    /// whose process exited while the look saw its pid alive is of an earlier process (the pid was reused): it is
+    /// opened again, or the new one would be taken for gone in every light look.
     fn keep_handles(&mut self, snap: &Snapshot) {
         let Some(procs) = snap.processes.as_ref() else { return };
         let exited = self.exited();

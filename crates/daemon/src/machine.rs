@@ -1,6 +1,5 @@
-//! What the daemon sets up on the machine at start (zram as its preset asks, PSI triggers,
-//! its own priority and locked memory) and puts back at the end, and what a memorch that
-//! died left behind, put back before anything else.
+//! What the daemon sets up on the machine at start (zram as its preset asks, PSI triggers, its own priority and locked
+//! memory) and puts back at the end, and what a memorch that died left behind, put back before anything else.
 
 use crate::config::Config;
 use crate::executor::Executor;
@@ -10,8 +9,8 @@ use memorch_linux::recovery::Adopted;
 use memorch_linux::zram::ZramGuard;
 use memorch_linux::{snapshot, Domain, SysRoot};
 
-/// Undo what memorch processes that died left (their guards never ran), and say so; take
-/// over the swap whose pages would not fit back. In a dry run, say only what would be done.
+/// Undo what memorch processes that died left (their guards never ran), and say so; take over the swap whose pages
+/// would not fit back. In a dry run, say only what would be done.
 pub fn recover(root: &SysRoot, dry_run: bool) -> Adopted {
     let found =
         if dry_run { memorch_linux::recovery::report_all(root) } else { memorch_linux::recovery::recover_all(root) };
@@ -34,8 +33,8 @@ pub fn recover(root: &SysRoot, dry_run: bool) -> Adopted {
     adopted
 }
 
-/// Thaw the domain's app groups that a memorch that died left frozen: an app must never stay
-/// frozen with nobody to thaw it. Not in a dry run (which changes nothing).
+/// Thaw the domain's app groups that a memorch that died left frozen: an app must never stay frozen with nobody to thaw
+/// it. Not in a dry run (which changes nothing).
 pub fn thaw_left_frozen(domain: &Domain, dry_run: bool) {
     if dry_run {
         return;
@@ -49,9 +48,8 @@ pub fn thaw_left_frozen(domain: &Domain, dry_run: bool) {
     }
 }
 
-/// PSI triggers on the domain's pressure file: a preset that detects by PSI (lmkd, SWAM) arms
-/// its own thresholds (the partial stall of a low-RAM device where the domain is one), every
-/// other one the config's.
+/// PSI triggers on the domain's pressure file: a preset that detects by PSI (lmkd, SWAM) arms its own thresholds (the
+/// partial stall of a low-RAM device where the domain is one), every other one the config's.
 pub fn arm_triggers(domain: &Domain, cfg: &Config, preset: &Preset) -> Vec<crate::triggers::Trigger> {
     let Some(psi) = &domain.psi_file else { return Vec::new() };
     let (some_us, full_us, w) = match &preset.detection {
@@ -75,8 +73,8 @@ pub fn arm_triggers(domain: &Domain, cfg: &Config, preset: &Preset) -> Vec<crate
     out
 }
 
-/// Make the daemon the subreaper of what it starts: what a hook leaves running after it ends
-/// becomes the daemon's child, for `Notifier` to end (a hook's `setsid cmd &` included).
+/// Make the daemon the subreaper of what it starts: what a hook leaves running after it ends becomes the daemon's
+/// child, for `Notifier` to end (a hook's `setsid cmd &` included).
 pub fn adopt_orphans() {
     // SAFETY: prctl on this process.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
@@ -84,8 +82,7 @@ pub fn adopt_orphans() {
     }
 }
 
-/// The daemon's priority: when memory is short the CPUs are busy reclaiming, and a kill
-/// must not wait its turn.
+/// The daemon's priority: when memory is short the CPUs are busy reclaiming, and a kill must not wait its turn.
 pub fn prioritise(cfg: &Config) {
     // On the main thread before any other starts: the threads it starts inherit it.
     if let Err(e) = memorch_linux::priority::set(cfg.loop_.nice) {
@@ -93,9 +90,8 @@ pub fn prioritise(cfg: &Config) {
     }
 }
 
-/// Lock the daemon's memory, so a kill never waits for a page fault when memory is short,
-/// once start-up is over: its start-up code is dropped first, and only pages the running
-/// loop touches are locked (as it touches them).
+/// Lock the daemon's memory, so a kill never waits for a page fault when memory is short, once start-up is over: its
+/// start-up code is dropped first, and only pages the running loop touches are locked (as it touches them).
 pub fn lock_memory(cfg: &Config) {
     if !cfg.loop_.lock_memory {
         return;
@@ -110,8 +106,8 @@ pub fn lock_memory(cfg: &Config) {
     }
 }
 
-/// zram as the preset asks, when the domain has no swap and the config lets memorch manage
-/// it; changes nothing in a dry run.
+/// zram as the preset asks, when the domain has no swap and the config lets memorch manage it; changes nothing in a dry
+/// run.
 pub fn setup_zram(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset) -> Result<Option<ZramGuard>, String> {
     let Some(pct) = preset.swap.zram_pct else { return Ok(None) };
     if !cfg.manage.zram {
@@ -134,9 +130,9 @@ pub fn setup_zram(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset
     Ok(Some(g))
 }
 
-/// The rest of a preset's swap set-up: a fixed storage swap below zram (SWAM's NAND-swap and
-/// MeeGo's MMC baselines), where the domain has no storage swap yet and the config lets
-/// memorch add swap files; and the domain's swappiness. Nothing in a dry run.
+/// The rest of a preset's swap set-up: a fixed storage swap below zram (SWAM's NAND-swap and MeeGo's MMC baselines),
+/// where the domain has no storage swap yet and the config lets memorch add swap files; and the domain's swappiness.
+/// Nothing in a dry run.
 pub fn setup_swap_extras(cfg: &Config, root: &SysRoot, domain: &Domain, preset: &Preset) -> Result<SwapExtras, String> {
     let mut extras = SwapExtras::default();
     let p = &preset.swap;
@@ -193,15 +189,14 @@ pub struct Setup {
     pub swap_extras: SwapExtras,
 }
 
-/// Put back what memorch changed: frozen apps, swap files, KSM settings, zram; and say
-/// exactly what was put back and what could not be.
+/// Put back what memorch changed: frozen apps, swap files, KSM settings, zram; and say exactly what was put back and
+/// what could not be.
 pub fn shutdown(exec: &mut Executor, domain: &Domain, mut setup: Setup) {
     let (mut done, mut failed) = exec.thaw_all();
     let (more_done, more_failed) = exec.actuators.put_back();
     done.extend(more_done);
     failed.extend(more_failed);
-    // The loop looks for empty app groups once a full snapshot's period: those emptied since
-    // the last look go now.
+    // The loop looks for empty app groups once a full snapshot's period: those emptied since the last look go now.
     let emptied = memorch_linux::appgroup::remove_empty(domain);
     if emptied > 0 {
         tracing::info!(emptied, "removed the domain's empty app groups");

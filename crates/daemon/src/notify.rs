@@ -1,7 +1,7 @@
-//! Telling others before and after harm (issue 14): trim notices to the apps that listen on
-//! the socket and as the freedesktop `LowMemoryWarning` D-Bus signal, the pre-kill hook (a
-//! command the kill waits for, within a bound) and the post-kill command. What apps give back
-//! after a notice is measured here (their RSS and swap), not taken from them.
+//! Telling others before and after harm (issue 14): trim notices to the apps that listen on the socket and as the
+//! freedesktop `LowMemoryWarning` D-Bus signal, the pre-kill hook (a command the kill waits for, within a bound) and
+//! the post-kill command. What apps give back after a notice is measured here (their RSS and swap), not taken from
+//! them.
 
 use crate::bus::SystemBus;
 use crate::config::Notify;
@@ -49,8 +49,8 @@ impl Notifier {
         }
     }
 
-    /// What watched apps gave back since the last look (bytes newly freed), from the apps of
-    /// a decision; watches end after [`TRIM_WATCH`] or with the app.
+    /// What watched apps gave back since the last look (bytes newly freed), from the apps of a decision; watches end
+    /// after [`TRIM_WATCH`] or with the app.
     pub fn freed_since(&mut self, apps: &[App]) -> u64 {
         let mut more = 0;
         self.watched.retain(|pid, w| {
@@ -65,8 +65,8 @@ impl Notifier {
         more
     }
 
-    /// Run the pre-kill hook for each victim and wait for them all, at most the configured
-    /// bound from now; hooks still running then are killed (they are ours). The wait it took.
+    /// Run the pre-kill hook for each victim and wait for them all, at most the configured bound from now; hooks still
+    /// running then are killed (they are ours). The wait it took.
     pub fn pre_kill(&mut self, cfg: &Notify, victims: &[Victim], reason: &str) -> Duration {
         let t0 = Instant::now();
         if cfg.pre_kill.is_empty() {
@@ -93,9 +93,8 @@ impl Notifier {
             if !ended {
                 tracing::warn!(hook = %cfg.pre_kill, wait_ms = cfg.pre_kill_wait_ms, "pre-kill hook still running at its bound: killed, the kill goes ahead");
             }
-            // Its whole process group, ended or not: what the shell left running in the
-            // background (`cmd &`) goes with it.
-            // SAFETY: a signal to the group of a child we started in a group of its own.
+            // Its whole process group, ended or not: what the shell left running in the background (`cmd &`) goes with
+            // it. SAFETY: a signal to the group of a child we started in a group of its own.
             unsafe { libc::kill(-(h.id() as i32), libc::SIGKILL) };
             match h.wait() {
                 Ok(st) if !st.success() && ended => {
@@ -108,9 +107,9 @@ impl Notifier {
         t0.elapsed()
     }
 
-    /// Kill what hooks left running in a session of their own (`setsid cmd &`): with the
-    /// daemon their subreaper (`machine::adopt_orphans`), a hook's orphans become its
-    /// children, and every child that is not a post-kill command still running is one.
+    /// Kill what hooks left running in a session of their own (`setsid cmd &`): with the daemon their subreaper
+    /// (`machine::adopt_orphans`), a hook's orphans become its children, and every child that is not a post-kill
+    /// command still running is one.
     fn end_strays(&mut self) {
         self.post_kill.retain_mut(|c| c.try_wait().ok().flatten().is_none());
         let me = std::process::id();
@@ -160,8 +159,8 @@ fn spawn(cmd: &str, env: &[(&str, String)]) -> std::io::Result<Child> {
     use std::os::unix::process::CommandExt;
     let mut c = Command::new("/bin/sh");
     c.arg("-c").arg(cmd).stdin(Stdio::null()).stdout(Stdio::null()).process_group(0);
-    // At the apps' priority, not the daemon's raised one.
-    // SAFETY: setpriority between fork and exec, on the child itself.
+    // At the apps' priority, not the daemon's raised one. SAFETY: setpriority between fork and exec, on the child
+    // itself.
     unsafe {
         c.pre_exec(|| {
             libc::setpriority(libc::PRIO_PROCESS, 0, 0);

@@ -1,10 +1,8 @@
-//! Polling after a pressure trigger, as Android's lmkd does (core `wake.rs` has the rule): a
-//! PSI trigger fires at most once a window, and the memcg's OOM killer does not wait for the
-//! next one. So for a window after a trigger (restarted by each trigger, each kill and each
-//! direct reclaim seen while polling) a preset that kills is looked at again every 100 ms,
-//! every 10 ms after a kill or while swap is low, and not while a victim is still dying (its
-//! pidfd wakes the daemon). Those looks are light (look.rs); the engine takes only kill
-//! decisions on them (`Input::is_poll`).
+//! Polling after a pressure trigger, as Android's lmkd does (core `wake.rs` has the rule): a PSI trigger fires at most
+//! once a window, and the memcg's OOM killer does not wait for the next one. So for a window after a trigger (restarted
+//! by each trigger, each kill and each direct reclaim seen while polling) a preset that kills is looked at again every
+//! 100 ms, every 10 ms after a kill or while swap is low, and not while a victim is still dying (its pidfd wakes the
+//! daemon). Those looks are light (look.rs); the engine takes only kill decisions on them (`Input::is_poll`).
 
 use memorch_core::engine::preset::{Detection, KillMode, Preset};
 use memorch_core::engine::wake;
@@ -50,8 +48,8 @@ impl Polling {
         self.window.map(|w| w.interval)
     }
 
-    /// After a decision of `preset`: start or extend the window on a trigger, a kill, or
-    /// direct reclaim while polling, and choose the interval.
+    /// After a decision of `preset`: start or extend the window on a trigger, a kill, or direct reclaim while polling,
+    /// and choose the interval.
     pub fn after_decision(&mut self, preset: &Preset, pressure: bool, killed: bool, snap: &Snapshot) {
         let direct = snap.counters.direct_reclaims;
         let direct_grew = direct.zip(self.last_direct_reclaims).is_some_and(|(now, before)| now > before);

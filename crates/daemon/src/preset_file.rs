@@ -1,6 +1,6 @@
-//! Presets by spec, a user's own files included: `NAME`, `NAME:key=value,…` (a shipped preset
-//! or a variant of it) or `file:PATH` (a TOML file in the shipped presets' form, named by its
-//! file stem). The pure engine parses; reading the file is here.
+//! Presets by spec, a user's own files included: `NAME`, `NAME:key=value,…` (a shipped preset or a variant of it) or
+//! `file:PATH` (a TOML file in the shipped presets' form, named by its file stem). The pure engine parses; reading the
+//! file is here.
 
 use memorch_core::engine::Preset;
 use std::io::Read;
@@ -49,9 +49,9 @@ fn read(path: &Path) -> Result<String, String> {
     read_bounded(path, "a preset").map_err(|e| format!("preset file {}: {e}", path.display()))
 }
 
-/// A text file of at most [`MAX_FILE_BYTES`], read without reading more: a config or preset
-/// named by mistake (`/dev/zero`, a disk image) is refused, never read whole into memory.
-/// The error says what is wrong, not which file: the caller names it.
+/// A text file of at most [`MAX_FILE_BYTES`], read without reading more: a config or preset named by mistake
+/// (`/dev/zero`, a disk image) is refused, never read whole into memory. The error says what is wrong, not which file:
+/// the caller names it.
 pub fn read_bounded(path: &Path, is: &str) -> Result<String, String> {
     let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut text = String::new();

@@ -5,9 +5,8 @@ use crate::daemon::Daemon;
 use memorch_core::engine::Engine;
 
 impl Daemon {
-    /// Read the config again, the command line's settings on top; keep the old one if the
-    /// new one is bad. A dry run stays one: only a restart without it arms memorch. Every
-    /// change that takes effect is logged.
+    /// Read the config again, the command line's settings on top; keep the old one if the new one is bad. A dry run
+    /// stays one: only a restart without it arms memorch. Every change that takes effect is logged.
     pub(crate) fn reload(&mut self) {
         let Some(path) = self.config_path.clone() else {
             tracing::warn!("SIGHUP: started without --config, nothing to reload");

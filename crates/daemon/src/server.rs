@@ -1,13 +1,12 @@
-//! The control socket: a non-blocking Unix listener and its clients, read and written from
-//! the daemon's poll loop. Lines longer than the protocol allows, clients that send garbage
-//! or do not read their answers are dealt with here, so nothing a client does can stop the
-//! daemon or grow its memory (docs/protocol.md, "Who may do what"):
-//! - at most [`MAX_CLIENTS`] connections, at most [`MAX_PER_UID`] of any one non-root uid,
-//!   and [`ROOT_RESERVED`] of them only root may take, so root always gets in;
-//! - at most [`READ_BUDGET`] bytes and [`LINES_PER_WAKE`] requests of a client handled per
-//!   wake-up (the rest waits in the kernel's socket buffer, which is bounded);
-//! - at most [`MAX_PENDING_OUT`] bytes of answers or events waiting for a client that does not
-//!   read them; past that it is dropped; [`MAX_BAD_LINES`] bad requests in a row drop it too.
+//! The control socket: a non-blocking Unix listener and its clients, read and written from the daemon's poll loop.
+//! Lines longer than the protocol allows, clients that send garbage or do not read their answers are dealt with here,
+//! so nothing a client does can stop the daemon or grow its memory (docs/protocol.md, "Who may do what"):
+//! - at most [`MAX_CLIENTS`] connections, at most [`MAX_PER_UID`] of any one non-root uid, and [`ROOT_RESERVED`] of
+//!   them only root may take, so root always gets in;
+//! - at most [`READ_BUDGET`] bytes and [`LINES_PER_WAKE`] requests of a client handled per wake-up (the rest waits in
+//!   the kernel's socket buffer, which is bounded);
+//! - at most [`MAX_PENDING_OUT`] bytes of answers or events waiting for a client that does not read them; past that it
+//!   is dropped; [`MAX_BAD_LINES`] bad requests in a row drop it too.
 
 use crate::access::Peer;
 use memorch_protocol::MAX_LINE;
@@ -25,8 +24,8 @@ pub const ROOT_RESERVED: usize = 8;
 pub const MAX_PER_UID: usize = 4;
 /// A client whose unread answers and events exceed this is dropped.
 pub const MAX_PENDING_OUT: usize = 128 << 10;
-/// Bytes read from one client per wake-up (more than the longest line, so a long line is
-/// seen whole or refused in one wake-up).
+/// Bytes read from one client per wake-up (more than the longest line, so a long line is seen whole or refused in one
+/// wake-up).
 pub const READ_BUDGET: usize = 2 * MAX_LINE + 4096;
 /// Requests of one client handled per wake-up.
 pub const LINES_PER_WAKE: usize = 32;
@@ -55,10 +54,9 @@ pub struct Server {
 }
 
 impl Server {
-    /// Whether `path` is free to listen on: its directory made, a stale socket file removed,
-    /// a live one refused. The daemon asks this before it touches the machine, and binds
-    /// only once it is set up: a socket that answers is a daemon that is ready (clients and
-    /// tests connect to know that).
+    /// Whether `path` is free to listen on: its directory made, a stale socket file removed, a live one refused. The
+    /// daemon asks this before it touches the machine, and binds only once it is set up: a socket that answers is a
+    /// daemon that is ready (clients and tests connect to know that).
     pub fn claim(path: &Path) -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
@@ -80,8 +78,7 @@ impl Server {
         std::fs::remove_file(path)
     }
 
-    /// Listen on `path` (a stale socket file is replaced; anyone may connect, `SO_PEERCRED`
-    /// decides what they may say).
+    /// Listen on `path` (a stale socket file is replaced; anyone may connect, `SO_PEERCRED` decides what they may say).
     pub fn bind(path: &Path) -> std::io::Result<Server> {
         Server::claim(path)?;
         let listener = UnixListener::bind(path)?;
@@ -121,8 +118,8 @@ impl Server {
         }
     }
 
-    /// A trim notice to the listeners it is meant for (every one, or the one app it names)
-    /// and to the events stream; the pids of the listeners told.
+    /// A trim notice to the listeners it is meant for (every one, or the one app it names) and to the events stream;
+    /// the pids of the listeners told.
     pub fn publish_trim(&mut self, n: &memorch_protocol::TrimNotice) -> Vec<u32> {
         let mut line = serde_json::to_string(&memorch_protocol::Event::Trim(n.clone())).unwrap_or_default();
         line.push('\n');
@@ -140,9 +137,8 @@ impl Server {
     }
 }
 
-/// Whether a client of `uid` may connect while clients of `connected` uids are: root
-/// always (while any slot is free), others within their own limit and outside root's
-/// reserve. `Err` says why not.
+/// Whether a client of `uid` may connect while clients of `connected` uids are: root always (while any slot is free),
+/// others within their own limit and outside root's reserve. `Err` says why not.
 pub fn admit(uid: u32, connected: impl Iterator<Item = u32>) -> Result<(), String> {
     let (mut all, mut mine) = (0, 0);
     for u in connected {
@@ -205,10 +201,9 @@ impl Client {
         !self.out.is_empty()
     }
 
-    /// Read what is there, within this wake-up's budget; return complete lines (oversized
-    /// ones as `Err`). Bytes are read from the socket only while no complete line waits in
-    /// ours, so at most one read's worth waits here; the rest stays in the kernel's socket
-    /// buffer. Lines that wait make [`Client::has_pending`] true: the loop must come back.
+    /// Read what is there, within this wake-up's budget; return complete lines (oversized ones as `Err`). Bytes are
+    /// read from the socket only while no complete line waits in ours, so at most one read's worth waits here; the rest
+    /// stays in the kernel's socket buffer. Lines that wait make [`Client::has_pending`] true: the loop must come back.
     pub fn read_lines(&mut self) -> Vec<Result<String, String>> {
         let mut lines = Vec::new();
         let mut buf = [0u8; 4096];
@@ -293,8 +288,8 @@ impl Client {
 
     pub fn flush(&mut self) {
         while !self.out.is_empty() {
-            // MSG_NOSIGNAL: a client that hung up must not SIGPIPE the daemon.
-            // SAFETY: sending from our buffer on our socket.
+            // MSG_NOSIGNAL: a client that hung up must not SIGPIPE the daemon. SAFETY: sending from our buffer on our
+            // socket.
             let n = unsafe {
                 libc::send(self.stream.as_raw_fd(), self.out.as_ptr().cast(), self.out.len(), libc::MSG_NOSIGNAL)
             };

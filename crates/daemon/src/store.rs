@@ -1,5 +1,5 @@
-//! Learned app statistics on disk: one small JSON file in the state directory, written
-//! atomically. A corrupt file is kept aside with a warning and the daemon starts fresh.
+//! Learned app statistics on disk: one small JSON file in the state directory, written atomically. A corrupt file is
+//! kept aside with a warning and the daemon starts fresh.
 
 use memorch_core::engine::Stats;
 use serde::{Deserialize, Serialize};
@@ -15,12 +15,12 @@ pub fn path(state_dir: &Path) -> PathBuf {
     state_dir.join("app-stats.json")
 }
 
-/// The most a statistics file may hold: [`memorch_core::engine::stats::MAX_APPS`] apps take
-/// a few hundred KiB; anything far larger was not written by memorch.
+/// The most a statistics file may hold: [`memorch_core::engine::stats::MAX_APPS`] apps take a few hundred KiB; anything
+/// far larger was not written by memorch.
 const MAX_FILE_BYTES: u64 = 8 << 20;
 
-/// Load what was learned. Returns the stats and, if the file was unusable, where it was put
-/// (`read_only`, a dry run's: left where it is, and `None`).
+/// Load what was learned. Returns the stats and, if the file was unusable, where it was put (`read_only`, a dry run's:
+/// left where it is, and `None`).
 pub fn load(state_dir: &Path, read_only: bool) -> (Stats, Option<PathBuf>) {
     let p = path(state_dir);
     let Ok(meta) = std::fs::metadata(&p) else { return (Stats::default(), None) };
@@ -28,8 +28,8 @@ pub fn load(state_dir: &Path, read_only: bool) -> (Stats, Option<PathBuf>) {
         tracing::warn!(file = %p.display(), "the statistics file is not a regular file: remove it, or nothing learned will be kept");
         return (Stats::default(), None);
     }
-    // Bytes, not text: a file that is not even UTF-8 is as corrupt as bad JSON, and is kept.
-    // Past the bound it is not read at all (kept aside below as unreadable).
+    // Bytes, not text: a file that is not even UTF-8 is as corrupt as bad JSON, and is kept. Past the bound it is not
+    // read at all (kept aside below as unreadable).
     let bytes = if meta.len() <= MAX_FILE_BYTES { std::fs::read(&p).unwrap_or_default() } else { Vec::new() };
     match serde_json::from_slice::<File>(&bytes) {
         Ok(mut f) if f.version == 1 => {

@@ -1,7 +1,7 @@
-//! The PSI triggers the daemon waits on, each with its rule run again on the daemon's own
-//! reads of the stall (core `stall_trigger.rs` says why: a read of a pressure file can take
-//! the kernel's check of an unprivileged trigger, and the trigger then never fires). One
-//! pressure event a window per trigger, from the kernel or from a read, whichever comes first.
+//! The PSI triggers the daemon waits on, each with its rule run again on the daemon's own reads of the stall (core
+//! `stall_trigger.rs` says why: a read of a pressure file can take the kernel's check of an unprivileged trigger, and
+//! the trigger then never fires). One pressure event a window per trigger, from the kernel or from a read, whichever
+//! comes first.
 
 use memorch_core::engine::stall_trigger::StallTrigger;
 use memorch_core::engine::PressureLevel;
@@ -55,8 +55,8 @@ impl Triggers {
         t.reads.kernel_fired(now).then(|| t.level())
     }
 
-    /// A read of the domain's PSI: the level of each trigger whose threshold the stall reached
-    /// within its window with no event from the kernel (the read raises it).
+    /// A read of the domain's PSI: the level of each trigger whose threshold the stall reached within its window with
+    /// no event from the kernel (the read raises it).
     pub fn read(&mut self, psi: &Facility<Psi>) -> Vec<PressureLevel> {
         let Some(p) = psi.get() else { return Vec::new() };
         let now = self.now_us();

@@ -1,6 +1,6 @@
-//! What a user calls an app, from the group the system started it in: a systemd desktop's
-//! application id (`app-gnome-firefox-4242.scope`, `app-org.gnome.Terminal.slice`) or
-//! Android's package (the argv[0] of a process in `uid_N/pid_M`); else its command's name.
+//! What a user calls an app, from the group the system started it in: a systemd desktop's application id
+//! (`app-gnome-firefox-4242.scope`, `app-org.gnome.Terminal.slice`) or Android's package (the argv[0] of a process in
+//! `uid_N/pid_M`); else its command's name.
 
 use crate::cgroup::process_cgroup_path;
 use crate::domain::Domain;
@@ -37,9 +37,8 @@ pub fn below_domain(root: &SysRoot, pid: u32, domain: &Domain) -> String {
     cg.strip_prefix(top).unwrap_or(&cg).to_string()
 }
 
-/// `app-gnome-firefox-4242.scope` → `firefox`; `app-org.gnome.Terminal.slice` →
-/// `org.gnome.Terminal`; `app-gnome-foo\x2dbar@3.service` → `foo-bar`. memorch's own
-/// `app-PID` groups and other units have none.
+/// `app-gnome-firefox-4242.scope` → `firefox`; `app-org.gnome.Terminal.slice` → `org.gnome.Terminal`;
+/// `app-gnome-foo\x2dbar@3.service` → `foo-bar`. memorch's own `app-PID` groups and other units have none.
 fn systemd_app_id(unit: &str) -> Option<String> {
     let rest = unit.strip_prefix("app-")?;
     let (stem, kind) = rest.rsplit_once('.')?;

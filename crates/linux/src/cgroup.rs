@@ -1,9 +1,9 @@
 //! cgroups, v1 and v2, as one domain.
 //!
-//! A cgroup path (`/a/b`, as `/proc/PID/cgroup` writes it) is looked up in every mounted
-//! hierarchy. Memory (limit, usage, `memory.stat`) comes from whichever hierarchy has the
-//! memory controller (v2 `memory.max`, or v1 `memory.limit_in_bytes` as on hybrid machines),
-//! PSI from the v2 group at the same path, processes from `cgroup.procs` of both.
+//! A cgroup path (`/a/b`, as `/proc/PID/cgroup` writes it) is looked up in every mounted hierarchy. Memory (limit,
+//! usage, `memory.stat`) comes from whichever hierarchy has the memory controller (v2 `memory.max`, or v1
+//! `memory.limit_in_bytes` as on hybrid machines), PSI from the v2 group at the same path, processes from
+//! `cgroup.procs` of both.
 
 use crate::error::{Error, Result};
 use crate::parse::field;
@@ -47,8 +47,8 @@ impl Mount {
         Some(if rel.is_empty() { self.dir.clone() } else { self.dir.join(rel) })
     }
 
-    /// The cgroup path of a directory in this hierarchy (the inverse of [`Mount::dir_of`]), if
-    /// the directory lies under the mount.
+    /// The cgroup path of a directory in this hierarchy (the inverse of [`Mount::dir_of`]), if the directory lies under
+    /// the mount.
     pub fn path_of(&self, dir: &Path) -> Option<String> {
         let rel = dir.strip_prefix(&self.dir).ok()?.to_str()?;
         if rel.is_empty() {
@@ -177,8 +177,7 @@ fn read_num(p: &Path) -> Result<u64> {
     t.trim().parse().map_err(|_| Error::parse(p, "a number", t.trim()))
 }
 
-/// Memory and counters of a cgroup. `ram_bytes` caps the limit: an unlimited group has the
-/// machine's RAM.
+/// Memory and counters of a cgroup. `ram_bytes` caps the limit: an unlimited group has the machine's RAM.
 pub fn read_memory(dirs: &CgroupDirs, ram_bytes: u64) -> Result<(MemoryState, Counters)> {
     match dirs.memory_source() {
         Some(MemorySource::V1(d)) => read_v1(&d, ram_bytes),
@@ -286,8 +285,8 @@ fn read_v2(dir: &Path, top: Option<&Path>, ram_bytes: u64) -> Result<(MemoryStat
     Ok((mem, counters))
 }
 
-/// A v1 memory group's `memory.swappiness` set while this lives, put back on drop. A setting
-/// of the group alone, which goes with it: nothing machine-wide to record.
+/// A v1 memory group's `memory.swappiness` set while this lives, put back on drop. A setting of the group alone, which
+/// goes with it: nothing machine-wide to record.
 #[derive(Debug)]
 pub struct SwappinessGuard {
     file: PathBuf,
@@ -295,8 +294,8 @@ pub struct SwappinessGuard {
 }
 
 impl SwappinessGuard {
-    /// Set the group's swappiness (0..=200). Only v1 memory groups have one: a v2 group or
-    /// the system domain is refused, naming what to do instead.
+    /// Set the group's swappiness (0..=200). Only v1 memory groups have one: a v2 group or the system domain is
+    /// refused, naming what to do instead.
     pub fn set(dirs: &CgroupDirs, value: u32) -> Result<SwappinessGuard> {
         if value > 200 {
             return Err(Error::Refused(format!("swappiness {value} is out of range: give 0..=200")));
@@ -361,8 +360,7 @@ pub fn join_self(dirs: &CgroupDirs) -> Result<()> {
     Ok(())
 }
 
-/// The memory cgroup path of a process (`/proc/PID/cgroup`): the v1 memory line if there is
-/// one, else the v2 line.
+/// The memory cgroup path of a process (`/proc/PID/cgroup`): the v1 memory line if there is one, else the v2 line.
 pub fn process_cgroup_path(root: &SysRoot, pid: &str) -> Result<String> {
     let text = root.read(format!("/proc/{pid}/cgroup"))?;
     let mut v2 = None;

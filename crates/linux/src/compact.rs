@@ -1,10 +1,9 @@
-//! Per-process compaction with `process_madvise` (Android's app compaction, the thesis's
-//! per-process comp-cache, SWAM's OOM cleaner).
+//! Per-process compaction with `process_madvise` (Android's app compaction, the thesis's per-process comp-cache, SWAM's
+//! OOM cleaner).
 //!
-//! `MADV_PAGEOUT` reclaims the pages now: anonymous pages go to swap (zram), clean file pages
-//! are dropped. `MADV_COLD` only moves them to the inactive list, to go first when the kernel
-//! needs memory: the gentler choice for file pages while memory is not yet short. The kernel
-//! skips pages another process also maps, so shared code stays.
+//! `MADV_PAGEOUT` reclaims the pages now: anonymous pages go to swap (zram), clean file pages are dropped. `MADV_COLD`
+//! only moves them to the inactive list, to go first when the kernel needs memory: the gentler choice for file pages
+//! while memory is not yet short. The kernel skips pages another process also maps, so shared code stays.
 
 use crate::error::{Error, Result};
 use crate::maps::{self, Vma, VmaKind};
@@ -15,8 +14,8 @@ use serde::Serialize;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
-/// Which pages to compact: the engine's own type (anon to swap; private file mappings,
-/// shared objects included, dropped; shared objects no other process maps; all).
+/// Which pages to compact: the engine's own type (anon to swap; private file mappings, shared objects included,
+/// dropped; shared objects no other process maps; all).
 pub use memorch_core::engine::CompactScope;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -26,10 +25,10 @@ pub enum Advice {
     Pageout,
     /// Deactivate: reclaim these first when the kernel needs memory.
     Cold,
-    /// Read swapped-out pages back into the swap cache (a touch is then a minor fault). With
-    /// `max_pages`, [`plan`] names the pages in swap, not the resident ones: how
-    /// `readback.rs` finds what to read back (through `/proc/PID/mem`, since pages left in the
-    /// swap cache are the next reclaim's first victims; no caller sends this advice itself).
+    /// Read swapped-out pages back into the swap cache (a touch is then a minor fault). With `max_pages`, [`plan`]
+    /// names the pages in swap, not the resident ones: how `readback.rs` finds what to read back (through
+    /// `/proc/PID/mem`, since pages left in the swap cache are the next reclaim's first victims; no caller sends this
+    /// advice itself).
     WillNeed,
 }
 
@@ -128,8 +127,8 @@ fn vmas_of(root: &SysRoot, pid: u32, scope: CompactScope) -> Result<Vec<Vma>> {
     Ok(vmas)
 }
 
-/// The ranges to advise for `scope`; with `max_pages`, only pages the advice acts on
-/// (resident ones; swapped-out ones to read back), at most that many.
+/// The ranges to advise for `scope`; with `max_pages`, only pages the advice acts on (resident ones; swapped-out ones
+/// to read back), at most that many.
 pub fn plan(
     root: &SysRoot,
     pid: u32,
@@ -148,9 +147,8 @@ pub fn plan(
     Ok((vmas.len(), ranges))
 }
 
-/// The runs of `ranges` (pages in swap, as [`plan`] names them for a read-back) whose pages
-/// are in any swap area but the one of kernel type number `swap_type` (zram's): the pages a
-/// read-back finds on storage.
+/// The runs of `ranges` (pages in swap, as [`plan`] names them for a read-back) whose pages are in any swap area but
+/// the one of kernel type number `swap_type` (zram's): the pages a read-back finds on storage.
 pub fn runs_outside_swap_area(root: &SysRoot, pid: u32, ranges: &[Range], swap_type: u32) -> Result<Vec<Range>> {
     page_runs(
         root,
@@ -171,10 +169,9 @@ pub fn swap_type_of(entry: u64) -> u32 {
     (entry & 0x1f) as u32
 }
 
-/// Runs of pages in `spans` (start, end addresses) whose pagemap entry `want`s (resident,
-/// swapped, in one swap area), at most `max_pages` pages in all. Small steps must move
-/// resident pages, or they move nothing; a read-back must name swapped pages, or it walks
-/// whole mappings for nothing.
+/// Runs of pages in `spans` (start, end addresses) whose pagemap entry `want`s (resident, swapped, in one swap area),
+/// at most `max_pages` pages in all. Small steps must move resident pages, or they move nothing; a read-back must name
+/// swapped pages, or it walks whole mappings for nothing.
 fn page_runs(
     root: &SysRoot,
     pid: u32,
@@ -216,8 +213,8 @@ fn page_runs(
     Ok(out)
 }
 
-/// The iovecs of one `process_madvise` call: from `ranges[0]` (of which `skip` bytes are
-/// done), at most [`MAX_IOV`] ranges and [`MAX_CALL_BYTES`].
+/// The iovecs of one `process_madvise` call: from `ranges[0]` (of which `skip` bytes are done), at most [`MAX_IOV`]
+/// ranges and [`MAX_CALL_BYTES`].
 fn next_call(ranges: &[Range], skip: u64, iov: &mut Vec<libc::iovec>) {
     iov.clear();
     let mut bytes = 0u64;
@@ -279,8 +276,7 @@ pub fn compact(
     Ok(report)
 }
 
-/// What [`advise`] did: its calls, the bytes the kernel took advice for, whether the process
-/// exited meanwhile.
+/// What [`advise`] did: its calls, the bytes the kernel took advice for, whether the process exited meanwhile.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Advised {
     pub calls: usize,
@@ -288,9 +284,8 @@ pub struct Advised {
     pub exited: bool,
 }
 
-/// `process_madvise` `ranges` of `target` with `advice`, as many ranges a call as the kernel
-/// takes. A range unmapped (or that cannot be advised) since it was read is skipped; stops
-/// cleanly if the process exits.
+/// `process_madvise` `ranges` of `target` with `advice`, as many ranges a call as the kernel takes. A range unmapped
+/// (or that cannot be advised) since it was read is skipped; stops cleanly if the process exits.
 pub fn advise(target: &Target, ranges: &[Range], advice: Advice) -> Result<Advised> {
     let pid = target.pid;
     let mut report = Advised::default();
@@ -317,8 +312,8 @@ pub fn advise(target: &Target, ranges: &[Range], advice: Advice) -> Result<Advis
                     report.exited = true;
                     break;
                 }
-                // The range was unmapped, or cannot be advised (locked, PFN-mapped), since we
-                // read the maps; or the process is exiting. Skip the range unless it is gone.
+                // The range was unmapped, or cannot be advised (locked, PFN-mapped), since we read the maps; or the
+                // process is exiting. Skip the range unless it is gone.
                 Some(libc::ENOMEM) | Some(libc::EINVAL) => {
                     if target.pidfd.wait_exit(std::time::Duration::ZERO) {
                         report.exited = true;

@@ -1,7 +1,7 @@
-//! `/proc/stat`'s first line: the whole machine's CPU time. The bench reads it around each
-//! run, so that a run whose machine was busy with other work, or whose virtual CPUs the host
-//! gave to others (steal), can be told from a manager's own effect: these machines are shared,
-//! and one seed's p50 moved from 16 to 25 ms between two runs of the same preset.
+//! `/proc/stat`'s first line: the whole machine's CPU time. The bench reads it around each run, so that a run whose
+//! machine was busy with other work, or whose virtual CPUs the host gave to others (steal), can be told from a
+//! manager's own effect: these machines are shared, and one seed's p50 moved from 16 to 25 ms between two runs of the
+//! same preset.
 
 use crate::error::{Error, Result};
 use crate::root::SysRoot;

@@ -78,9 +78,8 @@ impl Domain {
         }
     }
 
-    /// Whether a process belongs to the domain now: its `/proc/PID/cgroup` puts it in the
-    /// group or below, in the memory hierarchy or the v2 one (one small read, not a walk of
-    /// the group's subtree).
+    /// Whether a process belongs to the domain now: its `/proc/PID/cgroup` puts it in the group or below, in the memory
+    /// hierarchy or the v2 one (one small read, not a walk of the group's subtree).
     pub fn contains(&self, root: &SysRoot, pid: u32) -> Result<bool> {
         match &self.cgroup {
             None => Ok(root.path(format!("/proc/{pid}")).exists()),
@@ -96,8 +95,7 @@ impl Domain {
     }
 }
 
-/// Whether a `/proc/PID/cgroup` text puts the process at `path` or below, in the memory
-/// hierarchy or in v2.
+/// Whether a `/proc/PID/cgroup` text puts the process at `path` or below, in the memory hierarchy or in v2.
 fn cgroup_lines_within(text: &str, path: &str) -> bool {
     text.lines().any(|line| {
         let mut it = line.splitn(3, ':');

@@ -1,5 +1,5 @@
-//! Typed errors of the kernel side. Each names the thing that is wrong (a path, a pid, a
-//! domain) so the binary can print one line a person can act on.
+//! Typed errors of the kernel side. Each names the thing that is wrong (a path, a pid, a domain) so the binary can
+//! print one line a person can act on.
 
 use std::path::PathBuf;
 

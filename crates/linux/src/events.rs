@@ -1,5 +1,5 @@
-//! The file descriptors the daemon's single poll loop waits on: PSI triggers, a timerfd and a
-//! signalfd. Each is an owned fd closed on drop.
+//! The file descriptors the daemon's single poll loop waits on: PSI triggers, a timerfd and a signalfd. Each is an
+//! owned fd closed on drop.
 
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -14,8 +14,7 @@ pub enum StallKind {
     Full,
 }
 
-/// A PSI trigger: the fd turns readable (POLLPRI) when the stall within a window exceeds the
-/// threshold.
+/// A PSI trigger: the fd turns readable (POLLPRI) when the stall within a window exceeds the threshold.
 #[derive(Debug)]
 pub struct PsiTrigger {
     file: std::fs::File,
@@ -26,12 +25,11 @@ pub struct PsiTrigger {
 }
 
 impl PsiTrigger {
-    /// Open a trigger of `stall_us` per `window_us`. Where the kernel refuses the window
-    /// (without CAP_SYS_RESOURCE only whole multiples of 2 s are allowed), the window is
-    /// rounded up to the next multiple of 2 s and the stall kept: the trigger fires as soon
-    /// as the asked one would (the stall reached within a window), at most once a window.
-    /// (Scaling the stall with the window, as done first, let lmkd's triggers fire only
-    /// after the memcg's OOM killer had acted: issue 12.)
+    /// Open a trigger of `stall_us` per `window_us`. Where the kernel refuses the window (without CAP_SYS_RESOURCE only
+    /// whole multiples of 2 s are allowed), the window is rounded up to the next multiple of 2 s and the stall kept:
+    /// the trigger fires as soon as the asked one would (the stall reached within a window), at most once a window.
+    /// (Scaling the stall with the window, as done first, let lmkd's triggers fire only after the memcg's OOM killer
+    /// had acted: issue 12.)
     pub fn open(path: &Path, kind: StallKind, stall_us: u64, window_us: u64) -> Result<PsiTrigger> {
         match Self::try_open(path, kind, stall_us, window_us) {
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && !window_us.is_multiple_of(2_000_000) => {
@@ -106,8 +104,8 @@ impl TimerFd {
     }
 }
 
-/// Signals delivered as reads (SIGTERM, SIGINT, SIGHUP), so the poll loop handles them in
-/// order with everything else. The signals are blocked for the whole process.
+/// Signals delivered as reads (SIGTERM, SIGINT, SIGHUP), so the poll loop handles them in order with everything else.
+/// The signals are blocked for the whole process.
 #[derive(Debug)]
 pub struct SignalFd(OwnedFd);
 
@@ -150,15 +148,13 @@ impl SignalFd {
     }
 }
 
-/// Take this process's start-up pages out of its own page tables (its argument and config
-/// parsing, and whatever else of its binary and libraries start-up touched), so that memory
-/// locked from here on is only what the running daemon touches. Every mapping of a file that
-/// is not writable and holds no page of its own (no copy written over the file's, as a
-/// relocated section has) loses its page-table entries (`MADV_DONTNEED`): the pages stay in
-/// the page cache, for the other processes that map them, and come back to this one on its
-/// next touch as a minor fault. `MADV_PAGEOUT`, used before, left every page another process
-/// maps too (a bench's own copy of the binary, libc everywhere) resident here, and then
-/// locked. Mappings with pages of their own are left alone. Returns the bytes dropped.
+/// Take this process's start-up pages out of its own page tables (its argument and config parsing, and whatever else of
+/// its binary and libraries start-up touched), so that memory locked from here on is only what the running daemon
+/// touches. Every mapping of a file that is not writable and holds no page of its own (no copy written over the file's,
+/// as a relocated section has) loses its page-table entries (`MADV_DONTNEED`): the pages stay in the page cache, for
+/// the other processes that map them, and come back to this one on its next touch as a minor fault. `MADV_PAGEOUT`,
+/// used before, left every page another process maps too (a bench's own copy of the binary, libc everywhere) resident
+/// here, and then locked. Mappings with pages of their own are left alone. Returns the bytes dropped.
 pub fn drop_startup_pages() -> u64 {
     let exe = std::fs::read_link("/proc/self/exe").unwrap_or_default();
     let Ok(vmas) = crate::maps::read_smaps(&crate::root::SysRoot::live(), std::process::id()) else { return 0 };
@@ -169,31 +165,27 @@ pub fn drop_startup_pages() -> u64 {
             continue;
         }
         let (addr, len) = (v.start as usize as *mut libc::c_void, v.len() as usize);
-        // SAFETY: a private (or shared read-only) mapping of a file, not writable, with no
-        // page of its own: dropping its entries loses nothing, the file's pages come back on
-        // the next touch.
+        // SAFETY: a private (or shared read-only) mapping of a file, not writable, with no page of its own: dropping
+        // its entries loses nothing, the file's pages come back on the next touch.
         if unsafe { libc::madvise(addr, len, libc::MADV_DONTNEED) } == 0 {
             dropped += s.rss_bytes;
         }
         if std::path::Path::new(&v.path) == exe.as_path() {
-            // Random access: what is faulted back in comes a page at a time, not with its
-            // neighbours read ahead from disk.
-            // SAFETY: advice on a mapping of our own binary.
+            // Random access: what is faulted back in comes a page at a time, not with its neighbours read ahead from
+            // disk. SAFETY: advice on a mapping of our own binary.
             unsafe { libc::madvise(addr, len, libc::MADV_RANDOM) };
         }
     }
     dropped
 }
 
-/// Large allocations get mappings of their own, returned to the kernel when freed, and the
-/// heap's free top is given back early: once memory is locked, every heap page the process
-/// ever touched stays resident, so a transient buffer (one read of a JVM's `smaps` is a few
-/// hundred KiB) would otherwise keep its high-water mark locked for the daemon's life.
-/// glibc raises its mmap threshold after each such buffer is freed, which is what setting
-/// the thresholds turns off (mallopt(3)). One arena for every thread: a helper thread that
-/// allocates (squeezes run together before a launch, `ahead.parallel_squeezes`) would
-/// otherwise get a heap of its own, kept and locked after it ends. Nothing to do with another
-/// C library.
+/// Large allocations get mappings of their own, returned to the kernel when freed, and the heap's free top is given
+/// back early: once memory is locked, every heap page the process ever touched stays resident, so a transient buffer
+/// (one read of a JVM's `smaps` is a few hundred KiB) would otherwise keep its high-water mark locked for the daemon's
+/// life. glibc raises its mmap threshold after each such buffer is freed, which is what setting the thresholds turns
+/// off (mallopt(3)). One arena for every thread: a helper thread that allocates (squeezes run together before a launch,
+/// `ahead.parallel_squeezes`) would otherwise get a heap of its own, kept and locked after it ends. Nothing to do with
+/// another C library.
 pub fn bound_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters.
@@ -204,8 +196,8 @@ pub fn bound_heap() {
     }
 }
 
-/// Lock the process's memory so it does not stall when memory is short: pages already
-/// mapped now, and future ones as they are touched.
+/// Lock the process's memory so it does not stall when memory is short: pages already mapped now, and future ones as
+/// they are touched.
 pub fn lock_memory() -> Result<()> {
     // SAFETY: mlockall with flags.
     if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE | libc::MCL_ONFAULT) } != 0 {
@@ -214,9 +206,8 @@ pub fn lock_memory() -> Result<()> {
     Ok(())
 }
 
-/// The fds of one `poll(2)` call, in groups (signals, the timer, the triggers, the clients…):
-/// add each group, wait, then ask which members of a group are ready. Rebuilt for every
-/// wait, as the groups change size between waits.
+/// The fds of one `poll(2)` call, in groups (signals, the timer, the triggers, the clients…): add each group, wait,
+/// then ask which members of a group are ready. Rebuilt for every wait, as the groups change size between waits.
 #[derive(Debug, Default)]
 pub struct Poller {
     fds: Vec<libc::pollfd>,
@@ -245,8 +236,8 @@ impl Poller {
         Group { start, len: self.fds.len() - start }
     }
 
-    /// Wait until an fd is ready or `timeout_ms` passes (-1: no limit). An interrupted wait
-    /// (EINTR) returns with nothing ready.
+    /// Wait until an fd is ready or `timeout_ms` passes (-1: no limit). An interrupted wait (EINTR) returns with
+    /// nothing ready.
     pub fn wait(&mut self, timeout_ms: i32) -> usize {
         // SAFETY: polling our own pollfds, a valid slice.
         let n = unsafe { libc::poll(self.fds.as_mut_ptr(), self.fds.len() as libc::nfds_t, timeout_ms) };
@@ -294,14 +285,14 @@ mod tests {
         assert!(p.ready(none).is_empty());
     }
 
-    /// Once the heap is bounded, a buffer of a few hundred KiB gets a mapping of its own (and
-    /// goes back to the kernel when freed), even after a larger one was freed, which is when
-    /// glibc otherwise raises its threshold and serves the next from the heap.
+    /// Once the heap is bounded, a buffer of a few hundred KiB gets a mapping of its own (and goes back to the kernel
+    /// when freed), even after a larger one was freed, which is when glibc otherwise raises its threshold and serves
+    /// the next from the heap.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn large_buffers_get_mappings_of_their_own_once_the_heap_is_bounded() {
-        // glibc's chunk header, the word before the pointer: bit 1 is "mapped on its own".
-        // SAFETY: reading the allocator's header word of a live allocation.
+        // glibc's chunk header, the word before the pointer: bit 1 is "mapped on its own". SAFETY: reading the
+        // allocator's header word of a live allocation.
         let own_mapping = |v: &Vec<u8>| unsafe { *(v.as_ptr() as *const usize).sub(1) } & 2 != 0;
         drop(std::hint::black_box(vec![1u8; 4 << 20]));
         let before = std::hint::black_box(vec![1u8; 256 << 10]);
@@ -313,9 +304,8 @@ mod tests {
         assert!(own_mapping(&std::hint::black_box(vec![1u8; 64 << 10])), "and the threshold stays down");
     }
 
-    /// A read-only mapping of a file loses its resident pages here and reads the same after;
-    /// a read-only mapping with pages of its own (written, then made read-only, as a
-    /// relocated section is) keeps them.
+    /// A read-only mapping of a file loses its resident pages here and reads the same after; a read-only mapping with
+    /// pages of its own (written, then made read-only, as a relocated section is) keeps them.
     #[test]
     fn startup_pages_dropped_are_clean_file_pages_only() {
         const LEN: usize = 64 * 4096;

@@ -1,5 +1,5 @@
-//! Freezing a cgroup (v2 `cgroup.freeze`): its processes stop running but keep their memory,
-//! as Android freezes cached apps.
+//! Freezing a cgroup (v2 `cgroup.freeze`): its processes stop running but keep their memory, as Android freezes cached
+//! apps.
 
 use crate::cgroup::{self, CgroupDirs};
 use crate::error::{Error, Result};

@@ -1,6 +1,5 @@
-//! Killing a process so its memory comes back at once: `pidfd_send_signal(SIGKILL)` then
-//! `process_mrelease`, which reaps the address space without waiting for the victim to be
-//! scheduled (Android lmkd's way).
+//! Killing a process so its memory comes back at once: `pidfd_send_signal(SIGKILL)` then `process_mrelease`, which
+//! reaps the address space without waiting for the victim to be scheduled (Android lmkd's way).
 
 use crate::compact::Resident;
 use crate::domain::Domain;
@@ -41,8 +40,8 @@ pub struct Signalled {
     pub at: Instant,
 }
 
-/// Send SIGKILL through the target's pidfd, noting what it holds; does not wait. The daemon
-/// signals a whole batch this way before reaping any of it.
+/// Send SIGKILL through the target's pidfd, noting what it holds; does not wait. The daemon signals a whole batch this
+/// way before reaping any of it.
 pub fn signal(root: &SysRoot, target: &Target) -> Result<Signalled> {
     let resident = Resident::read(root, target.pid)?;
     target.pidfd.send_signal(libc::SIGKILL)?;
@@ -51,9 +50,8 @@ pub fn signal(root: &SysRoot, target: &Target) -> Result<Signalled> {
     Ok(Signalled { resident, uid, at })
 }
 
-/// The one line a kill is logged with, in Android lmkd's familiar form ("Kill 'name' (pid),
-/// uid U, oom_score_adj A to free N kB rss, M kB swap; reason: …"), with the class added:
-/// the daemon's log and `memorch kill` print the same.
+/// The one line a kill is logged with, in Android lmkd's familiar form ("Kill 'name' (pid), uid U, oom_score_adj A to
+/// free N kB rss, M kB swap; reason: …"), with the class added: the daemon's log and `memorch kill` print the same.
 pub fn line(target: &Target, uid: u32, rss_bytes: u64, swap_bytes: u64, reason: &str) -> String {
     let Target { name, pid, class, oom_score_adj, .. } = target;
     format!("Kill '{name}' ({pid}), uid {uid}, class {class}, oom_score_adj {oom_score_adj} to free {}kB rss, {}kB swap; reason: {reason}", rss_bytes / 1024, swap_bytes / 1024)

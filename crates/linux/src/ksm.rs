@@ -76,8 +76,8 @@ pub fn plan(root: &SysRoot, settings: &KsmSettings) -> Result<KsmSettings> {
     })
 }
 
-/// Apply `settings`; return the values they replaced, to restore later. Validates all
-/// before writing any, so nothing is half-applied.
+/// Apply `settings`; return the values they replaced, to restore later. Validates all before writing any, so nothing is
+/// half-applied.
 pub fn tune(root: &SysRoot, settings: &KsmSettings) -> Result<KsmSettings> {
     let previous = plan(root, settings)?;
     for (file, value) in settings.files() {
@@ -106,9 +106,8 @@ fn restore(root: &SysRoot, previous: &KsmSettings) -> Result<()> {
 /// Records of KSM settings a guard will put back (records.rs).
 const RECORD_KIND: &str = "ksm";
 
-/// KSM settings restored on drop (tests, the daemon). The settings it replaces are
-/// recorded with its owner before it changes any: if the owner dies without dropping it,
-/// [`recover_stale`] puts them back.
+/// KSM settings restored on drop (tests, the daemon). The settings it replaces are recorded with its owner before it
+/// changes any: if the owner dies without dropping it, [`recover_stale`] puts them back.
 #[derive(Debug)]
 pub struct KsmGuard {
     previous: KsmSettings,
@@ -161,8 +160,8 @@ impl Drop for KsmGuard {
     }
 }
 
-/// Put back the KSM settings that guards of dead owners replaced. Returns what was done, or
-/// why not (without `undo`, what it would do).
+/// Put back the KSM settings that guards of dead owners replaced. Returns what was done, or why not (without `undo`,
+/// what it would do).
 pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<String, String>> {
     let mut out = Vec::new();
     for (rec, change) in crate::records::stale::<KsmSettings>(root, RECORD_KIND) {
@@ -183,9 +182,8 @@ pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<Stri
     out
 }
 
-/// Mark the calling process, and what it execs, as mergeable by KSM
-/// (`prctl(PR_SET_MEMORY_MERGE)`, Linux 6.4+). It survives exec, not the other way round:
-/// KSM cannot be switched on for a process memorch did not start.
+/// Mark the calling process, and what it execs, as mergeable by KSM (`prctl(PR_SET_MEMORY_MERGE)`, Linux 6.4+). It
+/// survives exec, not the other way round: KSM cannot be switched on for a process memorch did not start.
 pub fn enable_merge_for_self() -> Result<()> {
     // SAFETY: prctl with integer arguments.
     let r = unsafe { libc::prctl(libc::PR_SET_MEMORY_MERGE, 1, 0, 0, 0) };
@@ -225,8 +223,8 @@ pub fn read_process(root: &SysRoot, pid: u32) -> Result<ProcessKsm> {
     })
 }
 
-/// CPU time the kernel's `ksmd` thread has used, in µs (the thesis's measure of what KSM
-/// costs). Read, never touched: the kernel thread named `ksmd`, a child of `kthreadd` (2).
+/// CPU time the kernel's `ksmd` thread has used, in µs (the thesis's measure of what KSM costs). Read, never touched:
+/// the kernel thread named `ksmd`, a child of `kthreadd` (2).
 pub fn ksmd_cpu_us(root: &SysRoot) -> Option<u64> {
     let dir = std::fs::read_dir(root.path("/proc")).ok()?;
     let ksmd = dir.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()).find_map(|pid| {

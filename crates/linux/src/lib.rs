@@ -1,6 +1,6 @@
-//! memorch's kernel side: readers of `/proc` and `/sys` that fill `memorch-core`'s model, and
-//! the actuators that act through the kernel's own mechanisms. One file per facility; every
-//! reader takes a [`SysRoot`] so tests can point it at recorded files.
+//! memorch's kernel side: readers of `/proc` and `/sys` that fill `memorch-core`'s model, and the actuators that act
+//! through the kernel's own mechanisms. One file per facility; every reader takes a [`SysRoot`] so tests can point it
+//! at recorded files.
 
 pub mod app_label;
 pub mod appgroup;

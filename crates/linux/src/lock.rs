@@ -1,5 +1,5 @@
-//! An exclusive `flock` on a file, held until dropped. Machine-wide state (zram, swap, KSM,
-//! cgroup parents) is changed under one, so parallel tests and commands queue, not collide.
+//! An exclusive `flock` on a file, held until dropped. Machine-wide state (zram, swap, KSM, cgroup parents) is changed
+//! under one, so parallel tests and commands queue, not collide.
 
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -9,10 +9,9 @@ use std::path::{Path, PathBuf};
 /// The lock every memorch test and command takes before it changes machine-wide state.
 pub const MACHINE_LOCK: &str = "/run/lock/memorch-machine.lock";
 
-/// The lock held for a whole run that uses machine-wide state (zram, swap, KSM) throughout:
-/// a bench, a test. Parallel test threads, test binaries and benches queue on it. Distinct
-/// from [`MACHINE_LOCK`], which actuators take for each change, so a holder of this one never
-/// deadlocks with them.
+/// The lock held for a whole run that uses machine-wide state (zram, swap, KSM) throughout: a bench, a test. Parallel
+/// test threads, test binaries and benches queue on it. Distinct from [`MACHINE_LOCK`], which actuators take for each
+/// change, so a holder of this one never deadlocks with them.
 pub const WHOLE_RUN_LOCK: &str = "/run/lock/memorch-test.lock";
 
 #[derive(Debug)]

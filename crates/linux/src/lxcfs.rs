@@ -1,12 +1,10 @@
-//! An lxcfs instance of memorch's own (lxcfs is Debian's package of the same name). lxcfs is
-//! a FUSE filesystem whose `proc/meminfo` and `proc/swaps` describe the memory cgroup of the
-//! reading process's PID-namespace init: bound over `/proc` inside a device namespace
-//! (namespace.rs), they make the device's limit look like the machine's RAM to peers.
+//! An lxcfs instance of memorch's own (lxcfs is Debian's package of the same name). lxcfs is a FUSE filesystem whose
+//! `proc/meminfo` and `proc/swaps` describe the memory cgroup of the reading process's PID-namespace init: bound over
+//! `/proc` inside a device namespace (namespace.rs), they make the device's limit look like the machine's RAM to peers.
 //!
-//! The instance is the caller's: its own mount point and pidfile under
-//! [`LXCFS_DIR`]`/<owner tag>` (`owner::tag`), never the system's `/var/lib/lxcfs`. It ends with the guard
-//! (SIGTERM: FUSE unmounts), with its starter thread (PDEATHSIG), and what a SIGKILLed
-//! owner left behind is removed by [`recover_stale`].
+//! The instance is the caller's: its own mount point and pidfile under [`LXCFS_DIR`]`/<owner tag>` (`owner::tag`),
+//! never the system's `/var/lib/lxcfs`. It ends with the guard (SIGTERM: FUSE unmounts), with its starter thread
+//! (PDEATHSIG), and what a SIGKILLed owner left behind is removed by [`recover_stale`].
 
 use crate::error::{Error, Result};
 use std::os::unix::process::CommandExt;
@@ -100,9 +98,8 @@ fn is_mounted(path: &Path) -> bool {
     info.lines().any(|l| l.split_whitespace().nth(4) == Some(&*p))
 }
 
-/// Stop and remove the instances of owners that died without their guard running. Their
-/// lxcfs is ours to stop only if its command line names the instance's own mount point.
-/// Without `undo`, only which instances it would stop.
+/// Stop and remove the instances of owners that died without their guard running. Their lxcfs is ours to stop only if
+/// its command line names the instance's own mount point. Without `undo`, only which instances it would stop.
 pub fn recover_stale(undo: bool) -> Vec<PathBuf> {
     let mut done = Vec::new();
     for e in std::fs::read_dir(LXCFS_DIR).into_iter().flatten().flatten() {

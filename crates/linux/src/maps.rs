@@ -89,8 +89,8 @@ pub struct SmapsVma {
     pub rss_bytes: u64,
     /// Resident pages that another process maps too.
     pub shared_bytes: u64,
-    /// Private pages of the mapping that are anonymous now: copies written over the file's
-    /// (a relocated read-only section), or the whole of an anonymous mapping.
+    /// Private pages of the mapping that are anonymous now: copies written over the file's (a relocated read-only
+    /// section), or the whole of an anonymous mapping.
     pub anon_bytes: u64,
 }
 
@@ -127,8 +127,8 @@ pub fn read_smaps(root: &SysRoot, pid: u32) -> Result<Vec<SmapsVma>> {
     Ok(out)
 }
 
-/// Resident bytes of shared-object mappings that no other process maps (SWAM's OOM cleaner
-/// takes these first: dropping them costs no other app anything).
+/// Resident bytes of shared-object mappings that no other process maps (SWAM's OOM cleaner takes these first: dropping
+/// them costs no other app anything).
 pub fn unshared_so_bytes(root: &SysRoot, pid: u32) -> Result<u64> {
     Ok(read_smaps(root, pid)?
         .iter()

@@ -1,15 +1,13 @@
-//! The PID and mount namespace of a virtual device (docs/design.md, "The bench"). Inside it, `/proc` lists
-//! only the device's processes and `/proc/meminfo`, `/proc/swaps` and
-//! `/proc/pressure/memory` describe the device, so an unmodified peer (earlyoom, nohang) run
-//! inside sees, and can kill, nothing else.
+//! The PID and mount namespace of a virtual device (docs/design.md, "The bench"). Inside it, `/proc` lists only the
+//! device's processes and `/proc/meminfo`, `/proc/swaps` and `/proc/pressure/memory` describe the device, so an
+//! unmodified peer (earlyoom, nohang) run inside sees, and can kill, nothing else.
 //!
-//! How: a spawner thread unshares its PID namespace for children, so every process it forks
-//! lands in one new namespace; the first is the namespace's init (PID 1: `memorch sandbox
-//! ns-init`, which calls [`init_main`]), which also makes a mount namespace of its own and
-//! mounts the views there. Later processes are forked by the same thread and join that mount
-//! namespace between fork and exec. They stay children of the caller, so `Child` and pidfds
-//! work as for any process. When init dies, the kernel kills everything in the namespace: a
-//! device can never leak a process, even if memorch is SIGKILLed (init has PDEATHSIG).
+//! How: a spawner thread unshares its PID namespace for children, so every process it forks lands in one new namespace;
+//! the first is the namespace's init (PID 1: `memorch sandbox ns-init`, which calls [`init_main`]), which also makes a
+//! mount namespace of its own and mounts the views there. Later processes are forked by the same thread and join that
+//! mount namespace between fork and exec. They stay children of the caller, so `Child` and pidfds work as for any
+//! process. When init dies, the kernel kills everything in the namespace: a device can never leak a process, even if
+//! memorch is SIGKILLed (init has PDEATHSIG).
 
 use crate::error::{Error, Result};
 use std::ffi::CString;
@@ -43,17 +41,16 @@ pub struct DeviceNamespace {
 }
 
 impl DeviceNamespace {
-    /// Start the namespace with `init` as its PID 1. `init` must run [`init_main`] (it is
-    /// `memorch sandbox ns-init …`), and may have been prepared to join a cgroup first: lxcfs
-    /// describes the memory cgroup of the namespace's init.
+    /// Start the namespace with `init` as its PID 1. `init` must run [`init_main`] (it is `memorch sandbox ns-init …`),
+    /// and may have been prepared to join a cgroup first: lxcfs describes the memory cgroup of the namespace's init.
     pub fn create(mut init: Command) -> Result<DeviceNamespace> {
         let (tx, rx) = channel::<Job>();
         let (ready_tx, ready_rx) = channel::<std::io::Result<()>>();
         let thread = std::thread::Builder::new()
             .name("device-ns".into())
             .spawn(move || {
-                // SAFETY: unshare only changes this thread's namespace for its children; this
-                // thread never creates threads (the kernel refuses that after it).
+                // SAFETY: unshare only changes this thread's namespace for its children; this thread never creates
+                // threads (the kernel refuses that after it).
                 if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
                     let _ = ready_tx.send(Err(std::io::Error::last_os_error()));
                     return;
@@ -96,17 +93,17 @@ impl DeviceNamespace {
         self.init.id()
     }
 
-    /// Start `cmd` inside the namespace (PID and mount). Prepare it for a cgroup first if it
-    /// should be charged to the device.
+    /// Start `cmd` inside the namespace (PID and mount). Prepare it for a cgroup first if it should be charged to the
+    /// device.
     pub fn spawn(&self, mut cmd: Command) -> Result<Child> {
         join_mounts_on_exec(&mut cmd, &self.mnt);
         spawn_on(self.jobs.as_ref().expect("until drop"), cmd)
     }
 }
 
-/// Start `cmd` inside the namespace whose init is `init_pid` (a device another process holds,
-/// as `memorch sandbox exec` does). This thread's later children all land in that namespace,
-/// and the kernel then refuses it new threads: call it from a process's last step.
+/// Start `cmd` inside the namespace whose init is `init_pid` (a device another process holds, as `memorch sandbox exec`
+/// does). This thread's later children all land in that namespace, and the kernel then refuses it new threads: call it
+/// from a process's last step.
 pub fn spawn_inside(init_pid: u32, mut cmd: Command) -> Result<Child> {
     let cmdline = std::fs::read(format!("/proc/{init_pid}/cmdline")).unwrap_or_default();
     if !String::from_utf8_lossy(&cmdline).split('\0').any(|a| a == "ns-init") {
@@ -127,19 +124,17 @@ pub fn spawn_inside(init_pid: u32, mut cmd: Command) -> Result<Child> {
     Ok(child)
 }
 
-/// Make `cmd` join the mount namespace `mnt` between fork and exec (`mnt` must stay open
-/// until it is spawned), in the working directory it was given (or the caller's).
+/// Make `cmd` join the mount namespace `mnt` between fork and exec (`mnt` must stay open until it is spawned), in the
+/// working directory it was given (or the caller's).
 ///
-/// Joining a mount namespace moves the process to that namespace's root directory, and std
-/// changes directory *before* the pre-exec hooks run: without changing back here, every
-/// process in a device would start in `/`, and every relative path it was given would name
-/// the wrong file (the bench once served no visit at all for this).
+/// Joining a mount namespace moves the process to that namespace's root directory, and std changes directory *before*
+/// the pre-exec hooks run: without changing back here, every process in a device would start in `/`, and every relative
+/// path it was given would name the wrong file (the bench once served no visit at all for this).
 fn join_mounts_on_exec(cmd: &mut Command, mnt: &OwnedFd) {
     let fd = mnt.as_raw_fd();
     let cwd = cmd.get_current_dir().map(Path::to_path_buf).or_else(|| std::env::current_dir().ok());
     let cwd = cwd.and_then(|d| CString::new(d.into_os_string().into_encoded_bytes()).ok());
-    // SAFETY: setns and chdir between fork and exec, on an fd open until then and a path
-    // allocated before the fork.
+    // SAFETY: setns and chdir between fork and exec, on an fd open until then and a path allocated before the fork.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setns(fd, libc::CLONE_NEWNS) != 0 {
@@ -183,9 +178,9 @@ fn other(what: &str, e: impl std::fmt::Display) -> Error {
 
 impl Drop for DeviceNamespace {
     fn drop(&mut self) {
-        // Killing init makes the kernel kill every process of the namespace. Init exits only
-        // once they are all reaped, and those that are the caller's children are its to reap:
-        // wait a bounded time, not forever, should one still be unreaped.
+        // Killing init makes the kernel kill every process of the namespace. Init exits only once they are all reaped,
+        // and those that are the caller's children are its to reap: wait a bounded time, not forever, should one still
+        // be unreaped.
         let _ = self.init.kill();
         if !crate::wait::wait_for(std::time::Duration::from_secs(10), || self.init.try_wait().ok().flatten().is_some())
         {
@@ -201,10 +196,9 @@ impl Drop for DeviceNamespace {
     }
 }
 
-/// PID 1 of a device namespace: mount the device's views in a private mount namespace, say
-/// "ready" on stdout, then reap orphans until killed. Signals from inside the namespace
-/// cannot kill it (the kernel protects an init without handlers), so a peer's kill spree
-/// cannot end the device.
+/// PID 1 of a device namespace: mount the device's views in a private mount namespace, say "ready" on stdout, then reap
+/// orphans until killed. Signals from inside the namespace cannot kill it (the kernel protects an init without
+/// handlers), so a peer's kill spree cannot end the device.
 pub fn init_main(view: &View) -> Result<std::convert::Infallible> {
     if std::process::id() != 1 {
         return Err(Error::Refused(
@@ -221,8 +215,7 @@ pub fn init_main(view: &View) -> Result<std::convert::Infallible> {
     if let Some(p) = &view.pressure {
         bind(p, Path::new("/proc/pressure/memory"))?;
     }
-    // SAFETY: setting a signal disposition; SIG_IGN for SIGCHLD makes the kernel reap
-    // orphans that end up here.
+    // SAFETY: setting a signal disposition; SIG_IGN for SIGCHLD makes the kernel reap orphans that end up here.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
     println!("ready");
     loop {

@@ -1,16 +1,14 @@
-//! Who made a machine-wide change (a zram set-up, a swap file, KSM settings): the process
-//! whose guard undoes it when it ends. Recorded with the change, before it is made, so that
-//! when the owner dies without its guards running (SIGKILL, a crash), the next start of any
-//! memorch process can see the owner is gone and undo it.
+//! Who made a machine-wide change (a zram set-up, a swap file, KSM settings): the process whose guard undoes it when it
+//! ends. Recorded with the change, before it is made, so that when the owner dies without its guards running (SIGKILL,
+//! a crash), the next start of any memorch process can see the owner is gone and undo it.
 //!
-//! A pid alone does not say the owner is alive: a killed owner stays a zombie until its
-//! parent reaps it, and a pid can be reused by another process. The owner is the pid *and*
-//! its start time; it is alive only while a process with both runs and is not a zombie.
+//! A pid alone does not say the owner is alive: a killed owner stays a zombie until its parent reaps it, and a pid can
+//! be reused by another process. The owner is the pid *and* its start time; it is alive only while a process with both
+//! runs and is not a zombie.
 //!
-//! A pid means something only in its PID namespace (a daemon in a container or a bench
-//! device may be pid 7 there), so the owner carries its namespace too. One in another
-//! namespace is found where this process can see it; where it cannot be seen it is taken
-//! for alive: a change is never undone unless its owner is shown dead.
+//! A pid means something only in its PID namespace (a daemon in a container or a bench device may be pid 7 there), so
+//! the owner carries its namespace too. One in another namespace is found where this process can see it; where it
+//! cannot be seen it is taken for alive: a change is never undone unless its owner is shown dead.
 
 use crate::process;
 use crate::root::SysRoot;
@@ -19,18 +17,18 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
     pub pid: u32,
-    /// Its start time in clock ticks after boot (`/proc/PID/stat` field 22). `None` in
-    /// records written before it was kept: the pid alone is then compared.
+    /// Its start time in clock ticks after boot (`/proc/PID/stat` field 22). `None` in records written before it was
+    /// kept: the pid alone is then compared.
     #[serde(default)]
     pub start_ticks: Option<u64>,
-    /// Its PID namespace (`/proc/self/ns/pid`'s inode). `None` in records written before it
-    /// was kept: the namespace of the reader is then assumed.
+    /// Its PID namespace (`/proc/self/ns/pid`'s inode). `None` in records written before it was kept: the namespace of
+    /// the reader is then assumed.
     #[serde(default)]
     pub pid_ns: Option<u64>,
 }
 
-/// The initial PID namespace's inode (the kernel's `PROC_PID_INIT_INO`): from it every
-/// process on the machine can be seen.
+/// The initial PID namespace's inode (the kernel's `PROC_PID_INIT_INO`): from it every process on the machine can be
+/// seen.
 const INIT_PID_NS: u64 = 0xEFFF_FFFC;
 
 impl Owner {
@@ -49,8 +47,7 @@ impl Owner {
             && self.start_ticks.is_none_or(|t| Some(t) == me.start_ticks)
     }
 
-    /// Whether the owner still runs (and so will undo its change itself), or cannot be seen
-    /// from here to have stopped.
+    /// Whether the owner still runs (and so will undo its change itself), or cannot be seen from here to have stopped.
     pub fn alive(&self, root: &SysRoot) -> bool {
         match self.pid_ns {
             Some(ns) if Some(ns) != own_pid_ns() && root.is_live() => self.alive_elsewhere(root, ns),
@@ -66,8 +63,8 @@ impl Owner {
         }
     }
 
-    /// An owner in namespace `ns`: a process of that namespace whose pid there is the owner's
-    /// and that runs; if none is seen, dead only when this process sees every process.
+    /// An owner in namespace `ns`: a process of that namespace whose pid there is the owner's and that runs; if none is
+    /// seen, dead only when this process sees every process.
     fn alive_elsewhere(&self, root: &SysRoot, ns: u64) -> bool {
         let pids = std::fs::read_dir(root.path("/proc")).into_iter().flatten().flatten();
         for pid in pids.filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()) {
@@ -80,9 +77,9 @@ impl Owner {
     }
 }
 
-/// This process as names carry it (sandboxes, lxcfs and bench run directories): `PID` in the
-/// initial PID namespace, `PID_NS` in another (NS: the namespace's inode), so that whoever
-/// reads the name, in any namespace, judges the right process.
+/// This process as names carry it (sandboxes, lxcfs and bench run directories): `PID` in the initial PID namespace,
+/// `PID_NS` in another (NS: the namespace's inode), so that whoever reads the name, in any namespace, judges the right
+/// process.
 pub fn tag() -> String {
     match own_pid_ns() {
         Some(ns) if ns != INIT_PID_NS => format!("{}_{ns}", std::process::id()),
@@ -141,8 +138,8 @@ mod tests {
         assert_eq!(from_tag("x"), None);
     }
 
-    /// A daemon in a PID namespace of its own is pid 1 there: from the host it is found by its
-    /// namespace, is not this process whatever its pid, and is dead once its namespace is.
+    /// A daemon in a PID namespace of its own is pid 1 there: from the host it is found by its namespace, is not this
+    /// process whatever its pid, and is dead once its namespace is.
     #[test]
     fn an_owner_in_another_pid_namespace_is_judged_by_its_namespace_not_its_pid_alone() {
         let root = SysRoot::live();

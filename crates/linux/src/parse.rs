@@ -1,8 +1,8 @@
-//! The two text shapes the kernel uses for counters: `Key: 123 kB` (meminfo, status,
-//! smaps_rollup) and `key 123` (vmstat, memory.stat). One parser each, shared by every reader.
+//! The two text shapes the kernel uses for counters: `Key: 123 kB` (meminfo, status, smaps_rollup) and `key 123`
+//! (vmstat, memory.stat). One parser each, shared by every reader.
 
-/// Iterate `key value` pairs of a `key value [unit]` file, the value in the file's own unit.
-/// Lines that do not parse are skipped: kernels add fields, and readers look up what they need.
+/// Iterate `key value` pairs of a `key value [unit]` file, the value in the file's own unit. Lines that do not parse
+/// are skipped: kernels add fields, and readers look up what they need.
 pub fn pairs(text: &str) -> impl Iterator<Item = (&str, u64)> {
     text.lines().filter_map(|line| {
         let mut it = line.split_whitespace();

@@ -1,5 +1,5 @@
-//! pidfds: a stable handle on a process, so a signal or a `process_madvise` can never reach a
-//! process that reused the pid.
+//! pidfds: a stable handle on a process, so a signal or a `process_madvise` can never reach a process that reused the
+//! pid.
 
 use crate::error::{Error, Result};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -45,16 +45,15 @@ impl Pidfd {
         Ok(())
     }
 
-    /// Reap the memory of a killed process now, instead of when its last thread runs its
-    /// exit path. Returns false if the kernel did nothing (already gone, or not dying).
+    /// Reap the memory of a killed process now, instead of when its last thread runs its exit path. Returns false if
+    /// the kernel did nothing (already gone, or not dying).
     pub fn mrelease(&self) -> bool {
         // SAFETY: process_mrelease(pidfd, 0).
         unsafe { libc::syscall(libc::SYS_process_mrelease, self.raw(), 0) == 0 }
     }
 
-    /// Wait until the process has exited (the pidfd turns readable), up to `timeout`, and no
-    /// shorter: poll counts whole milliseconds, so what is left is rounded up (rounded down,
-    /// a 300 ms pre-kill bound ended at 299.955 ms).
+    /// Wait until the process has exited (the pidfd turns readable), up to `timeout`, and no shorter: poll counts whole
+    /// milliseconds, so what is left is rounded up (rounded down, a 300 ms pre-kill bound ended at 299.955 ms).
     pub fn wait_exit(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         loop {
@@ -73,8 +72,8 @@ impl Pidfd {
 
     /// `process_madvise` over these ranges; returns bytes advised.
     pub fn madvise(&self, iov: &[libc::iovec], advice: i32) -> std::io::Result<usize> {
-        // SAFETY: iov points to iov.len() valid iovecs describing the target's address space;
-        // the kernel only reads them.
+        // SAFETY: iov points to iov.len() valid iovecs describing the target's address space; the kernel only reads
+        // them.
         let r = unsafe { libc::syscall(libc::SYS_process_madvise, self.raw(), iov.as_ptr(), iov.len(), advice, 0u32) };
         if r < 0 {
             Err(errno())
@@ -84,9 +83,9 @@ impl Pidfd {
     }
 }
 
-/// Which of these processes have exited (a zombie or reaped), in one `poll` over their
-/// pidfds: a check of many processes at once, where a read of each one's `/proc/PID/stat`
-/// is three system calls and a walk of its threads. `None` if the poll failed.
+/// Which of these processes have exited (a zombie or reaped), in one `poll` over their pidfds: a check of many
+/// processes at once, where a read of each one's `/proc/PID/stat` is three system calls and a walk of its threads.
+/// `None` if the poll failed.
 pub fn which_exited(fds: &[&Pidfd]) -> Option<Vec<bool>> {
     let mut pfds: Vec<libc::pollfd> =
         fds.iter().map(|p| libc::pollfd { fd: p.raw(), events: libc::POLLIN, revents: 0 }).collect();

@@ -1,19 +1,18 @@
 //! The calling thread's CPU priority (nice), changed for a piece of work and put back after.
 //!
-//! The kernel does the work of a squeeze, a reclaim or a read-back in the context of the
-//! thread that asks for it (`process_madvise`, a write of a lower memory limit, reads of
-//! `/proc/PID/mem`), so that work runs at the asking thread's priority. The daemon runs at a
-//! high one (`loop.nice`, -10) so that a decision and a kill never wait behind the apps; a
-//! squeeze at that priority also takes the CPU from the app the user is waiting for.
-//! On Linux nice is a per-thread attribute (setpriority(2), NOTES): `PRIO_PROCESS` with
-//! who = 0 names the calling thread, and threads it starts inherit it.
+//! The kernel does the work of a squeeze, a reclaim or a read-back in the context of the thread that asks for it
+//! (`process_madvise`, a write of a lower memory limit, reads of `/proc/PID/mem`), so that work runs at the asking
+//! thread's priority. The daemon runs at a high one (`loop.nice`, -10) so that a decision and a kill never wait behind
+//! the apps; a squeeze at that priority also takes the CPU from the app the user is waiting for. On Linux nice is a
+//! per-thread attribute (setpriority(2), NOTES): `PRIO_PROCESS` with who = 0 names the calling thread, and threads it
+//! starts inherit it.
 
 use std::io;
 
 /// The calling thread's nice value.
 pub fn current() -> io::Result<i32> {
-    // getpriority may return -1 as a value: errno tells an error from it.
-    // SAFETY: errno is this thread's; getpriority reads this thread's priority only.
+    // getpriority may return -1 as a value: errno tells an error from it. SAFETY: errno is this thread's; getpriority
+    // reads this thread's priority only.
     unsafe {
         *libc::__errno_location() = 0;
         let n = libc::getpriority(libc::PRIO_PROCESS, 0);
@@ -34,15 +33,15 @@ pub fn set(nice: i32) -> io::Result<()> {
     }
 }
 
-/// The calling thread at another nice value until dropped, then back at the one it had
-/// (on every exit path, a panic's included). Made and dropped on the same thread.
+/// The calling thread at another nice value until dropped, then back at the one it had (on every exit path, a panic's
+/// included). Made and dropped on the same thread.
 pub struct NiceGuard {
     before: Option<i32>,
 }
 
 impl NiceGuard {
-    /// Run at `nice` until the guard drops. An error (the priority could not be read or
-    /// changed) leaves the thread as it was.
+    /// Run at `nice` until the guard drops. An error (the priority could not be read or changed) leaves the thread as
+    /// it was.
     pub fn at(nice: i32) -> io::Result<NiceGuard> {
         let now = current()?;
         if now == nice {
@@ -61,8 +60,8 @@ impl NiceGuard {
 impl Drop for NiceGuard {
     fn drop(&mut self) {
         if let Some(n) = self.before {
-            // Going back to a higher priority needs CAP_SYS_NICE (or RLIMIT_NICE): a daemon
-            // that could raise it once can again; if not, say so, since its kills now wait.
+            // Going back to a higher priority needs CAP_SYS_NICE (or RLIMIT_NICE): a daemon that could raise it once
+            // can again; if not, say so, since its kills now wait.
             if let Err(e) = set(n) {
                 eprintln!("memorch: putting this thread's priority back to nice {n} failed: {e}; decisions and kills now run at a lower one");
             }
@@ -89,8 +88,8 @@ mod tests {
                 assert_eq!(std::thread::spawn(|| current().unwrap()).join().unwrap(), lower);
             }
             assert_eq!(other.join().unwrap(), start);
-            // Back up needs CAP_SYS_NICE: as root it is back where it was; unprivileged the
-            // guard said so and the thread stays at the lower priority.
+            // Back up needs CAP_SYS_NICE: as root it is back where it was; unprivileged the guard said so and the
+            // thread stays at the lower priority.
             let now = current().unwrap();
             let privileged = unsafe { libc::geteuid() } == 0;
             if privileged {
@@ -110,8 +109,8 @@ mod tests {
     fn a_value_the_kernel_refuses_leaves_the_thread_as_it_was() {
         std::thread::spawn(|| {
             let start = current().unwrap();
-            // Out of range values are clamped by the kernel, not refused: -20 without
-            // CAP_SYS_NICE is refused (EACCES), which only an unprivileged run can show.
+            // Out of range values are clamped by the kernel, not refused: -20 without CAP_SYS_NICE is refused (EACCES),
+            // which only an unprivileged run can show.
             if unsafe { libc::geteuid() } != 0 {
                 let e = NiceGuard::at(-20).map(|_| ()).unwrap_err();
                 assert_eq!(e.raw_os_error(), Some(libc::EACCES));

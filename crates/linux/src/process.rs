@@ -1,5 +1,5 @@
-//! Per-process reads under `/proc/PID`: identity, class, resident and swapped memory, PSS,
-//! KSM merging. A process that exits while we read it is skipped, not an error.
+//! Per-process reads under `/proc/PID`: identity, class, resident and swapped memory, PSS, KSM merging. A process that
+//! exits while we read it is skipped, not an error.
 
 use crate::error::{Error, Result};
 use crate::parse::{field, field_kib};
@@ -59,15 +59,15 @@ impl Stat {
         self.flags & PF_KTHREAD != 0
     }
 
-    /// When the process started, ms after boot (to a clock tick): what a snapshot's
-    /// `uptime_ms - age_ms` gives back for it.
+    /// When the process started, ms after boot (to a clock tick): what a snapshot's `uptime_ms - age_ms` gives back for
+    /// it.
     pub fn start_ms(&self, root: &SysRoot) -> u64 {
         self.start_ticks * 1000 / root.clock_ticks
     }
 }
 
-/// Parse `/proc/PID/stat`. The name sits in parentheses and may itself hold spaces and
-/// parentheses, so the fields are counted from the last `)`.
+/// Parse `/proc/PID/stat`. The name sits in parentheses and may itself hold spaces and parentheses, so the fields are
+/// counted from the last `)`.
 pub fn parse_stat(text: &str) -> Option<Stat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
@@ -91,8 +91,8 @@ pub fn read_stat(root: &SysRoot, pid: u32) -> Result<Stat> {
     parse_stat(&text).ok_or_else(|| Error::parse(&path, "stat fields", text.trim()))
 }
 
-/// Whether `/proc/PID/status` text is of the init of a PID namespace below the reader's:
-/// `NSpid:` lists its pid in each namespace, outermost first, and the last is 1.
+/// Whether `/proc/PID/status` text is of the init of a PID namespace below the reader's: `NSpid:` lists its pid in each
+/// namespace, outermost first, and the last is 1.
 pub fn is_pid_ns_init(status: &str) -> bool {
     status.lines().find_map(|l| l.strip_prefix("NSpid:")).is_some_and(|ids| {
         let ids: Vec<&str> = ids.split_whitespace().collect();
@@ -106,15 +106,14 @@ pub fn read_pss_ksm(root: &SysRoot, pid: u32) -> Result<(Option<u64>, Option<u64
     Ok((pss, ksm_merging_pages(root, pid)))
 }
 
-/// How many of a process's pages KSM has merged (`/proc/PID/ksm_merging_pages`: a counter the
-/// kernel keeps, no walk); `None` where the kernel does not say or the process is gone.
+/// How many of a process's pages KSM has merged (`/proc/PID/ksm_merging_pages`: a counter the kernel keeps, no walk);
+/// `None` where the kernel does not say or the process is gone.
 pub fn ksm_merging_pages(root: &SysRoot, pid: u32) -> Option<u64> {
     root.read(format!("/proc/{pid}/ksm_merging_pages")).ok().and_then(|t| t.trim().parse().ok())
 }
 
-/// What a process costs: CPU time so far and memory, resident and proportional (shared pages
-/// divided among the processes that map them: two processes of one binary are not charged its
-/// code twice).
+/// What a process costs: CPU time so far and memory, resident and proportional (shared pages divided among the
+/// processes that map them: two processes of one binary are not charged its code twice).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub cpu_us: u64,
@@ -152,9 +151,8 @@ pub fn read_uid(root: &SysRoot, pid: u32) -> Result<u32> {
     Ok(field(&text, "Uid").unwrap_or(0) as u32)
 }
 
-/// Whose process `pid` is to describe: its uid where its real, effective, saved and
-/// filesystem uids are one; root where they differ (a set-uid program its caller started is
-/// not the caller's, as the kernel guards its `/proc` files).
+/// Whose process `pid` is to describe: its uid where its real, effective, saved and filesystem uids are one; root where
+/// they differ (a set-uid program its caller started is not the caller's, as the kernel guards its `/proc` files).
 pub fn owner_uid(root: &SysRoot, pid: u32) -> Result<u32> {
     let text = root.read(format!("/proc/{pid}/status"))?;
     let ids: Vec<u32> = text
@@ -168,8 +166,8 @@ pub fn owner_uid(root: &SysRoot, pid: u32) -> Result<u32> {
     })
 }
 
-/// Set a process's `oom_score_adj` (its class). Lowering it below the current value needs
-/// CAP_SYS_RESOURCE, which some machines do not give even root.
+/// Set a process's `oom_score_adj` (its class). Lowering it below the current value needs CAP_SYS_RESOURCE, which some
+/// machines do not give even root.
 pub fn write_oom_score_adj(root: &SysRoot, pid: &str, adj: i32) -> Result<()> {
     let path = root.path(format!("/proc/{pid}/oom_score_adj"));
     std::fs::write(&path, adj.to_string()).map_err(|e| match e.raw_os_error() {
@@ -187,8 +185,8 @@ pub struct ProcessReader<'a> {
     uptime_ms: u64,
     buf: String,
     path: PathBuf,
-    /// Read `smaps_rollup` (PSS) and KSM counts. Without, a process is four small reads that
-    /// never wait on its address-space lock: what a decision under pressure needs.
+    /// Read `smaps_rollup` (PSS) and KSM counts. Without, a process is four small reads that never wait on its
+    /// address-space lock: what a decision under pressure needs.
     pub detailed: bool,
 }
 
@@ -233,8 +231,8 @@ impl<'a> ProcessReader<'a> {
         self.read(pid, "oom_score_adj")?;
         let adj: i32 =
             self.buf.trim().parse().map_err(|_| Error::parse(&self.path, "oom_score_adj", self.buf.trim()))?;
-        // smaps_rollup walks the page tables under the mm lock: the costly read, one that
-        // waits behind reclaim when memory is short, and one that can be refused.
+        // smaps_rollup walks the page tables under the mm lock: the costly read, one that waits behind reclaim when
+        // memory is short, and one that can be refused.
         let pss = if !self.detailed {
             None
         } else {
@@ -269,8 +267,8 @@ impl<'a> ProcessReader<'a> {
     }
 }
 
-/// This thread's CPU time in µs: what a squeeze's compression costs, which the kernel does in
-/// the thread that asks for it.
+/// This thread's CPU time in µs: what a squeeze's compression costs, which the kernel does in the thread that asks for
+/// it.
 pub fn thread_cpu_us() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime into a local timespec.

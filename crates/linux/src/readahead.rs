@@ -1,8 +1,7 @@
-//! Swap read-ahead: `/proc/sys/vm/page-cluster`, machine-wide. A fault on a swapped-out
-//! page reads 2^N neighbouring slots of the same swap device with it (mm/swap_state.c
-//! `swap_cluster_readahead`; the VMA-based read-ahead sizes its window from the same
-//! value). The kernel's default is 3 (eight pages); Android writes 0 at boot for zram, where
-//! a page costs as much read alone as in a cluster; the kernel refuses more than 31.
+//! Swap read-ahead: `/proc/sys/vm/page-cluster`, machine-wide. A fault on a swapped-out page reads 2^N neighbouring
+//! slots of the same swap device with it (mm/swap_state.c `swap_cluster_readahead`; the VMA-based read-ahead sizes its
+//! window from the same value). The kernel's default is 3 (eight pages); Android writes 0 at boot for zram, where a
+//! page costs as much read alone as in a cluster; the kernel refuses more than 31.
 //!
 //! The bench records it with each run: it sets how much a warm return reads a fault.
 

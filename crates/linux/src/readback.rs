@@ -1,34 +1,30 @@
-//! Reading an app's swapped-out pages back into its own page tables, as its own touch would,
-//! ahead of its return (ASAP's prepaging at app switch).
+//! Reading an app's swapped-out pages back into its own page tables, as its own touch would, ahead of its return
+//! (ASAP's prepaging at app switch).
 //!
-//! The pages are read through `/proc/PID/mem`: each read faults the page in *in the target*
-//! (the kernel's swap-in path, `do_swap_page`), which maps it with its accessed bit set, so
-//! the kernel's LRU treats it as a page the app used just now. `process_madvise(MADV_WILLNEED)`
-//! (`compact::Advice::WillNeed`) only puts pages in the swap cache, unmapped and on the
-//! inactive list: the first pages the next reclaim drops (measured on `realapps`: read back,
-//! then dropped again before the return; docs/results.md). Only pages the pagemap shows in
-//! swap are read, a run at a time; nothing is written.
+//! The pages are read through `/proc/PID/mem`: each read faults the page in *in the target* (the kernel's swap-in path,
+//! `do_swap_page`), which maps it with its accessed bit set, so the kernel's LRU treats it as a page the app used just
+//! now. `process_madvise(MADV_WILLNEED)` (`compact::Advice::WillNeed`) only puts pages in the swap cache, unmapped and
+//! on the inactive list: the first pages the next reclaim drops (measured on `realapps`: read back, then dropped again
+//! before the return; docs/results.md). Only pages the pagemap shows in swap are read, a run at a time; nothing is
+//! written.
 //!
-//! Every private mapping is looked at, file-backed ones too: a page of a private file mapping
-//! that the process wrote is its own copy, anonymous memory that goes to swap like the heap
-//! (a loader's relocations of a library; a JVM's class archive, `classes.jsa`, ~10 MiB of
-//! swap in each JVM of `realapps`). Reading only the anonymous mappings left that swap
-//! where no read-back reached it.
+//! Every private mapping is looked at, file-backed ones too: a page of a private file mapping that the process wrote is
+//! its own copy, anonymous memory that goes to swap like the heap (a loader's relocations of a library; a JVM's class
+//! archive, `classes.jsa`, ~10 MiB of swap in each JVM of `realapps`). Reading only the anonymous mappings left that
+//! swap where no read-back reached it.
 //!
-//! Pages on storage swap are asked for all at once first ([`Ahead`]): a touch reads one
-//! page (and the kernel's read-ahead of its neighbours in the file) and waits for it, so a
-//! read-back from storage pays the device's latency a page; `process_madvise(MADV_WILLNEED)`
-//! queues the reads of every page it names before any completes, and the touch that follows
-//! finds them in the swap cache or on their way. Measured on these machines (`cargo bench -p
-//! memorch --bench actuators`: a 256 MiB heap paged out to a storage file in shuffled 64 KiB
-//! pieces, read back whole): 7.9 µs a page by touch alone, 2.6 with the pages asked for
-//! first. From zram, which decompresses in the caller, asking first saves nothing and costs
-//! more (4.0 against 3.5 µs a page), so only the pages outside zram are asked for where
-//! zram's swap type is known.
+//! Pages on storage swap are asked for all at once first ([`Ahead`]): a touch reads one page (and the kernel's
+//! read-ahead of its neighbours in the file) and waits for it, so a read-back from storage pays the device's latency a
+//! page; `process_madvise(MADV_WILLNEED)` queues the reads of every page it names before any completes, and the touch
+//! that follows finds them in the swap cache or on their way. Measured on these machines (`cargo bench -p memorch
+//! --bench actuators`: a 256 MiB heap paged out to a storage file in shuffled 64 KiB pieces, read back whole): 7.9 µs a
+//! page by touch alone, 2.6 with the pages asked for first. From zram, which decompresses in the caller, asking first
+//! saves nothing and costs more (4.0 against 3.5 µs a page), so only the pages outside zram are asked for where zram's
+//! swap type is known.
 //!
-//! The file is opened before the target's pidfd is checked again, so the memory read is the
-//! memory of the process the pidfd names (an open `/proc/PID/mem` holds that process's mm; a
-//! pid reused before the open would show as the pidfd's process having exited).
+//! The file is opened before the target's pidfd is checked again, so the memory read is the memory of the process the
+//! pidfd names (an open `/proc/PID/mem` holds that process's mm; a pid reused before the open would show as the pidfd's
+//! process having exited).
 
 use crate::compact::{self, Advice, CompactScope, Range, Resident};
 use crate::error::{Error, Result};
@@ -38,21 +34,19 @@ use serde::Serialize;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
-/// Bytes one read asks for: a run of swapped pages is read in pieces of this size, into one
-/// buffer the daemon keeps small (its memory is locked).
+/// Bytes one read asks for: a run of swapped pages is read in pieces of this size, into one buffer the daemon keeps
+/// small (its memory is locked).
 pub const CHUNK: usize = 64 << 10;
 
-/// Which of the pages to read back are asked for all at once before they are touched (the
-/// module's doc).
+/// Which of the pages to read back are asked for all at once before they are touched (the module's doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ahead {
     /// None: each touch reads its page.
     Nothing,
-    /// All of them, where it is not known which swap area holds which (a storage file holds
-    /// some of them, and zram's type number was never probed).
+    /// All of them, where it is not known which swap area holds which (a storage file holds some of them, and zram's
+    /// type number was never probed).
     All,
-    /// Those in any swap area but the one of this kernel type number (zram's): the pages on
-    /// storage.
+    /// Those in any swap area but the one of this kernel type number (zram's): the pages on storage.
     OutsideArea(u32),
 }
 
@@ -75,9 +69,9 @@ pub struct ReadBackReport {
     pub exited: bool,
 }
 
-/// Read up to `max_pages` of `target`'s swapped-out pages (of its private mappings: anonymous
-/// memory and its own copies of file pages) back into its page tables, those `ahead` names
-/// asked for at once first. Stops cleanly if the process exits mid-way.
+/// Read up to `max_pages` of `target`'s swapped-out pages (of its private mappings: anonymous memory and its own copies
+/// of file pages) back into its page tables, those `ahead` names asked for at once first. Stops cleanly if the process
+/// exits mid-way.
 pub fn read_back(root: &SysRoot, target: &Target, max_pages: u64, ahead: Ahead) -> Result<ReadBackReport> {
     let pid = target.pid;
     let t0 = Instant::now();
@@ -136,8 +130,8 @@ pub fn read_back(root: &SysRoot, target: &Target, max_pages: u64, ahead: Ahead) 
     Ok(report)
 }
 
-/// `target`'s `/proc/PID/mem`, opened before its pidfd is checked again (the module's doc);
-/// `None` if the process is gone.
+/// `target`'s `/proc/PID/mem`, opened before its pidfd is checked again (the module's doc); `None` if the process is
+/// gone.
 pub fn open_mem(root: &SysRoot, target: &Target) -> Result<Option<std::fs::File>> {
     let path = root.path(format!("/proc/{}/mem", target.pid));
     let mem = match std::fs::File::open(&path) {
@@ -151,9 +145,9 @@ pub fn open_mem(root: &SysRoot, target: &Target) -> Result<Option<std::fs::File>
     Ok(Some(mem))
 }
 
-/// Read `ranges` of `target` through its `mem` (each read faults the pages in, in the
-/// target), `buf` at a time: the bytes the reads returned, and whether the process exited.
-/// A range that went away since it was named ends its reading.
+/// Read `ranges` of `target` through its `mem` (each read faults the pages in, in the target), `buf` at a time: the
+/// bytes the reads returned, and whether the process exited. A range that went away since it was named ends its
+/// reading.
 pub fn read_ranges(mem: &std::fs::File, target: &Target, ranges: &[Range], buf: &mut [u8]) -> (u64, bool) {
     let mut read = 0;
     for r in ranges {
@@ -166,8 +160,8 @@ pub fn read_ranges(mem: &std::fs::File, target: &Target, ranges: &[Range], buf: 
                     read += got as u64;
                     at += got as u64;
                 }
-                // EIO/EFAULT: the range went away since the pagemap was read; ESRCH and an
-                // exited pidfd: the process is gone.
+                // EIO/EFAULT: the range went away since the pagemap was read; ESRCH and an exited pidfd: the process is
+                // gone.
                 Err(_) if target.pidfd.wait_exit(std::time::Duration::ZERO) => return (read, true),
                 Err(_) => break,
             }

@@ -1,8 +1,8 @@
 //! Asking the kernel to reclaim N bytes from a domain now (MOS phase 1, Tizen's squeeze):
 //! - v2: `memory.reclaim`;
-//! - v1: a brief lowering of `memory.limit_in_bytes` to usage − N. The kernel reclaims inside
-//!   that write and sets the new limit only once usage fits under it, so no process is
-//!   OOM-killed by it; the old limit is restored at once, also on error or panic (a guard);
+//! - v1: a brief lowering of `memory.limit_in_bytes` to usage − N. The kernel reclaims inside that write and sets the
+//!   new limit only once usage fits under it, so no process is OOM-killed by it; the old limit is restored at once,
+//!   also on error or panic (a guard);
 //! - `system`: file-page compaction of cached apps, least important first.
 
 use crate::cgroup::MemorySource;
@@ -103,10 +103,9 @@ pub fn reclaim(root: &SysRoot, domain: &Domain, bytes: u64, dry_run: bool) -> Re
     Ok(report)
 }
 
-/// Make the kernel reclaim `bytes` from the memory group `source` now, in its LRU order: v2
-/// `memory.reclaim`; v1 its limit lowered to `usage` − `bytes` (at least `floor`) and the
-/// limit it had put back at once. Returns why less than asked may have come back, if the
-/// kernel said so.
+/// Make the kernel reclaim `bytes` from the memory group `source` now, in its LRU order: v2 `memory.reclaim`; v1 its
+/// limit lowered to `usage` − `bytes` (at least `floor`) and the limit it had put back at once. Returns why less than
+/// asked may have come back, if the kernel said so.
 pub(crate) fn reclaim_group(source: &MemorySource, usage: u64, bytes: u64, floor: u64) -> Result<Option<String>> {
     match source {
         MemorySource::V2(dir) => {
@@ -132,11 +131,10 @@ pub(crate) fn reclaim_group(source: &MemorySource, usage: u64, bytes: u64, floor
     }
 }
 
-/// Bytes of the domain's memory held in the swap cache (`swapcached` in its group's
-/// memory.stat; `None` for the `system` domain or a kernel that does not count it). A page
-/// paged out (`MADV_PAGEOUT`) to a storage swap device stays there, charged, after it has
-/// left its process, until the kernel reclaims it again; one paged out to zram is freed at
-/// once (measured: 128 MiB paged out to a file freed 0 MiB in 2 s).
+/// Bytes of the domain's memory held in the swap cache (`swapcached` in its group's memory.stat; `None` for the
+/// `system` domain or a kernel that does not count it). A page paged out (`MADV_PAGEOUT`) to a storage swap device
+/// stays there, charged, after it has left its process, until the kernel reclaims it again; one paged out to zram is
+/// freed at once (measured: 128 MiB paged out to a file freed 0 MiB in 2 s).
 pub fn swap_cached_bytes(domain: &Domain) -> Option<u64> {
     let (dir, key) = match domain.cgroup.as_ref()?.memory_source()? {
         MemorySource::V1(dir) => (dir, "total_swapcached"),
@@ -146,10 +144,9 @@ pub fn swap_cached_bytes(domain: &Domain) -> Option<u64> {
     crate::parse::field(&stat, key)
 }
 
-/// Free what a squeeze left in the domain's swap cache: `cached_before` is
-/// [`swap_cached_bytes`] before it, `moved` what left its processes (the most that is freed).
-/// Without this a squeeze to a storage file frees nothing until the next reclaim, though the
-/// engine counts it freed. `Ok(None)`: nothing worth a reclaim (under 1 MiB) was left.
+/// Free what a squeeze left in the domain's swap cache: `cached_before` is [`swap_cached_bytes`] before it, `moved`
+/// what left its processes (the most that is freed). Without this a squeeze to a storage file frees nothing until the
+/// next reclaim, though the engine counts it freed. `Ok(None)`: nothing worth a reclaim (under 1 MiB) was left.
 pub fn free_swap_cache_left(
     root: &SysRoot,
     domain: &Domain,

@@ -1,7 +1,6 @@
-//! Records of machine-wide changes that a process's guard will undo (swap files, KSM
-//! settings): written before the change is made, removed when it is undone. `/run` is
-//! cleared at boot, as these changes are. What a dead owner left is found by [`stale`] and
-//! undone by whoever starts next (recovery.rs).
+//! Records of machine-wide changes that a process's guard will undo (swap files, KSM settings): written before the
+//! change is made, removed when it is undone. `/run` is cleared at boot, as these changes are. What a dead owner left
+//! is found by [`stale`] and undone by whoever starts next (recovery.rs).
 
 use crate::error::{Error, Result};
 use crate::owner::Owner;
@@ -39,8 +38,8 @@ pub fn forget(kind: &str, key: &str) -> Result<()> {
     }
 }
 
-/// Changes of `kind` whose owners are gone, with their keys; unreadable records too (as
-/// errors), so that nothing is silently left behind.
+/// Changes of `kind` whose owners are gone, with their keys; unreadable records too (as errors), so that nothing is
+/// silently left behind.
 pub fn stale<T: DeserializeOwned>(root: &SysRoot, kind: &str) -> Vec<(PathBuf, std::result::Result<T, String>)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(Path::new(RECORD_ROOT).join(kind)).into_iter().flatten().flatten() {

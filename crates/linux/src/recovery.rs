@@ -1,25 +1,23 @@
-//! Undo what memorch processes that died left behind: their guards never ran (SIGKILL, a
-//! crash). Every start of the daemon, the bench and the tests calls [`recover_all`] before it
-//! changes anything, so one dead owner's zram, swap files, KSM settings never outlive the
-//! next start, and never make it believe the machine was set up that way.
+//! Undo what memorch processes that died left behind: their guards never ran (SIGKILL, a crash). Every start of the
+//! daemon, the bench and the tests calls [`recover_all`] before it changes anything, so one dead owner's zram, swap
+//! files, KSM settings never outlive the next start, and never make it believe the machine was set up that way.
 
 use crate::root::SysRoot;
 
-/// Everything of dead owners: zram set-ups, swap files, slow disks, KSM settings, lxcfs instances
-/// and sandboxes. Each entry says what was put back (`Ok`) or what could not be (`Err`).
+/// Everything of dead owners: zram set-ups, swap files, slow disks, KSM settings, lxcfs instances and sandboxes. Each
+/// entry says what was put back (`Ok`) or what could not be (`Err`).
 pub fn recover_all(root: &SysRoot) -> Vec<Result<String, String>> {
     recover(root, true)
 }
 
-/// What [`recover_all`] would put back, each entry starting "would", and nothing changed: a
-/// dry run's start.
+/// What [`recover_all`] would put back, each entry starting "would", and nothing changed: a dry run's start.
 pub fn report_all(root: &SysRoot) -> Vec<Result<String, String>> {
     recover(root, false)
 }
 
-/// What recovery left on because its pages would not fit back (swap files, zram), taken over
-/// by a daemon that starts: its guards now, removed once idle or at its end. Its use in a
-/// crash loop: each restart keeps the pages where they are instead of killing apps.
+/// What recovery left on because its pages would not fit back (swap files, zram), taken over by a daemon that starts:
+/// its guards now, removed once idle or at its end. Its use in a crash loop: each restart keeps the pages where they
+/// are instead of killing apps.
 #[derive(Default)]
 pub struct Adopted {
     pub swap_files: Vec<crate::swapfile::SwapFileGuard>,
@@ -56,8 +54,8 @@ fn recover(root: &SysRoot, undo: bool) -> Vec<Result<String, String>> {
     out
 }
 
-/// Where the bench keeps each run's short-lived files (`{run}`: real programs' sockets), in
-/// a directory named by the bench's `owner::tag`.
+/// Where the bench keeps each run's short-lived files (`{run}`: real programs' sockets), in a directory named by the
+/// bench's `owner::tag`.
 pub const BENCH_RUN_ROOT: &str = "/run/memorch/bench";
 
 /// Directories under `parent` named by the tag of an owner that is gone.

@@ -1,5 +1,5 @@
-//! Where the kernel's files are read from: `/` on a live machine, a fixture directory in
-//! tests (as ChromeOS resourced injects its readers). Every reader takes a `&SysRoot`.
+//! Where the kernel's files are read from: `/` on a live machine, a fixture directory in tests (as ChromeOS resourced
+//! injects its readers). Every reader takes a `&SysRoot`.
 
 use crate::error::{Error, Result};
 use std::io::Read;

@@ -1,10 +1,10 @@
-//! A sandbox cgroup: one path created in the v1 memory hierarchy (for the limit) and in the
-//! v2 hierarchy (for PSI, freeze and kill), below the cgroup this process runs in. Tests use
-//! it for every live domain; the bench's virtual devices build on it.
+//! A sandbox cgroup: one path created in the v1 memory hierarchy (for the limit) and in the v2 hierarchy (for PSI,
+//! freeze and kill), below the cgroup this process runs in. Tests use it for every live domain; the bench's virtual
+//! devices build on it.
 //!
-//! It is a guard: dropping it kills every process inside, waits for them, and removes every
-//! directory it created, also on panic. A creator killed with SIGKILL runs no guard: the next
-//! start's recovery ([`remove_stale`]) removes what it left, wherever it ran.
+//! It is a guard: dropping it kills every process inside, waits for them, and removes every directory it created, also
+//! on panic. A creator killed with SIGKILL runs no guard: the next start's recovery ([`remove_stale`]) removes what it
+//! left, wherever it ran.
 
 use crate::cgroup::{self, Mount};
 use crate::error::{Error, Result};
@@ -66,8 +66,7 @@ impl Sandbox {
         Ok(sb)
     }
 
-    /// Set the memory limit (v2 `memory.max` where the memory controller is on v2, else v1
-    /// `memory.limit_in_bytes`).
+    /// Set the memory limit (v2 `memory.max` where the memory controller is on v2, else v1 `memory.limit_in_bytes`).
     pub fn set_limit(&self, limit_bytes: u64) -> Result<()> {
         let target = match (&self.v2, &self.v1_memory) {
             (Some(v2), _) if v2.join("memory.max").exists() => v2.join("memory.max"),
@@ -82,8 +81,8 @@ impl Sandbox {
         std::fs::write(&target, limit_bytes.to_string()).map_err(|e| Error::io(&target, e))
     }
 
-    /// Arrange for `cmd` to join the sandbox between fork and exec, so that nothing it
-    /// allocates is ever charged outside.
+    /// Arrange for `cmd` to join the sandbox between fork and exec, so that nothing it allocates is ever charged
+    /// outside.
     pub fn prepare(&self, cmd: &mut Command) {
         let procs: Vec<CString> = self
             .dirs()
@@ -92,8 +91,7 @@ impl Sandbox {
                     .expect("no NUL in cgroup paths")
             })
             .collect();
-        // SAFETY: the closure only calls open/write/close (async-signal-safe) on
-        // strings allocated before the fork.
+        // SAFETY: the closure only calls open/write/close (async-signal-safe) on strings allocated before the fork.
         unsafe {
             cmd.pre_exec(move || {
                 for p in &procs {
@@ -125,8 +123,8 @@ impl Sandbox {
         Ok(self.children.last_mut().expect("just pushed"))
     }
 
-    /// Hand back the `Child` of a process this sandbox started, for the caller to watch and
-    /// reap; the sandbox still kills it with everything else when it goes.
+    /// Hand back the `Child` of a process this sandbox started, for the caller to watch and reap; the sandbox still
+    /// kills it with everything else when it goes.
     pub fn take_child(&mut self, pid: u32) -> Option<Child> {
         let i = self.children.iter().position(|c| c.id() == pid)?;
         Some(self.children.swap_remove(i))
@@ -223,8 +221,7 @@ fn mkdir_new(dir: &Path) -> Result<()> {
     })
 }
 
-/// Create the missing directories between `top` and `dir` (exclusive); return those made,
-/// deepest first.
+/// Create the missing directories between `top` and `dir` (exclusive); return those made, deepest first.
 fn mkdir_parents(dir: &Path, top: &Path) -> Result<Vec<PathBuf>> {
     let mut missing = Vec::new();
     let mut cur = dir.parent();
@@ -260,11 +257,10 @@ fn child_path(base: &str, name: &str) -> String {
     }
 }
 
-/// Remove sandboxes whose creator died without removing them (named `memorch…-PID-N` by
-/// tests and the bench, PID no longer alive): kill what is inside and remove the groups, then
-/// the v2 parents memorch made that nothing holds any more. Looked for wherever a sandbox can
-/// be ([`places`]), not only below this process's group. Returns the paths removed (without
-/// `undo`, those it would remove, and nothing is changed).
+/// Remove sandboxes whose creator died without removing them (named `memorch…-PID-N` by tests and the bench, PID no
+/// longer alive): kill what is inside and remove the groups, then the v2 parents memorch made that nothing holds any
+/// more. Looked for wherever a sandbox can be ([`places`]), not only below this process's group. Returns the paths
+/// removed (without `undo`, those it would remove, and nothing is changed).
 pub fn remove_stale(undo: bool) -> Vec<String> {
     let root = SysRoot::live();
     let mut removed = Vec::new();
@@ -322,11 +318,10 @@ impl Place {
     }
 }
 
-/// Where sandboxes can be: below this process's own group (first), and below each v2 parent
-/// memorch made and registered. A process that ran in another group (an earlier session's, a
-/// bench killed with SIGKILL) made its sandboxes below that group, where this process's own
-/// never leads; where the v2 hierarchy lacked that path, the parents it made are registered,
-/// and lead there.
+/// Where sandboxes can be: below this process's own group (first), and below each v2 parent memorch made and
+/// registered. A process that ran in another group (an earlier session's, a bench killed with SIGKILL) made its
+/// sandboxes below that group, where this process's own never leads; where the v2 hierarchy lacked that path, the
+/// parents it made are registered, and lead there.
 fn places() -> Vec<Place> {
     let root = SysRoot::live();
     let (Ok(base), Ok(mounts)) = (cgroup::process_cgroup_path(&root, "self"), cgroup::mounts(&root)) else {
@@ -347,8 +342,7 @@ fn places() -> Vec<Place> {
     out
 }
 
-/// The names of the cgroups directly below this process's own, in either hierarchy: where
-/// sandboxes are made.
+/// The names of the cgroups directly below this process's own, in either hierarchy: where sandboxes are made.
 pub fn child_groups() -> std::collections::BTreeSet<String> {
     places().first().map(Place::child_names).unwrap_or_default()
 }

@@ -1,12 +1,12 @@
-//! The v2 parent groups sandboxes had to make, registered so that a dead creator's sandbox
-//! is found and removed from any later start, even one in another cgroup (sandbox.rs).
+//! The v2 parent groups sandboxes had to make, registered so that a dead creator's sandbox is found and removed from
+//! any later start, even one in another cgroup (sandbox.rs).
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The v2 parent directories memorch created, one a line: sandboxes share them, so the last
-/// one to leave removes them, whichever made them.
+/// The v2 parent directories memorch created, one a line: sandboxes share them, so the last one to leave removes them,
+/// whichever made them.
 const PARENTS_REGISTRY: &str = "/run/memorch/cgroup-parents";
 
 pub(crate) fn read_registry() -> Vec<PathBuf> {
@@ -42,8 +42,8 @@ pub(crate) fn register_parents(made: &[PathBuf]) -> Result<()> {
     write_registry(&all)
 }
 
-/// Remove every registered parent that is empty now, deepest first (caller holds the
-/// parents lock). One still holding a sandbox stays registered for the last one out.
+/// Remove every registered parent that is empty now, deepest first (caller holds the parents lock). One still holding a
+/// sandbox stays registered for the last one out.
 pub(crate) fn remove_registered_parents() {
     let mut all = read_registry();
     all.sort_by_key(|p| std::cmp::Reverse(p.components().count()));

@@ -1,8 +1,7 @@
-//! A slow disk for storage swap: a phone's swap files live on its flash, far slower than these
-//! machines' disks. An ext4 on a loop device over a sparse file, mounted where the swap files
-//! go, its I/O throttled for the processes that use it by their block-I/O cgroup (v1
-//! `blkio.throttle.*`, or v2 `io.max`). Machine-wide (a loop device, a mount, a throttle): made
-//! under a record and undone by its guard, or by the next start if its owner died.
+//! A slow disk for storage swap: a phone's swap files live on its flash, far slower than these machines' disks. An ext4
+//! on a loop device over a sparse file, mounted where the swap files go, its I/O throttled for the processes that use
+//! it by their block-I/O cgroup (v1 `blkio.throttle.*`, or v2 `io.max`). Machine-wide (a loop device, a mount, a
+//! throttle): made under a record and undone by its guard, or by the next start if its owner died.
 
 use crate::error::{Error, Result};
 use crate::root::SysRoot;
@@ -20,8 +19,8 @@ pub struct Speed {
     pub write_iops: u64,
 }
 
-/// An eMMC 5.0 phone's flash, the storage SWAM's paper measures eUFS 3.1 against as 8× and 12×
-/// slower: 250 MB/s read, 100 MB/s written, 8,000 and 3,000 random 4 KiB operations a second.
+/// An eMMC 5.0 phone's flash, the storage SWAM's paper measures eUFS 3.1 against as 8× and 12× slower: 250 MB/s read,
+/// 100 MB/s written, 8,000 and 3,000 random 4 KiB operations a second.
 pub const EMMC: Speed = Speed { read_bps: 250_000_000, write_bps: 100_000_000, read_iops: 8_000, write_iops: 3_000 };
 
 const RECORD_KIND: &str = "slow-disk";
@@ -45,8 +44,8 @@ pub struct SlowDisk {
 }
 
 impl SlowDisk {
-    /// A disk of `bytes` in the sparse file `image`, mounted at `mount` and throttled to `speed`
-    /// for the processes in this process's block-I/O cgroup. Nothing is left half made.
+    /// A disk of `bytes` in the sparse file `image`, mounted at `mount` and throttled to `speed` for the processes in
+    /// this process's block-I/O cgroup. Nothing is left half made.
     pub fn create(image: &Path, mount: &Path, bytes: u64, speed: Speed) -> Result<SlowDisk> {
         let (throttle_dir, v2) = throttle_dir(&SysRoot::live())?;
         let (device, dev) = attach_new_image(image, bytes).inspect_err(|_| {
@@ -74,8 +73,8 @@ impl Drop for SlowDisk {
     }
 }
 
-/// A sparse file of `bytes` with an ext4 on it, attached to a free loop device: the device
-/// and its `MAJOR:MINOR`; detached again if its number cannot be read.
+/// A sparse file of `bytes` with an ext4 on it, attached to a free loop device: the device and its `MAJOR:MINOR`;
+/// detached again if its number cannot be read.
 fn attach_new_image(image: &Path, bytes: u64) -> Result<(PathBuf, String)> {
     let f = std::fs::File::create(image).map_err(|e| Error::io(image, e))?;
     f.set_len(bytes).map_err(|e| Error::io(image, e))?;
@@ -127,8 +126,8 @@ fn undo(made: &Made) -> Result<()> {
     crate::records::forget(RECORD_KIND, &made.dev)
 }
 
-/// The block-I/O cgroup directory of this process and whether it is v2: v1 `blkio` with its
-/// throttle files, or v2 with `io.max` (not the root group, where `io.max` does not exist).
+/// The block-I/O cgroup directory of this process and whether it is v2: v1 `blkio` with its throttle files, or v2 with
+/// `io.max` (not the root group, where `io.max` does not exist).
 fn throttle_dir(root: &SysRoot) -> Result<(PathBuf, bool)> {
     let own = root.read("/proc/self/cgroup")?;
     let mounts = crate::cgroup::mounts(root)?;

@@ -1,5 +1,5 @@
-//! Taking a [`Snapshot`] of a domain: memory and pressure alone (every tick), cheap (and swap,
-//! zram, KSM) or full (and every process: only when a decision needs it).
+//! Taking a [`Snapshot`] of a domain: memory and pressure alone (every tick), cheap (and swap, zram, KSM) or full (and
+//! every process: only when a decision needs it).
 
 use crate::domain::Domain;
 use crate::error::Result;
@@ -9,8 +9,8 @@ use crate::{cgroup, ksm, meminfo, psi, swaps, vmstat};
 use memorch_core::snapshot::{kill_order, Counters, KsmState, MemoryState, Psi};
 use memorch_core::{Facility, Snapshot};
 
-/// Memory and pressure of the domain, nothing else: the daemon's look every tick (a few small
-/// reads; swap, zram and KSM wait for a decision).
+/// Memory and pressure of the domain, nothing else: the daemon's look every tick (a few small reads; swap, zram and KSM
+/// wait for a decision).
 pub fn memory_and_pressure(root: &SysRoot, domain: &Domain) -> Result<(MemoryState, Facility<Psi>, Counters)> {
     let (memory, counters) = match &domain.cgroup {
         None => (meminfo::read_system(root)?, vmstat::read_system(root)?),
@@ -31,9 +31,8 @@ pub fn cheap(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
     cheap_with_ksm(root, domain, ksm::read(root))
 }
 
-/// [`cheap`] with KSM's figures given, not read: a light look takes the last full look's
-/// (KSM's state is a dozen sysfs files, a quarter of a light look's reads, and what acts on a
-/// light look acts on a full look's sizes anyway).
+/// [`cheap`] with KSM's figures given, not read: a light look takes the last full look's (KSM's state is a dozen sysfs
+/// files, a quarter of a light look's reads, and what acts on a light look acts on a full look's sizes anyway).
 pub fn cheap_with_ksm(root: &SysRoot, domain: &Domain, ksm: Facility<KsmState>) -> Result<Snapshot> {
     let uptime_ms = process::uptime_ms(root)?;
     let (memory, psi, counters) = memory_and_pressure(root, domain)?;
@@ -47,15 +46,14 @@ pub fn full(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
     full_with(root, domain, true)
 }
 
-/// A full snapshot without PSS and KSM counts (no `smaps_rollup`): for decisions under
-/// pressure, where the page-table walk would wait behind reclaim.
+/// A full snapshot without PSS and KSM counts (no `smaps_rollup`): for decisions under pressure, where the page-table
+/// walk would wait behind reclaim.
 pub fn full_fast(root: &SysRoot, domain: &Domain) -> Result<Snapshot> {
     full_with(root, domain, false)
 }
 
-/// [`full_fast`] on a cheap snapshot already taken: for a decision that read memory first to
-/// choose between a light look and a full one (KSM's figures read afresh: that look may have
-/// taken older ones).
+/// [`full_fast`] on a cheap snapshot already taken: for a decision that read memory first to choose between a light
+/// look and a full one (KSM's figures read afresh: that look may have taken older ones).
 pub fn full_fast_from(root: &SysRoot, domain: &Domain, mut snap: Snapshot) -> Result<Snapshot> {
     snap.ksm = ksm::read(root);
     with_processes(root, domain, snap, false)
@@ -80,10 +78,9 @@ fn with_processes(root: &SysRoot, domain: &Domain, mut snap: Snapshot, detailed:
     Ok(snap)
 }
 
-/// PSS (and KSM counts) kept between full snapshots, so that a decision walks a process's
-/// page tables (`smaps_rollup`, the one costly read, which waits behind reclaim when memory is
-/// short) only when its figure is old or its mapped files moved: the daemon takes fast full
-/// snapshots and fills them from here.
+/// PSS (and KSM counts) kept between full snapshots, so that a decision walks a process's page tables (`smaps_rollup`,
+/// the one costly read, which waits behind reclaim when memory is short) only when its figure is old or its mapped
+/// files moved: the daemon takes fast full snapshots and fills them from here.
 #[derive(Debug, Default)]
 pub struct PssCache {
     entries: std::collections::BTreeMap<u32, PssRead>,
@@ -99,24 +96,23 @@ struct PssRead {
     ksm_merging_pages: Option<u64>,
     /// When read, ms since boot.
     at_ms: u64,
-    /// When the process it was read of started, ms since boot: a pid found with another start
-    /// is another process, and the figures are not its.
+    /// When the process it was read of started, ms since boot: a pid found with another start is another process, and
+    /// the figures are not its.
     start_ms: u64,
 }
 
-/// A cached PSS is read again after this long, or when the process's file and shared-memory
-/// pages moved by more than a quarter of what they were when read; in between, it follows
-/// the process's resident sizes ([`estimated_pss`]): its heap exactly, its mapped files in the
-/// share last found. What the estimate misses is only the share of its files others map
-/// since, which moves slowly. Reads every 30 s or on a tenth's move of RSS were a third of the
-/// daemon's CPU in a light run (82 walks of up to 340 MiB of page tables, ~2.5 ms each, in
-/// 210 s); every 2 minutes or on a quarter's move of RSS still a fifth (a launching app's
-/// heap grows on every look, and its heap is its own: the walk told nothing new).
+/// A cached PSS is read again after this long, or when the process's file and shared-memory pages moved by more than a
+/// quarter of what they were when read; in between, it follows the process's resident sizes ([`estimated_pss`]): its
+/// heap exactly, its mapped files in the share last found. What the estimate misses is only the share of its files
+/// others map since, which moves slowly. Reads every 30 s or on a tenth's move of RSS were a third of the daemon's CPU
+/// in a light run (82 walks of up to 340 MiB of page tables, ~2.5 ms each, in 210 s); every 2 minutes or on a quarter's
+/// move of RSS still a fifth (a launching app's heap grows on every look, and its heap is its own: the walk told
+/// nothing new).
 pub const PSS_REFRESH_MS: u64 = 600_000;
 
 impl PssCache {
-    /// Fill the processes of a fast snapshot. `read` false (under pressure): from the cache
-    /// only, never a page-table walk. Returns how many were read now.
+    /// Fill the processes of a fast snapshot. `read` false (under pressure): from the cache only, never a page-table
+    /// walk. Returns how many were read now.
     pub fn fill(&mut self, root: &SysRoot, snap: &mut Snapshot, read: bool) -> usize {
         let now = snap.uptime_ms;
         let mut n = 0;
@@ -153,12 +149,12 @@ impl PssCache {
     }
 }
 
-/// PSS now, from a walk's `pss` and the resident sizes since: anonymous pages a process gains
-/// or loses are its own (a heap, swapped out or in), counted whole; its file and shared-memory
-/// pages in the share the walk found of them (those are what PSS divides). Never above RSS.
+/// PSS now, from a walk's `pss` and the resident sizes since: anonymous pages a process gains or loses are its own (a
+/// heap, swapped out or in), counted whole; its file and shared-memory pages in the share the walk found of them (those
+/// are what PSS divides). Never above RSS.
 fn estimated_pss(pss: u64, then: &PssRead, anon_now: u64, mapped_now: u64) -> u64 {
-    // What of its mapped pages the walk counted: what PSS had beyond the anonymous pages
-    // (nothing where KSM merged some of those, PSS then below them), at most all of them.
+    // What of its mapped pages the walk counted: what PSS had beyond the anonymous pages (nothing where KSM merged some
+    // of those, PSS then below them), at most all of them.
     let mapped_counted = pss.saturating_sub(then.anon_bytes).min(then.mapped_bytes) as i128;
     let mapped_moved = mapped_now as i128 - then.mapped_bytes as i128;
     // In the share found; a process with none mapped then has its new ones counted whole.
@@ -261,8 +257,8 @@ mod tests {
         write_pss(&dir, 50 * 1024);
         let mut s = snapshot(1_000, 40 * MIB, 20 * MIB);
         assert_eq!(cache.fill(&root, &mut s, true), 1);
-        // Pid 7 is now a process that started at 1500 ms, the same size: under pressure
-        // nothing is walked, and the dead process's PSS is not this one's.
+        // Pid 7 is now a process that started at 1500 ms, the same size: under pressure nothing is walked, and the dead
+        // process's PSS is not this one's.
         let mut s = started_at(1_500, 2_000, 40 * MIB, 20 * MIB);
         assert_eq!(cache.fill(&root, &mut s, false), 0);
         assert_eq!(pss(&s), None, "the old process's PSS was given to the new one");

@@ -1,5 +1,4 @@
-//! Small state files written atomically (write a temporary file, fsync, rename), so a crash
-//! never leaves half a record.
+//! Small state files written atomically (write a temporary file, fsync, rename), so a crash never leaves half a record.
 
 use crate::error::{Error, Result};
 use serde::Serialize;

@@ -1,7 +1,6 @@
-//! Whether a swap device's pages can come back into memory without an OOM kill: asked before
-//! memorch swaps off a device it (or a memorch that died) made. swapoff charges each page back
-//! to the memory group that swapped it out; a group at its limit with nowhere else to swap
-//! then kills its own apps.
+//! Whether a swap device's pages can come back into memory without an OOM kill: asked before memorch swaps off a device
+//! it (or a memorch that died) made. swapoff charges each page back to the memory group that swapped it out; a group at
+//! its limit with nowhere else to swap then kills its own apps.
 
 use crate::root::SysRoot;
 use std::path::Path;
@@ -28,14 +27,13 @@ pub struct Room {
     pub swapped_bytes: u64,
     /// Free space on the other active swap devices: reclaim can move pages there.
     pub other_swap_free_bytes: u64,
-    /// What the device itself gives back to the machine as its pages come out: zram's pool
-    /// (charged to no memory group, so it frees room for the machine only); 0 for a file.
+    /// What the device itself gives back to the machine as its pages come out: zram's pool (charged to no memory group,
+    /// so it frees room for the machine only); 0 for a file.
     pub freed_bytes: u64,
     pub groups: Vec<LimitedGroup>,
 }
 
-/// Ok if `used` bytes (`None`: not listed, as under lxcfs) fit everywhere they could land; else
-/// where they do not.
+/// Ok if `used` bytes (`None`: not listed, as under lxcfs) fit everywhere they could land; else where they do not.
 pub fn judge(used: Option<u64>, room: &Room) -> Result<(), String> {
     let need = used.unwrap_or(room.swapped_bytes);
     let mib = |b: u64| b >> 20;
@@ -69,8 +67,8 @@ pub fn check(root: &SysRoot, device: &Path) -> Result<(), String> {
     judge(used_bytes(root, &swaps, device), &read(root, &swaps, device)?)
 }
 
-/// The device's use: as `/proc/swaps` lists it, 0 if it is not listed there, `None` if that
-/// file is made up (a container's lxcfs mounted over it lists none of the machine's devices).
+/// The device's use: as `/proc/swaps` lists it, 0 if it is not listed there, `None` if that file is made up (a
+/// container's lxcfs mounted over it lists none of the machine's devices).
 fn used_bytes(root: &SysRoot, swaps: &memorch_core::SwapState, device: &Path) -> Option<u64> {
     match swaps.devices.iter().find(|d| names(&d.path, device)) {
         Some(d) => Some(d.used_bytes),
@@ -78,8 +76,8 @@ fn used_bytes(root: &SysRoot, swaps: &memorch_core::SwapState, device: &Path) ->
     }
 }
 
-/// Whether `/proc/swaps`'s path `listed` is `device`: the same, or its end where it was
-/// enabled in a mount namespace that has ended (`/zram0` for `/dev/zram0`).
+/// Whether `/proc/swaps`'s path `listed` is `device`: the same, or its end where it was enabled in a mount namespace
+/// that has ended (`/zram0` for `/dev/zram0`).
 fn names(listed: &str, device: &Path) -> bool {
     Path::new(listed) == device || device.ends_with(listed.trim_start_matches('/'))
 }
@@ -115,8 +113,8 @@ fn zram_pool_bytes(root: &SysRoot, swaps: &memorch_core::SwapState, device: &Pat
     crate::zram_stats::read_device(root, name, swaps).ok().flatten().map_or(0, |d| d.mem_used_bytes)
 }
 
-/// Every memory group with a limit and pages on swap, in whichever hierarchy has the memory
-/// controller (a parent's count includes its children's).
+/// Every memory group with a limit and pages on swap, in whichever hierarchy has the memory controller (a parent's
+/// count includes its children's).
 fn limited_groups(root: &SysRoot) -> Vec<LimitedGroup> {
     let Ok(mounts) = crate::cgroup::mounts(root) else { return Vec::new() };
     let v2_top = mounts.iter().find(|m| m.is_v2()).map(|m| m.dir.clone());

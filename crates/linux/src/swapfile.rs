@@ -1,5 +1,5 @@
-//! Storage swap files, added and removed on demand (SWAM's adaptive swap, slow path). memorch
-//! only ever touches files it made: their names are `memorch-swap-N.swap`.
+//! Storage swap files, added and removed on demand (SWAM's adaptive swap, slow path). memorch only ever touches files
+//! it made: their names are `memorch-swap-N.swap`.
 
 use crate::error::{Error, Result};
 use crate::lock::FileLock;
@@ -66,14 +66,13 @@ pub fn plan(dir: &Path, size_bytes: u64) -> Result<PathBuf> {
     next_path(dir)
 }
 
-/// Free space a swap file must leave on its filesystem: a full disk breaks everything else
-/// on the machine, and swap is the last thing worth that.
+/// Free space a swap file must leave on its filesystem: a full disk breaks everything else on the machine, and swap is
+/// the last thing worth that.
 pub fn reserve_bytes(fs_bytes: u64) -> u64 {
     (fs_bytes / 20).max(256 << 20)
 }
 
-/// Refuse a size the filesystem under `dir` cannot hold with its reserve left free, before
-/// any block is written.
+/// Refuse a size the filesystem under `dir` cannot hold with its reserve left free, before any block is written.
 fn check_space(dir: &Path, size_bytes: u64) -> Result<()> {
     if size_bytes < 40 * 4096 {
         return Err(Error::Refused(format!("a swap file of {size_bytes} bytes is too small: give at least 1 MiB")));
@@ -95,9 +94,9 @@ fn next_path(dir: &Path) -> Result<PathBuf> {
         .ok_or_else(|| Error::Refused(format!("{}: 10000 swap files already; remove some", dir.display())))
 }
 
-/// Create, fill, format and enable a swap file of `size_bytes` in `dir`. A full disk or a
-/// filesystem that cannot hold swap gives a clear error and leaves nothing behind. The
-/// directory is made absolute: `/proc/swaps` names files by absolute path.
+/// Create, fill, format and enable a swap file of `size_bytes` in `dir`. A full disk or a filesystem that cannot hold
+/// swap gives a clear error and leaves nothing behind. The directory is made absolute: `/proc/swaps` names files by
+/// absolute path.
 pub fn add(root: &SysRoot, dir: &Path, size_bytes: u64, priority: i32) -> Result<PathBuf> {
     add_inner(root, dir, size_bytes, priority, false)
 }
@@ -207,8 +206,8 @@ pub fn remove(path: &Path) -> Result<()> {
 /// Records of swap files a guard owns (records.rs).
 const RECORD_KIND: &str = "swapfile";
 
-/// A swap file removed on drop (tests, the daemon). Recorded with its owner before it is
-/// made: if the owner dies without dropping it, [`recover_stale`] removes it.
+/// A swap file removed on drop (tests, the daemon). Recorded with its owner before it is made: if the owner dies
+/// without dropping it, [`recover_stale`] removes it.
 #[derive(Debug)]
 pub struct SwapFileGuard {
     pub path: PathBuf,
@@ -230,8 +229,8 @@ impl SwapFileGuard {
         Ok(())
     }
 
-    /// Remove it now if its pages fit back in memory (swap_room.rs); else leave it on and
-    /// recorded, for the next memorch start to take over or remove, and say why.
+    /// Remove it now if its pages fit back in memory (swap_room.rs); else leave it on and recorded, for the next
+    /// memorch start to take over or remove, and say why.
     pub fn remove_if_room(&mut self, root: &SysRoot) -> Result<()> {
         if let Err(why) = crate::swap_room::check(root, &self.path) {
             self.removed = true;
@@ -251,10 +250,9 @@ impl Drop for SwapFileGuard {
     }
 }
 
-/// Remove the swap files of guards whose owners died (SIGKILL, a crash), each only if its
-/// pages fit back in memory (swap_room.rs); the others stay on, recorded, for a daemon to
-/// take over ([`adopt_stale`]) or a later start to remove. Returns what was removed, or why
-/// not (without `undo`, what it would do, changing nothing).
+/// Remove the swap files of guards whose owners died (SIGKILL, a crash), each only if its pages fit back in memory
+/// (swap_room.rs); the others stay on, recorded, for a daemon to take over ([`adopt_stale`]) or a later start to
+/// remove. Returns what was removed, or why not (without `undo`, what it would do, changing nothing).
 pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<String, String>> {
     let mut out = Vec::new();
     for (rec, change) in crate::records::stale::<PathBuf>(root, RECORD_KIND) {
@@ -282,8 +280,8 @@ pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<Stri
     out
 }
 
-/// Take over the swap files whose owners died and that recovery left on: each is recorded as
-/// this process's and removed by its guard (a daemon's, once it holds nothing or at its end).
+/// Take over the swap files whose owners died and that recovery left on: each is recorded as this process's and removed
+/// by its guard (a daemon's, once it holds nothing or at its end).
 pub fn adopt_stale(root: &SysRoot) -> Vec<SwapFileGuard> {
     let Ok(_lock) = FileLock::acquire(crate::lock::MACHINE_LOCK) else { return Vec::new() };
     let mut out = Vec::new();

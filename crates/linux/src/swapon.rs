@@ -1,5 +1,5 @@
-//! Making a device or file into swap and back: the swap header (what `mkswap` writes),
-//! `swapon(2)` with a priority, `swapoff(2)`. Shared by zram and swap files.
+//! Making a device or file into swap and back: the swap header (what `mkswap` writes), `swapon(2)` with a priority,
+//! `swapoff(2)`. Shared by zram and swap files.
 
 use crate::error::{Error, Result};
 use std::ffi::CString;
@@ -12,8 +12,8 @@ const SWAP_FLAG_PREFER: i32 = 0x8000;
 const SWAP_FLAG_PRIO_MASK: i32 = 0x7fff;
 const SWAP_FLAG_PRIO_SHIFT: i32 = 0;
 
-/// Write a version-1 swap header (`SWAPSPACE2`) at the start of a device or file of
-/// `size_bytes`, as mkswap does: last usable page, no bad pages, no label.
+/// Write a version-1 swap header (`SWAPSPACE2`) at the start of a device or file of `size_bytes`, as mkswap does: last
+/// usable page, no bad pages, no label.
 pub fn write_header(path: &Path, size_bytes: u64, page_size: u64) -> Result<()> {
     let pages = size_bytes / page_size;
     if pages < 10 {
@@ -60,8 +60,8 @@ pub fn swapon(path: &Path, priority: i32) -> Result<()> {
     Ok(())
 }
 
-/// Swap `path` off if the kernel has it on; whether it had. Asked of the kernel itself (EINVAL:
-/// not an active swap area), not of `/proc/swaps`, which a container's lxcfs makes up.
+/// Swap `path` off if the kernel has it on; whether it had. Asked of the kernel itself (EINVAL: not an active swap
+/// area), not of `/proc/swaps`, which a container's lxcfs makes up.
 pub fn swapoff_if_active(path: &Path) -> Result<bool> {
     match sys_swapoff(path)? {
         Ok(()) => Ok(true),
@@ -70,8 +70,8 @@ pub fn swapoff_if_active(path: &Path) -> Result<bool> {
     }
 }
 
-/// Disable swap on `path`; its pages are read back into RAM first, which can take a while
-/// and fails if they no longer fit.
+/// Disable swap on `path`; its pages are read back into RAM first, which can take a while and fails if they no longer
+/// fit.
 pub fn swapoff(path: &Path) -> Result<()> {
     sys_swapoff(path)?.map_err(|e| swapoff_error(path, e))
 }

@@ -9,8 +9,8 @@ pub fn read(root: &SysRoot) -> Result<SwapState> {
     parse(&text).map_err(|line| Error::parse(root.path("/proc/swaps"), "a swap line", line))
 }
 
-/// Parse `/proc/swaps` (sizes in KiB). The path is the first field; a path with spaces is
-/// written with `\040`, which we turn back.
+/// Parse `/proc/swaps` (sizes in KiB). The path is the first field; a path with spaces is written with `\040`, which we
+/// turn back.
 pub fn parse(text: &str) -> Result<SwapState, String> {
     let mut devices = Vec::new();
     for line in text.lines().skip(1).filter(|l| !l.trim().is_empty()) {

@@ -1,7 +1,6 @@
-//! Who memorch may act on. Every actuator that touches a process goes through
-//! [`check`]: it refuses PID 1, kernel threads, memorch itself and its ancestors, the init of
-//! a PID namespace (its death takes the namespace with it), system processes
-//! (`oom_score_adj` < 0), and anything outside the given domain, and every refusal says why.
+//! Who memorch may act on. Every actuator that touches a process goes through [`check`]: it refuses PID 1, kernel
+//! threads, memorch itself and its ancestors, the init of a PID namespace (its death takes the namespace with it),
+//! system processes (`oom_score_adj` < 0), and anything outside the given domain, and every refusal says why.
 
 use crate::domain::Domain;
 use crate::error::{Error, Result};

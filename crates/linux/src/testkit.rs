@@ -1,10 +1,9 @@
-//! For tests only: whether the kernel's facilities a test needs are here (run, skip with a
-//! printed reason, or, under `MEMORCH_REQUIRE_KERNEL=1` as CI sets it, fail), and the
-//! whole-run lock with recovery first. What production code needs of the same kind lives in
-//! its own modules (wait.rs, unique.rs, which.rs, lock.rs, recovery.rs).
+//! For tests only: whether the kernel's facilities a test needs are here (run, skip with a printed reason, or, under
+//! `MEMORCH_REQUIRE_KERNEL=1` as CI sets it, fail), and the whole-run lock with recovery first. What production code
+//! needs of the same kind lives in its own modules (wait.rs, unique.rs, which.rs, lock.rs, recovery.rs).
 
-/// Whether a kernel facility is usable. `Err(reason)` means missing: the test should return
-/// early when this gives `false`; it panics instead when the facility is required.
+/// Whether a kernel facility is usable. `Err(reason)` means missing: the test should return early when this gives
+/// `false`; it panics instead when the facility is required.
 pub fn facility(name: &str, check: Result<(), String>) -> bool {
     match check {
         Ok(()) => true,
@@ -32,16 +31,16 @@ pub fn sandbox_facility() -> bool {
 pub use crate::unique::unique_name;
 pub use crate::wait::wait_for;
 
-/// The whole-run lock ([`crate::lock::WHOLE_RUN_LOCK`]), taken for a test's whole run, with
-/// what dead processes left undone first.
+/// The whole-run lock ([`crate::lock::WHOLE_RUN_LOCK`]), taken for a test's whole run, with what dead processes left
+/// undone first.
 pub fn machine_test_lock() -> crate::lock::FileLock {
     let lock = crate::lock::FileLock::acquire(crate::lock::WHOLE_RUN_LOCK).expect("take the whole-run lock");
     recover_stale();
     lock
 }
 
-/// Undo what killed test or bench processes left (zram set-ups, sandboxes): their guards
-/// never ran. Call with the test lock held.
+/// Undo what killed test or bench processes left (zram set-ups, sandboxes): their guards never ran. Call with the test
+/// lock held.
 pub fn recover_stale() {
     for r in crate::recovery::recover_all(&crate::SysRoot::live()) {
         match r {
@@ -51,10 +50,9 @@ pub fn recover_stale() {
     }
 }
 
-/// Whether no swap is active: a test that needs the daemon to set up its own zram cannot
-/// run while other swap is on (the daemon rightly uses what is there), and must not turn
-/// off what it did not make. Skips with a reason (also under MEMORCH_REQUIRE_KERNEL: swap
-/// is a state of the machine, not a missing facility). Call with the test lock held.
+/// Whether no swap is active: a test that needs the daemon to set up its own zram cannot run while other swap is on
+/// (the daemon rightly uses what is there), and must not turn off what it did not make. Skips with a reason (also under
+/// MEMORCH_REQUIRE_KERNEL: swap is a state of the machine, not a missing facility). Call with the test lock held.
 pub fn no_foreign_swap() -> bool {
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
     let active: Vec<&str> = swaps.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
@@ -98,8 +96,8 @@ pub fn cgroup_v2_facility() -> bool {
     facility("cgroup v2", if ok { Ok(()) } else { Err("no cgroup2 mount".into()) }) && sandbox_facility()
 }
 
-/// The device view for peers: lxcfs and FUSE, and the peers themselves (Debian's lxcfs,
-/// earlyoom and nohang, which scripts/setup installs).
+/// The device view for peers: lxcfs and FUSE, and the peers themselves (Debian's lxcfs, earlyoom and nohang, which
+/// scripts/setup installs).
 pub fn peers_facility() -> bool {
     let check = programs_and_node(
         &["lxcfs", "earlyoom", "nohang"],
@@ -122,8 +120,8 @@ fn programs_and_node(programs: &[&str], install: &str, node: &str, node_hint: &s
     }
 }
 
-/// Start this test binary again running only `test`, with `var` set to `value` (a child that
-/// takes guards, prints `held` and waits to be killed), and wait for that line.
+/// Start this test binary again running only `test`, with `var` set to `value` (a child that takes guards, prints
+/// `held` and waits to be killed), and wait for that line.
 pub fn start_holder(test: &str, var: &str, value: &std::path::Path) -> std::process::Child {
     use std::io::BufRead;
     use std::process::{Command, Stdio};
@@ -140,10 +138,10 @@ pub fn start_holder(test: &str, var: &str, value: &std::path::Path) -> std::proc
     child
 }
 
-/// What a test or bench could leave on the machine: active swap (by device or file name),
-/// cgroups below this process's own, memorch's lxcfs instances. Tests compare what is *new*
-/// after with before, never the whole state: the kernel is shared, and swap that another
-/// process (another session, CI on the same host) turns on or off meanwhile is not theirs.
+/// What a test or bench could leave on the machine: active swap (by device or file name), cgroups below this process's
+/// own, memorch's lxcfs instances. Tests compare what is *new* after with before, never the whole state: the kernel is
+/// shared, and swap that another process (another session, CI on the same host) turns on or off meanwhile is not
+/// theirs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leftovers(pub std::collections::BTreeSet<String>);
 
@@ -177,8 +175,8 @@ impl Leftovers {
     }
 }
 
-/// A directory under the temporary directory, removed with what is in it on drop, also when
-/// the test fails (a panicking test once left its libraries in a /tmp that CI shares).
+/// A directory under the temporary directory, removed with what is in it on drop, also when the test fails (a panicking
+/// test once left its libraries in a /tmp that CI shares).
 #[derive(Debug)]
 pub struct TempDir(pub std::path::PathBuf);
 
@@ -203,8 +201,8 @@ impl Drop for TempDir {
     }
 }
 
-/// A process a test started at a pid it chose ([`spawn_at_pid`]), its stdout a pipe: killed
-/// and reaped on drop, also when the test fails.
+/// A process a test started at a pid it chose ([`spawn_at_pid`]), its stdout a pipe: killed and reaped on drop, also
+/// when the test fails.
 #[derive(Debug)]
 pub struct AtPid {
     pub pid: u32,
@@ -237,11 +235,10 @@ struct CloneArgs {
     set_tid_size: u64,
 }
 
-/// Start `argv` (its program an absolute path) as a child with pid `pid`, as the kernel would
-/// if it reused that pid: clone3(2) with `set_tid` (Linux 5.5; root in the initial pid
-/// namespace). `pid` must be free: its last process exited and reaped. No test can otherwise
-/// make the kernel reuse a pid when it needs to. `Err` says why not (the kernel, privileges, or
-/// the pid taken meanwhile).
+/// Start `argv` (its program an absolute path) as a child with pid `pid`, as the kernel would if it reused that pid:
+/// clone3(2) with `set_tid` (Linux 5.5; root in the initial pid namespace). `pid` must be free: its last process exited
+/// and reaped. No test can otherwise make the kernel reuse a pid when it needs to. `Err` says why not (the kernel,
+/// privileges, or the pid taken meanwhile).
 pub fn spawn_at_pid(pid: u32, argv: &[&str]) -> Result<AtPid, String> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStringExt;
@@ -274,8 +271,8 @@ pub fn spawn_at_pid(pid: u32, argv: &[&str]) -> Result<AtPid, String> {
         set_tid_size: 1,
         ..Default::default()
     };
-    // SAFETY: like fork(2) (no CLONE_VM, no stack): the child only duplicates the pipe onto its
-    // stdout and execs, both async-signal-safe, with memory prepared before the clone.
+    // SAFETY: like fork(2) (no CLONE_VM, no stack): the child only duplicates the pipe onto its stdout and execs, both
+    // async-signal-safe, with memory prepared before the clone.
     let r = unsafe { libc::syscall(libc::SYS_clone3, &ca as *const CloneArgs, std::mem::size_of::<CloneArgs>()) };
     if r == 0 {
         unsafe {

@@ -10,8 +10,8 @@ pub fn read_system(root: &SysRoot) -> Result<Counters> {
     Ok(counters_from_vmstat(&text))
 }
 
-/// Counters from vmstat text, in one pass. Scans and steals are summed over their sources
-/// (kswapd, direct, khugepaged, proactive): the engine cares about reclaim work as a whole.
+/// Counters from vmstat text, in one pass. Scans and steals are summed over their sources (kswapd, direct, khugepaged,
+/// proactive): the engine cares about reclaim work as a whole.
 pub fn counters_from_vmstat(text: &str) -> Counters {
     let mut c = Counters::default();
     let add = |slot: &mut Option<u64>, v: u64| *slot = Some(slot.unwrap_or(0) + v);
@@ -34,9 +34,8 @@ pub fn counters_from_vmstat(text: &str) -> Counters {
     c
 }
 
-/// The machine's refaults and evictions so far (`workingset_refault_*`, `pgsteal_anon` and
-/// `pgsteal_file`: every reclaim's steals, a memory group's included), for the refault
-/// study's ratio.
+/// The machine's refaults and evictions so far (`workingset_refault_*`, `pgsteal_anon` and `pgsteal_file`: every
+/// reclaim's steals, a memory group's included), for the refault study's ratio.
 pub fn refaults_and_evictions(root: &SysRoot) -> Option<(u64, u64)> {
     let text = root.read("/proc/vmstat").ok()?;
     let (mut refaults, mut evictions) = (None::<u64>, None::<u64>);

@@ -1,5 +1,5 @@
-//! zram: compressed RAM block devices used as swap, set up and torn down so that the device
-//! is left exactly as it was (reading their state is zram_stats.rs).
+//! zram: compressed RAM block devices used as swap, set up and torn down so that the device is left exactly as it was
+//! (reading their state is zram_stats.rs).
 
 use crate::error::{Error, Result};
 use crate::lock::FileLock;
@@ -42,8 +42,8 @@ impl ZramSize {
     }
 }
 
-/// What `setup` did, enough to undo it exactly. Kept in the run directory so that
-/// `memorch zram teardown` in another process can undo it too.
+/// What `setup` did, enough to undo it exactly. Kept in the run directory so that `memorch zram teardown` in another
+/// process can undo it too.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ZramSetup {
     pub device: String,
@@ -54,9 +54,9 @@ pub struct ZramSetup {
     pub algorithm: String,
     pub disksize_bytes: u64,
     pub priority: i32,
-    /// The process whose guard undoes it when it ends (a test, the daemon, the bench);
-    /// `None` for `memorch zram setup`, which lasts until `memorch zram teardown`. A record
-    /// whose owner died without undoing it is stale: `recover_stale` tears it down.
+    /// The process whose guard undoes it when it ends (a test, the daemon, the bench); `None` for `memorch zram setup`,
+    /// which lasts until `memorch zram teardown`. A record whose owner died without undoing it is stale:
+    /// `recover_stale` tears it down.
     #[serde(default)]
     pub owner_pid: Option<u32>,
     /// The owner's start time, so that a reused pid is not taken for it.
@@ -68,8 +68,8 @@ pub struct ZramSetup {
 }
 
 impl ZramSetup {
-    /// Whether it has an owner (`memorch zram setup` has none) that is gone: a zombie owner
-    /// is dead (its guard will never run); a reused pid is another process.
+    /// Whether it has an owner (`memorch zram setup` has none) that is gone: a zombie owner is dead (its guard will
+    /// never run); a reused pid is another process.
     fn owner_died(&self, root: &SysRoot) -> bool {
         self.owner().is_some_and(|o| !o.is_me() && !o.alive(root))
     }
@@ -107,8 +107,8 @@ fn unused_device(root: &SysRoot) -> Option<String> {
     device_names(root).into_iter().find(|name| root.read_u64(sys(name, "disksize")).unwrap_or(1) == 0)
 }
 
-/// What `setup` would do, changing nothing: the device it would use (`None` = it would
-/// hot-add one). Checks the algorithm and size as `setup` does.
+/// What `setup` would do, changing nothing: the device it would use (`None` = it would hot-add one). Checks the
+/// algorithm and size as `setup` does.
 pub fn plan(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>) -> Result<Option<String>> {
     if !root.path("/sys/class/zram-control").exists() && device_names(root).is_empty() {
         return Err(Error::Refused("zram is not available: the zram module is not loaded (modprobe zram)".into()));
@@ -141,15 +141,14 @@ fn free_device(root: &SysRoot) -> Result<(String, bool)> {
     Ok((format!("zram{}", id.trim()), true))
 }
 
-/// Set up a zram swap device: pick a free one (hot-add if zram0 is busy), set the algorithm
-/// and size, write a swap header, enable it at `priority`. On any failure, what was done is
-/// undone before the error returns.
+/// Set up a zram swap device: pick a free one (hot-add if zram0 is busy), set the algorithm and size, write a swap
+/// header, enable it at `priority`. On any failure, what was done is undone before the error returns.
 pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32) -> Result<ZramSetup> {
     setup_owned(root, size_bytes, algorithm, priority, None)
 }
 
-/// `setup`, recorded with its `owner` (if any) once the device is chosen and before it is
-/// configured, so that a crash at any later point leaves a record to undo it by.
+/// `setup`, recorded with its `owner` (if any) once the device is chosen and before it is configured, so that a crash
+/// at any later point leaves a record to undo it by.
 fn setup_owned(
     root: &SysRoot,
     size_bytes: u64,
@@ -207,8 +206,8 @@ pub fn teardown(root: &SysRoot, rec: &ZramSetup) -> Result<()> {
 }
 
 fn teardown_device(root: &SysRoot, rec: &ZramSetup) -> Result<()> {
-    // Asked of the kernel, not of `/proc/swaps`: lxcfs makes that up in a container, and a
-    // device enabled in a mount namespace that has ended is listed there by another path.
+    // Asked of the kernel, not of `/proc/swaps`: lxcfs makes that up in a container, and a device enabled in a mount
+    // namespace that has ended is listed there by another path.
     if root.is_live() {
         swapon::swapoff_if_active(&dev_path(&rec.device))?;
     } else if swaps::read(root)?.devices.iter().any(|d| Path::new(&d.path) == dev_path(&rec.device)) {
@@ -265,15 +264,15 @@ pub struct ZramGuard {
 }
 
 impl ZramGuard {
-    /// Set up, and record it with this process as owner, so that if the process dies
-    /// without its destructors (SIGKILL), the next start can undo it (`recover_stale`).
+    /// Set up, and record it with this process as owner, so that if the process dies without its destructors (SIGKILL),
+    /// the next start can undo it (`recover_stale`).
     pub fn setup(root: &SysRoot, size_bytes: u64, algorithm: Option<&str>, priority: i32) -> Result<ZramGuard> {
         let rec = setup_owned(root, size_bytes, algorithm, priority, Some(crate::owner::Owner::me()))?;
         Ok(ZramGuard { setup: rec, root: root.clone(), torn_down: false })
     }
 
-    /// Tear it down now if its pages fit back in memory (swap_room.rs); else leave it set up
-    /// and recorded, for the next memorch start to take over or put back, and say why.
+    /// Tear it down now if its pages fit back in memory (swap_room.rs); else leave it set up and recorded, for the next
+    /// memorch start to take over or put back, and say why.
     pub fn teardown_if_room(&mut self) -> Result<()> {
         if let Err(why) = crate::swap_room::check(&self.root, &dev_path(&self.setup.device)) {
             self.torn_down = true;
@@ -305,10 +304,9 @@ impl Drop for ZramGuard {
     }
 }
 
-/// Tear down zram set-ups whose owning process is gone (it was killed before its guard
-/// could), each only if its pages fit back in memory (swap_room.rs); the others stay, for a
-/// daemon to take over ([`adopt_stale`]) or a later start. Returns what was put back, or why
-/// not (without `undo`, what it would do).
+/// Tear down zram set-ups whose owning process is gone (it was killed before its guard could), each only if its pages
+/// fit back in memory (swap_room.rs); the others stay, for a daemon to take over ([`adopt_stale`]) or a later start.
+/// Returns what was put back, or why not (without `undo`, what it would do).
 pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<String, String>> {
     let records = match records() {
         Ok(r) => r,
@@ -335,8 +333,8 @@ pub fn recover_stale(root: &SysRoot, undo: bool) -> Vec<std::result::Result<Stri
     done
 }
 
-/// Take over the set-ups whose owners died and that recovery left: each is recorded as this
-/// process's and torn down by its guard.
+/// Take over the set-ups whose owners died and that recovery left: each is recorded as this process's and torn down by
+/// its guard.
 pub fn adopt_stale(root: &SysRoot) -> Vec<ZramGuard> {
     let Ok(_lock) = FileLock::acquire(crate::lock::MACHINE_LOCK) else { return Vec::new() };
     let mut out = Vec::new();

@@ -1,13 +1,13 @@
-//! What zram shows of itself: its devices, each one's `disksize`, `mm_stat` and `io_stat`,
-//! and its compressors (`/sys/block/zramN/`). Setting zram up and taking it down is zram.rs.
+//! What zram shows of itself: its devices, each one's `disksize`, `mm_stat` and `io_stat`, and its compressors
+//! (`/sys/block/zramN/`). Setting zram up and taking it down is zram.rs.
 
 use crate::error::{Error, Result};
 use crate::root::SysRoot;
 use memorch_core::{Facility, SwapState, ZramDevice, ZramState};
 use std::path::PathBuf;
 
-/// Names of all zram devices the kernel has (`zram0`, `zram1`, …), set up or not.
-/// Names of all zram devices the kernel has (`zram0`, `zram1`, …), set up or not.
+/// Names of all zram devices the kernel has (`zram0`, `zram1`, …), set up or not. Names of all zram devices the kernel
+/// has (`zram0`, `zram1`, …), set up or not.
 pub fn device_names(root: &SysRoot) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root.path("/sys/block"))
         .into_iter()
@@ -20,8 +20,7 @@ pub fn device_names(root: &SysRoot) -> Vec<String> {
     names
 }
 
-/// The state of every set-up zram device. Not available when the module is not loaded or
-/// no device has a size.
+/// The state of every set-up zram device. Not available when the module is not loaded or no device has a size.
 pub fn read(root: &SysRoot, swaps: &SwapState) -> Facility<ZramState> {
     let names = device_names(root);
     if names.is_empty() {
@@ -84,9 +83,9 @@ pub fn read_device(root: &SysRoot, name: &str, swaps: &SwapState) -> Result<Opti
     ))
 }
 
-/// The selected algorithm in `comp_algorithm` (`lzo [lz4] zstd` → `lz4`).
-/// Pages read from and written to a zram device since it was set up (its block-layer
-/// `stat`: sectors of 512 bytes). For a swap device these are swap-ins and swap-outs.
+/// The selected algorithm in `comp_algorithm` (`lzo [lz4] zstd` → `lz4`). Pages read from and written to a zram device
+/// since it was set up (its block-layer `stat`: sectors of 512 bytes). For a swap device these are swap-ins and
+/// swap-outs.
 pub fn io_pages(root: &SysRoot, name: &str) -> Result<(u64, u64)> {
     let path = root.path(format!("/sys/block/{name}/stat"));
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;

@@ -1,6 +1,6 @@
-//! Parsers of size and duration arguments, for clap. Every one checks range and overflow and
-//! answers any input, however odd (non-ASCII, huge, negative, NaN), with a value or an error
-//! that says what to give: none may panic (proptest below).
+//! Parsers of size and duration arguments, for clap. Every one checks range and overflow and answers any input, however
+//! odd (non-ASCII, huge, negative, NaN), with a value or an error that says what to give: none may panic (proptest
+//! below).
 
 use std::time::Duration;
 

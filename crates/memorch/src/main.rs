@@ -6,9 +6,8 @@ mod human;
 
 use clap::{Parser, Subcommand};
 
-/// memorch keeps more apps alive on less RAM: it compresses idle apps into zram, merges
-/// duplicate pages with KSM, reclaims ahead of launches, and kills only when nothing else is
-/// left, choosing the victim that costs the user least.
+/// memorch keeps more apps alive on less RAM: it compresses idle apps into zram, merges duplicate pages with KSM,
+/// reclaims ahead of launches, and kills only when nothing else is left, choosing the victim that costs the user least.
 #[derive(Parser)]
 #[command(name = "memorch", version, propagate_version = true)]
 struct Cli {
@@ -52,9 +51,8 @@ enum Command {
 }
 
 fn main() {
-    // Rust ignores SIGPIPE, so `memorch status | head` would panic on the closed pipe; a
-    // command-line tool should end quietly instead, as other tools do.
-    // SAFETY: setting a signal disposition before any thread starts.
+    // Rust ignores SIGPIPE, so `memorch status | head` would panic on the closed pipe; a command-line tool should end
+    // quietly instead, as other tools do. SAFETY: setting a signal disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     exec_daemon_binary();
     let cli = Cli::parse();
@@ -87,11 +85,10 @@ fn main() {
     }
 }
 
-/// `memorch run` becomes `memorchd` (the same command, the daemon's code alone) when that is
-/// installed beside this binary: the daemon keeps resident, and locks, the code it runs, and
-/// the kernel maps code in whole folios, so the daemon's own binary keeps less of it
-/// (memorch_daemon::cli). Exec keeps the pid, so whoever started `memorch run` still has
-/// the daemon. Where it is missing, or cannot be started, the daemon runs in this process.
+/// `memorch run` becomes `memorchd` (the same command, the daemon's code alone) when that is installed beside this
+/// binary: the daemon keeps resident, and locks, the code it runs, and the kernel maps code in whole folios, so the
+/// daemon's own binary keeps less of it (memorch_daemon::cli). Exec keeps the pid, so whoever started `memorch run`
+/// still has the daemon. Where it is missing, or cannot be started, the daemon runs in this process.
 fn exec_daemon_binary() {
     use std::os::unix::process::CommandExt;
     let mut args = std::env::args_os().skip(1);
@@ -142,8 +139,8 @@ mod tests {
 
     #[test]
     fn every_command_that_prints_for_people_has_json() {
-        // The daemon logs (--log-format json); spawn and sandbox exec become the command;
-        // app is the synthetic app; manual writes files; completions print a shell script.
+        // The daemon logs (--log-format json); spawn and sandbox exec become the command; app is the synthetic app;
+        // manual writes files; completions print a shell script.
         let exempt = ["run", "spawn", "sandbox exec", "app", "manual", "completions"];
         let mut out = Vec::new();
         without_json(&Cli::command(), "", false, &mut out);

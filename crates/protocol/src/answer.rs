@@ -1,5 +1,5 @@
-//! Answers: every request gets one line, `ok` and either `data` or why not. The data of each
-//! request that has some is a type here.
+//! Answers: every request gets one line, `ok` and either `data` or why not. The data of each request that has some is a
+//! type here.
 
 use memorch_core::engine::costs::DeviceCosts;
 use memorch_core::engine::{AppStats, Reason};
@@ -56,18 +56,16 @@ pub struct Counters {
     /// Light looks while polling after a pressure trigger (no process walk).
     #[serde(default)]
     pub polls: u64,
-    /// Decisions on reports of what the user did (switches, home, the screen) while memory
-    /// was plentiful, made on the last full look's apps (no process walk).
+    /// Decisions on reports of what the user did (switches, home, the screen) while memory was plentiful, made on the
+    /// last full look's apps (no process walk).
     #[serde(default)]
     pub reused_looks: u64,
-    /// Walks of a process's page tables for its PSS (`smaps_rollup`): a full look's one
-    /// costly read, made only where the cached figure is old or the process's mapped files
-    /// moved.
+    /// Walks of a process's page tables for its PSS (`smaps_rollup`): a full look's one costly read, made only where
+    /// the cached figure is old or the process's mapped files moved.
     #[serde(default)]
     pub pss_walks: u64,
-    /// PSI trigger events: the kernel's, and those raised from the daemon's own reads of
-    /// the stall where the kernel's trigger did not fire (`pressure_from_reads`, counted in
-    /// both).
+    /// PSI trigger events: the kernel's, and those raised from the daemon's own reads of the stall where the kernel's
+    /// trigger did not fire (`pressure_from_reads`, counted in both).
     pub pressure_events: u64,
     #[serde(default)]
     pub pressure_from_reads: u64,
@@ -80,16 +78,15 @@ pub struct Counters {
     pub regained_bytes: u64,
     pub requests: u64,
     pub bad_requests: u64,
-    /// Trim notices sent, and what the processes told fell by in the 30 s after (RSS and
-    /// swap, measured, not claimed).
+    /// Trim notices sent, and what the processes told fell by in the 30 s after (RSS and swap, measured, not claimed).
     #[serde(default)]
     pub trim_notices: u64,
     #[serde(default)]
     pub trim_freed_bytes: u64,
 }
 
-/// `margins`: where memorch compresses (moderate) and kills (critical), in available memory,
-/// and what would take the domain clear of the moderate margin; all in KiB.
+/// `margins`: where memorch compresses (moderate) and kills (critical), in available memory, and what would take the
+/// domain clear of the moderate margin; all in KiB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MarginsInfo {
     pub critical_kib: u64,
@@ -122,8 +119,8 @@ pub struct Status {
     pub pending_kills: usize,
     pub cpu_seconds: f64,
     pub rss_bytes: u64,
-    /// What moving a page costs on this device, as measured (a cost not measured yet is
-    /// `null`: the model uses its prior).
+    /// What moving a page costs on this device, as measured (a cost not measured yet is `null`: the model uses its
+    /// prior).
     #[serde(default)]
     pub device_costs: DeviceCosts,
 }

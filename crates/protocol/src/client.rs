@@ -20,8 +20,8 @@ pub enum ClientError {
     Refused(String),
 }
 
-/// A client of one daemon's socket: a connection a request (the daemon answers and the
-/// client hangs up), or one kept for the events stream.
+/// A client of one daemon's socket: a connection a request (the daemon answers and the client hangs up), or one kept
+/// for the events stream.
 #[derive(Debug, Clone)]
 pub struct Client {
     socket: PathBuf,
@@ -85,8 +85,8 @@ impl Client {
         self.stream(&Request::Events {})
     }
 
-    /// Trim notices for this process (every process's, as root): an iterator of `trim`
-    /// events that ends when the daemon does.
+    /// Trim notices for this process (every process's, as root): an iterator of `trim` events that ends when the daemon
+    /// does.
     pub fn trim_notices(&self) -> Result<Events, ClientError> {
         self.stream(&Request::Trim {})
     }

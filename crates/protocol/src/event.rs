@@ -1,5 +1,5 @@
-//! Events: after `{"cmd":"events"}`, one line per action, per victim about to be killed and
-//! gone, and per trim notice; after `{"cmd":"trim"}`, trim notices only.
+//! Events: after `{"cmd":"events"}`, one line per action, per victim about to be killed and gone, and per trim notice;
+//! after `{"cmd":"trim"}`, trim notices only.
 
 use memorch_core::engine::margins::TrimLevel;
 use memorch_core::engine::Action;
@@ -101,9 +101,9 @@ mod tests {
     use super::*;
     use memorch_core::engine::{ActionKind, Reason, Step};
 
-    /// Every action a subscriber may be sent reads back as the event it was: an action whose
-    /// own field shared a key with the event's (`bytes`, in `reclaim` and `swap_grow`) made a
-    /// line with the key twice, which the client skipped as no event.
+    /// Every action a subscriber may be sent reads back as the event it was: an action whose own field shared a key
+    /// with the event's (`bytes`, in `reclaim` and `swap_grow`) made a line with the key twice, which the client
+    /// skipped as no event.
     #[test]
     fn every_action_event_reads_back_as_sent() {
         let kinds = [

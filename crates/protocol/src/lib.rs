@@ -1,7 +1,6 @@
-//! The control protocol of `memorch run` (docs/protocol.md): JSON lines over a Unix socket.
-//! Every message is a type here, and [`Client`] is the one client: `memorch ctl`, the bench,
-//! the tests and the benchmarks all speak through it, so a renamed key breaks them at compile
-//! time, not at run time.
+//! The control protocol of `memorch run` (docs/protocol.md): JSON lines over a Unix socket. Every message is a type
+//! here, and [`Client`] is the one client: `memorch ctl`, the bench, the tests and the benchmarks all speak through it,
+//! so a renamed key breaks them at compile time, not at run time.
 
 mod answer;
 mod client;

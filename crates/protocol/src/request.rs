@@ -41,8 +41,8 @@ pub enum Request {
     Events {},
     /// Prometheus text format.
     Metrics {},
-    /// Trim notices for the asking process (its pid from the socket's credentials): the
-    /// connection then only receives `trim` events: every level notice, and `hidden` for itself.
+    /// Trim notices for the asking process (its pid from the socket's credentials): the connection then only receives
+    /// `trim` events: every level notice, and `hidden` for itself.
     Trim {},
     /// The margins memorch decides on (ChromeOS style), in KiB.
     Margins {},

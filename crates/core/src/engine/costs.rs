@@ -1,6 +1,6 @@
-//! What moving a page costs on this device, learned from what was done (docs/design.md, "The
-//! cost model"): the user's wait for a page read back on a return, from zram and from
-//! storage, and the CPU a squeeze spends a page, into each. Kept with the app statistics.
+//! What moving a page costs on this device, learned from what was done (docs/design.md, "The cost model"): the user's
+//! wait for a page read back on a return, from zram and from storage, and the CPU a squeeze spends a page, into each.
+//! Kept with the app statistics.
 
 use serde::{Deserialize, Serialize};
 
@@ -11,10 +11,9 @@ pub enum Swap {
     Storage,
 }
 
-/// Until measured: a page faulted back from lz4 zram (5-7 µs, docs/performance.md), from a
-/// storage swap file a page at a time (about three times that), lz4's 350 MB/s a core, and
-/// the CPU of a page squeezed to storage (the reclaim's scan and its bio; 10-14 µs measured
-/// on realapps, as much as compression).
+/// Until measured: a page faulted back from lz4 zram (5-7 µs, docs/performance.md), from a storage swap file a page at
+/// a time (about three times that), lz4's 350 MB/s a core, and the CPU of a page squeezed to storage (the reclaim's
+/// scan and its bio; 10-14 µs measured on realapps, as much as compression).
 pub const PRIOR_READ_US: [f64; 2] = [7.0, 20.0];
 pub const PRIOR_CPU_US: [f64; 2] = [11.5, 11.0];
 
@@ -27,13 +26,12 @@ pub const MIN_SAMPLE_PAGES: u64 = 256;
 /// Returns a read-back cost is fitted through before it is used.
 pub const MIN_FIT_SAMPLES: u64 = 6;
 
-/// A sample outside these bounds (µs a page) is another cost than a page's (the app's own
-/// work, a stall): left out.
+/// A sample outside these bounds (µs a page) is another cost than a page's (the app's own work, a stall): left out.
 const SAMPLE_US: (f64, f64) = (0.2, 2_000.0);
 
-/// A least-squares line through returns' extra time (over the app's quickest) against the
-/// pages each read back, older returns weighing less: its slope is what a page costs, its
-/// intercept what else a slow return waits for (a collection, a frame, the CPU).
+/// A least-squares line through returns' extra time (over the app's quickest) against the pages each read back, older
+/// returns weighing less: its slope is what a page costs, its intercept what else a slow return waits for (a
+/// collection, a frame, the CPU).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReadFit {
     pub samples: u64,
@@ -50,8 +48,8 @@ impl ReadFit {
         self.samples += 1;
     }
 
-    /// The slope, once [`MIN_FIT_SAMPLES`] returns with pages of different counts gave one in
-    /// the range a page's cost can be.
+    /// The slope, once [`MIN_FIT_SAMPLES`] returns with pages of different counts gave one in the range a page's cost
+    /// can be.
     pub fn slope(&self) -> Option<f64> {
         let [n, x, y, xx, xy] = self.sums;
         let spread = n * xx - x * x;
@@ -103,8 +101,7 @@ impl DeviceCosts {
         }
     }
 
-    /// A return that took `extra_ms` longer than the app's quickest while `pages` came back
-    /// from `swap`.
+    /// A return that took `extra_ms` longer than the app's quickest while `pages` came back from `swap`.
     pub fn observe_return(&mut self, swap: Swap, extra_ms: f64, pages: u64) {
         let (fit, slot) = match swap {
             Swap::Zram => (&mut self.zram_returns, &mut self.zram_read_us),

@@ -1,5 +1,5 @@
-//! The engine and its decision: inputs first teach it (feedback.rs, infer.rs), then the ladder
-//! runs (ladder/); the actions come back with their reasons.
+//! The engine and its decision: inputs first teach it (feedback.rs, infer.rs), then the ladder runs (ladder/); the
+//! actions come back with their reasons.
 
 use super::input::Input;
 use super::model::{Action, Event};
@@ -24,8 +24,8 @@ impl Engine {
         Engine { preset, state: State { stats, ..State::default() } }
     }
 
-    /// Decide what to do now. Never empty: "nothing" comes with its reason. Where no
-    /// launcher speaks, what the user does is inferred from the apps first (infer.rs).
+    /// Decide what to do now. Never empty: "nothing" comes with its reason. Where no launcher speaks, what the user
+    /// does is inferred from the apps first (infer.rs).
     pub fn decide(&mut self, input: &Input) -> Vec<Action> {
         if input.is_poll() {
             feedback::observe_deaths(&mut self.state, input.events);

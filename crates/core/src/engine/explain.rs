@@ -1,5 +1,5 @@
-//! Where an app stands in the ladder, and why (`memorch ctl explain`): the same victim order
-//! and zram ratio the engine decides with, so an explanation never disagrees with a decision.
+//! Where an app stands in the ladder, and why (`memorch ctl explain`): the same victim order and zram ratio the engine
+//! decides with, so an explanation never disagrees with a decision.
 
 use super::decide::Engine;
 use super::ladder::zram_ratio;
@@ -9,8 +9,7 @@ use crate::Snapshot;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Standing {
-    /// Never acted on (memorch, its ancestors, a namespace's init, a protected name, a
-    /// system process).
+    /// Never acted on (memorch, its ancestors, a namespace's init, a protected name, a system process).
     pub protected: bool,
     /// Its place in the kill order, 1 first; `None` if it may not be killed.
     pub kill_rank: Option<usize>,

@@ -1,6 +1,5 @@
-//! What the engine learns from each input before it decides: app states, launch costs and
-//! peaks, pages that came back after a compaction (refault feedback), PSI (aggression), and
-//! whether pending kills are done.
+//! What the engine learns from each input before it decides: app states, launch costs and peaks, pages that came back
+//! after a compaction (refault feedback), PSI (aggression), and whether pending kills are done.
 
 use super::costs::Swap;
 use super::input::Input;
@@ -9,14 +8,13 @@ use super::preset::{Detection, Preset};
 use super::state::{Seen, State};
 use super::stats::REFAULT_WINDOW_MS;
 
-/// How much younger than at the last look a process may read before its pid is taken for
-/// another process's: its age comes from clock ticks and the uptime read at another moment.
+/// How much younger than at the last look a process may read before its pid is taken for another process's: its age
+/// comes from clock ticks and the uptime read at another moment.
 pub const AGE_SLACK_MS: u64 = 1_000;
 
-/// Forget what is kept by pid for the pids the kernel has given to another process since the
-/// last look (it has another name, or it is younger than it was): otherwise a new process
-/// that got a dead app's pid between two looks would inherit its stint in front, its
-/// squeezes under watch and its marks (dry, read back, cleaned), and be judged by them.
+/// Forget what is kept by pid for the pids the kernel has given to another process since the last look (it has another
+/// name, or it is younger than it was): otherwise a new process that got a dead app's pid between two looks would
+/// inherit its stint in front, its squeezes under watch and its marks (dry, read back, cleaned), and be judged by them.
 /// Pids that are gone are forgotten in [`observe`], as before.
 pub fn forget_reborn(state: &mut State, input: &Input) {
     let reborn: Vec<u32> = input
@@ -31,8 +29,8 @@ pub fn forget_reborn(state: &mut State, input: &Input) {
     state.seen = input.apps.iter().map(|a| (a.pid, Seen { name: a.name.clone(), age_ms: a.age_ms })).collect();
 }
 
-/// What this input teaches before the decision: what the user did (events), who is alive,
-/// what compactions came back, the stall.
+/// What this input teaches before the decision: what the user did (events), who is alive, what compactions came back,
+/// the stall.
 pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     // The apps this input's events bring to the front (or make visible).
     let brought: Vec<u32> = input.events.iter().filter_map(|e| observe_event(state, input, e)).collect();
@@ -49,8 +47,8 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     }
     let mut live: Vec<u32> = input.apps.iter().map(|a| a.pid).collect();
     live.sort_unstable();
-    // Marks of apps that are gone are forgotten. Pending kills end when the victims are gone
-    // *and their memory is back*, which only their pidfds tell ([`Event::VictimGone`]).
+    // Marks of apps that are gone are forgotten. Pending kills end when the victims are gone *and their memory is
+    // back*, which only their pidfds tell ([`Event::VictimGone`]).
     state.keep_pids(|pid| live.binary_search(&pid).is_ok());
     state.dry.retain(|_, at| input.now_ms.saturating_sub(*at) < super::state::DRY_MS);
     // In front or visible now: brought there by this input's events, or so in its classes.
@@ -62,8 +60,7 @@ pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
         state.note_stall(input.now_ms, psi.some.total_us);
     }
     if let (Detection::Bands(b), Some(psi)) = (&preset.detection, input.snapshot.psi.get()) {
-        // Senpai/TMO: back off when compaction costs more stall than the target, push on when
-        // it costs nothing.
+        // Senpai/TMO: back off when compaction costs more stall than the target, push on when it costs nothing.
         let some = psi.some.avg10;
         state.aggression = if some > b.psi_some_target_pct {
             (state.aggression * 0.5).max(0.25)
@@ -93,8 +90,8 @@ fn observe_event(state: &mut State, input: &Input, e: &Event) -> Option<u32> {
                 learn_return_cost(state, input, app, *pid, *ms);
                 state.stats.entry(app).observe_return(*ms as f64);
             }
-            // A return reported once it is served, after the class change that brought the
-            // app to the front (counted there): one front, not two.
+            // A return reported once it is served, after the class change that brought the app to the front (counted
+            // there): one front, not two.
             let front_by_class = input.apps.iter().any(|a| a.pid == *pid && a.class <= crate::Class::Visible);
             if *cold || !front_by_class {
                 state.stats.came_to_front(app);
@@ -104,9 +101,9 @@ fn observe_event(state: &mut State, input: &Input, e: &Event) -> Option<u32> {
             return Some(*pid);
         }
         Event::AppState { pid, class } if *class <= crate::Class::Visible => {
-            // A return to an app already running. Away is what the events and inputs before
-            // said of it (`State::in_front`), not its class in this input: a launcher's report
-            // and an inferred switch reach the engine with the class already changed.
+            // A return to an app already running. Away is what the events and inputs before said of it
+            // (`State::in_front`), not its class in this input: a launcher's report and an inferred switch reach the
+            // engine with the class already changed.
             if state.in_front.insert(*pid) {
                 if let Some(a) = input.apps.iter().find(|a| a.pid == *pid) {
                     state.stats.came_to_front(&a.name);
@@ -132,9 +129,9 @@ fn observe_event(state: &mut State, input: &Input, e: &Event) -> Option<u32> {
     None
 }
 
-/// What a return's pages cost: the share of the app's swap it read back (the fall of its swap
-/// since the return began), and the time that took: the return's `ms` over the app's
-/// quickest (from zram, or storage if it was squeezed there since it was last in front).
+/// What a return's pages cost: the share of the app's swap it read back (the fall of its swap since the return began),
+/// and the time that took: the return's `ms` over the app's quickest (from zram, or storage if it was squeezed there
+/// since it was last in front).
 fn learn_return_cost(state: &mut State, input: &Input, app: &str, pid: u32, ms: u64) {
     let on_storage = state.on_storage.remove(&pid);
     let Some(before) = state.returning.remove(&pid) else { return };
@@ -166,12 +163,12 @@ pub fn observe_deaths(state: &mut State, events: &[Event]) {
     }
 }
 
-/// A compaction whose pages come back above this share within the window was of pages the
-/// app still used (the refault study, paper 003: re-faults of 20-37 % are the cost to avoid).
+/// A compaction whose pages come back above this share within the window was of pages the app still used (the refault
+/// study, paper 003: re-faults of 20-37 % are the cost to avoid).
 const REFAULT_TARGET: f64 = 0.2;
 
-/// Pages of a compacted app that come back (its swap falls) within the window: the app's
-/// refault ratio (stats.rs), which `ctx explain` and the reasons show.
+/// Pages of a compacted app that come back (its swap falls) within the window: the app's refault ratio (stats.rs),
+/// which `ctx explain` and the reasons show.
 fn watch_refaults(state: &mut State, input: &Input) {
     let target = REFAULT_TARGET;
     let mut done = Vec::new();
@@ -197,8 +194,8 @@ fn watch_refaults(state: &mut State, input: &Input) {
 }
 
 impl State {
-    /// Everything kept of the process that had `pid`: it is gone, and its pid may be another's.
-    /// A pending kill of it is done (its pid was freed, so it was reaped).
+    /// Everything kept of the process that had `pid`: it is gone, and its pid may be another's. A pending kill of it is
+    /// done (its pid was freed, so it was reaped).
     fn forget_pid(&mut self, pid: u32) {
         self.keep_pids(|p| p != pid);
         self.in_front.remove(&pid);
@@ -206,8 +203,8 @@ impl State {
         observe_deaths(self, &[Event::VictimGone { pid }]);
     }
 
-    /// Keep the marks and watches kept by pid for the pids `keep` holds to only (what is in
-    /// front, inferred classes and pending kills follow rules of their own).
+    /// Keep the marks and watches kept by pid for the pids `keep` holds to only (what is in front, inferred classes and
+    /// pending kills follow rules of their own).
     fn keep_pids(&mut self, keep: impl Fn(u32) -> bool) {
         self.compacted.retain(|p, _| keep(*p));
         self.whole.retain(|p, _| keep(*p));

@@ -1,18 +1,16 @@
-//! What the user is doing, told by nobody: when no launcher talks to memorch, the engine
-//! infers it from what it can see between snapshots, as an activity manager leaves traces
-//! (Android's rewrites every app's `oom_score_adj` on each switch): an app coming to the
-//! front (its class rises to foreground) is a switch, so the home screen was passed on the
-//! way; a new process in front is a launch; no switch and no new process for a while is the
-//! device left idle. Once a launcher or session manager speaks over the socket, its word is
-//! taken and inference stops.
+//! What the user is doing, told by nobody: when no launcher talks to memorch, the engine infers it from what it can see
+//! between snapshots, as an activity manager leaves traces (Android's rewrites every app's `oom_score_adj` on each
+//! switch): an app coming to the front (its class rises to foreground) is a switch, so the home screen was passed on
+//! the way; a new process in front is a launch; no switch and no new process for a while is the device left idle. Once
+//! a launcher or session manager speaks over the socket, its word is taken and inference stops.
 
 use super::model::{App, Event};
 use crate::Class;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// No switch and no new app for this long: the device is idle (the screen off, or nobody at
-/// it), time for the idle step.
+/// No switch and no new app for this long: the device is idle (the screen off, or nobody at it), time for the idle
+/// step.
 pub const IDLE_AFTER_MS: u64 = 60_000;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -59,9 +57,9 @@ impl Observed {
             self.told = true;
             return Vec::new();
         }
-        // Until a look has seen an app, what it finds is learned, not taken for a switch: a
-        // daemon started before its apps (a test, a bench, a device booting) would otherwise
-        // see the first app in front as a switch and run the home step at start.
+        // Until a look has seen an app, what it finds is learned, not taken for a switch: a daemon started before its
+        // apps (a test, a bench, a device booting) would otherwise see the first app in front as a switch and run the
+        // home step at start.
         let first_look = !self.learned;
         let mut out = Vec::new();
         let front = apps
@@ -141,8 +139,8 @@ mod tests {
         );
     }
 
-    /// A daemon that looks before its apps exist (started first, its first look some
-    /// milliseconds in) learns the apps it then finds: no switch, no home step at start.
+    /// A daemon that looks before its apps exist (started first, its first look some milliseconds in) learns the apps
+    /// it then finds: no switch, no home step at start.
     #[test]
     fn apps_found_after_an_empty_first_look_are_learned_not_a_switch() {
         let mut o = Observed::default();

@@ -13,9 +13,8 @@ pub struct Input<'a> {
     pub events: &'a [Event],
 }
 
-/// Whether a decision on these events is a poll between full looks: a poll, with at most the
-/// deaths of victims since. Its apps are the last full look's, so only kill decisions are
-/// taken on it and nothing is learned from the apps.
+/// Whether a decision on these events is a poll between full looks: a poll, with at most the deaths of victims since.
+/// Its apps are the last full look's, so only kill decisions are taken on it and nothing is learned from the apps.
 pub fn is_poll(events: &[Event]) -> bool {
     events.iter().any(|e| matches!(e, Event::Poll))
         && events.iter().all(|e| matches!(e, Event::Poll | Event::VictimGone { .. }))

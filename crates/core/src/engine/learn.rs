@@ -1,7 +1,6 @@
-//! What the engine learns from what was *done*, never from what it only decided: a
-//! compaction refused by the kernel, a dry run or a kill of a process that had already gone
-//! leaves no mark, and a compaction is confirmed by the memory it actually moved. The daemon
-//! (or a test) calls [`Engine::learn`] with each action's [`Outcome`].
+//! What the engine learns from what was *done*, never from what it only decided: a compaction refused by the kernel, a
+//! dry run or a kill of a process that had already gone leaves no mark, and a compaction is confirmed by the memory it
+//! actually moved. The daemon (or a test) calls [`Engine::learn`] with each action's [`Outcome`].
 
 use super::costs::Swap;
 use super::decide::Engine;
@@ -12,9 +11,8 @@ use super::model::{Action, ActionKind, App, CompactScope, Victim, PAGE};
 use super::preset::{Detection, KsmPolicy};
 use super::state::{Compacted, KsmTrial};
 
-/// A compaction that moved less than this share of what it asked found little cold memory
-/// left, and a read-back that read less found little in swap it can reach: asking again
-/// soon would only cost CPU.
+/// A compaction that moved less than this share of what it asked found little cold memory left, and a read-back that
+/// read less found little in swap it can reach: asking again soon would only cost CPU.
 const DRY_SHARE: f64 = 0.25;
 
 /// What became of an action.
@@ -23,14 +21,12 @@ pub struct Outcome<'a> {
     pub action: &'a Action,
     /// Carried out (not a dry run, not refused).
     pub done: bool,
-    /// Tried and refused by the kernel or the executor, as against not tried (a dry run):
-    /// what is refused for a reason of the app's or the device's may be refused again.
+    /// Tried and refused by the kernel or the executor, as against not tried (a dry run): what is refused for a reason
+    /// of the app's or the device's may be refused again.
     pub failed: bool,
-    /// Bytes it moved, reclaimed or (a kill) found resident, as measured; `None`: not
-    /// measured (taken as asked).
+    /// Bytes it moved, reclaimed or (a kill) found resident, as measured; `None`: not measured (taken as asked).
     pub bytes: Option<u64>,
-    /// The daemon's thread CPU it took, in µs, where measured: what a squeeze's compression
-    /// costs (costs.rs).
+    /// The daemon's thread CPU it took, in µs, where measured: what a squeeze's compression costs (costs.rs).
     pub cpu_us: Option<u64>,
 }
 
@@ -61,13 +57,12 @@ impl Engine {
                 self.learn_tried(input, action);
             }
             match &action.kind {
-                // An attempt to grow swap is throttled whether it worked or not: a full disk
-                // does not get emptier by asking every tick.
+                // An attempt to grow swap is throttled whether it worked or not: a full disk does not get emptier by
+                // asking every tick.
                 ActionKind::SwapGrow { .. } => self.state.last_swap_grow_ms = Some(now),
-                // A read-back that found little of what it asked for in swap (a JVM's swap
-                // held in shared memory, say), or was refused: asking again each decision
-                // would walk the app's page map (or be refused) for nothing, so not again
-                // until it comes back to the front.
+                // A read-back that found little of what it asked for in swap (a JVM's swap held in shared memory, say),
+                // or was refused: asking again each decision would walk the app's page map (or be refused) for nothing,
+                // so not again until it comes back to the front.
                 ActionKind::Prefetch { pid, max_pages, .. }
                     if o.failed
                         || o.bytes.is_some_and(|read| (read as f64) < (*max_pages * PAGE) as f64 * DRY_SHARE) =>
@@ -87,8 +82,8 @@ impl Engine {
         }
     }
 
-    /// What a step keeps of an action carried out or, in a dry run, only decided: the level
-    /// told to apps, MOS's next reclaim count, what the app in front has had read back.
+    /// What a step keeps of an action carried out or, in a dry run, only decided: the level told to apps, MOS's next
+    /// reclaim count, what the app in front has had read back.
     fn learn_tried(&mut self, input: &Input, action: &Action) {
         match &action.kind {
             ActionKind::Trim { level, pid: None } => self.state.trim_sent = Some((*level, input.now_ms)),
@@ -106,8 +101,8 @@ impl Engine {
         }
     }
 
-    /// A compaction done: watched for pages that come back, marked whole, or dry when it gave
-    /// much less than asked (nothing cold left to take).
+    /// A compaction done: watched for pages that come back, marked whole, or dry when it gave much less than asked
+    /// (nothing cold left to take).
     fn learn_compaction(
         &mut self,
         input: &Input,
@@ -139,8 +134,8 @@ impl Engine {
         }
     }
 
-    /// What a squeeze's pages cost the daemon's CPU, into zram or to storage; an app squeezed
-    /// to storage reads from there on its return (feedback.rs).
+    /// What a squeeze's pages cost the daemon's CPU, into zram or to storage; an app squeezed to storage reads from
+    /// there on its return (feedback.rs).
     fn learn_squeeze_cost(&mut self, o: &Outcome, pid: u32, to_storage: bool) {
         let swap = if to_storage { Swap::Storage } else { Swap::Zram };
         if to_storage {
@@ -178,8 +173,7 @@ impl Engine {
         }
     }
 
-    /// Decide, and learn as if every action were carried out: for tests and traces that
-    /// have no kernel to act on.
+    /// Decide, and learn as if every action were carried out: for tests and traces that have no kernel to act on.
     pub fn decide_and_assume_done(&mut self, input: &Input) -> Vec<Action> {
         let actions = self.decide(input);
         self.learn(input, &actions.iter().map(Outcome::done).collect::<Vec<_>>());

@@ -1,8 +1,7 @@
-//! Margins and trim levels (issue 14): where, in available memory, the preset starts to do
-//! harm (compress apps: the moderate margin) and to kill (the critical margin), as ChromeOS's
-//! resourced serves them to the browser, and the levels of notice apps get before either, as
-//! Android's `onTrimMemory` and the freedesktop low-memory-monitor send them. The engine
-//! decides on the same figures it serves, so an app that acts on them acts first.
+//! Margins and trim levels (issue 14): where, in available memory, the preset starts to do harm (compress apps: the
+//! moderate margin) and to kill (the critical margin), as ChromeOS's resourced serves them to the browser, and the
+//! levels of notice apps get before either, as Android's `onTrimMemory` and the freedesktop low-memory-monitor send
+//! them. The engine decides on the same figures it serves, so an app that acts on them acts first.
 
 pub use super::model::TrimLevel;
 use super::preset::{Detection, Preset};
@@ -16,9 +15,9 @@ pub struct Margins {
 }
 
 impl Margins {
-    /// The preset's margins in a domain of `total_bytes`. memorch's bands are available
-    /// memory already; the LMK's minfree levels and lmkd's watermarks are free memory, the
-    /// nearest figure they have; with no detection (the kernel alone) both are zero.
+    /// The preset's margins in a domain of `total_bytes`. memorch's bands are available memory already; the LMK's
+    /// minfree levels and lmkd's watermarks are free memory, the nearest figure they have; with no detection (the
+    /// kernel alone) both are zero.
     pub fn of(preset: &Preset, total_bytes: u64) -> Margins {
         let frac = |f: f64| (total_bytes as f64 * f) as u64;
         match &preset.detection {
@@ -44,9 +43,8 @@ impl Margins {
         self.moderate_bytes.saturating_sub(available_bytes)
     }
 
-    /// The notice level at this much available memory: moderate half a margin before
-    /// compression begins, low where it begins, critical a quarter of the way from there
-    /// to the kill margin (so apps hear of each before it happens).
+    /// The notice level at this much available memory: moderate half a margin before compression begins, low where it
+    /// begins, critical a quarter of the way from there to the kill margin (so apps hear of each before it happens).
     pub fn trim_level(&self, available_bytes: u64) -> Option<TrimLevel> {
         let (c, m) = (self.critical_bytes, self.moderate_bytes);
         if m == 0 {

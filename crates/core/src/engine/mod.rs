@@ -1,9 +1,8 @@
 //! The engine: given what memorch sees, what should it do now, and why.
 //!
-//! Pure: a [`Snapshot`], the [`App`]s, the [`Event`]s since last time and the time come in;
-//! [`Action`]s with their reasons go out. The engine keeps what it learns (app statistics,
-//! feedback, what it did last) in its own [`State`], so the same state and input always give
-//! the same actions.
+//! Pure: a [`Snapshot`], the [`App`]s, the [`Event`]s since last time and the time come in; [`Action`]s with their
+//! reasons go out. The engine keeps what it learns (app statistics, feedback, what it did last) in its own [`State`],
+//! so the same state and input always give the same actions.
 
 pub mod costs;
 pub mod decide;

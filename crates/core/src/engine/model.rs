@@ -17,17 +17,15 @@ pub struct App {
     pub shmem_bytes: u64,
     pub swap_bytes: u64,
     pub pss_bytes: Option<u64>,
-    /// Resident shared-object pages no other process maps (SWAM's OOM cleaner's prey), when
-    /// known.
+    /// Resident shared-object pages no other process maps (SWAM's OOM cleaner's prey), when known.
     pub so_unshared_bytes: Option<u64>,
     /// Started with KSM merging on (`memorch spawn --ksm`).
     pub ksm_mergeable: bool,
-    /// What KSM has merged of it (`/proc/PID/ksm_merging_pages`, in bytes), read fresh where it
-    /// opted in: what KSM's trial weighs (ladder/prepare_idle.rs).
+    /// What KSM has merged of it (`/proc/PID/ksm_merging_pages`, in bytes), read fresh where it opted in: what KSM's
+    /// trial weighs (ladder/prepare_idle.rs).
     #[serde(default)]
     pub ksm_merged_bytes: Option<u64>,
-    /// Frozen by memorch (`Some(true)`), freezable (`Some(false)`: in a group of its own), or
-    /// not freezable (`None`).
+    /// Frozen by memorch (`Some(true)`), freezable (`Some(false)`: in a group of its own), or not freezable (`None`).
     #[serde(default)]
     pub frozen: Option<bool>,
     pub age_ms: u64,
@@ -127,9 +125,8 @@ pub enum Event {
     },
     /// The periodic tick.
     Timer,
-    /// A look between ticks while pressure lasts (lmkd's polling after a PSI trigger): memory
-    /// and counters are fresh, the apps are those of the last full look, so only the kill
-    /// steps act on it.
+    /// A look between ticks while pressure lasts (lmkd's polling after a PSI trigger): memory and counters are fresh,
+    /// the apps are those of the last full look, so only the kill steps act on it.
     Poll,
 }
 
@@ -156,9 +153,9 @@ pub struct Victim {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum ActionKind {
-    /// process_madvise the app's pages; `max_pages: None` = all of them. `to_storage`: to a
-    /// storage swap file made for this squeeze, above zram in priority (where the cost model
-    /// finds storage cheaper for the user: `Ctx::storage_costs_less`); absent in JSON when false.
+    /// process_madvise the app's pages; `max_pages: None` = all of them. `to_storage`: to a storage swap file made for
+    /// this squeeze, above zram in priority (where the cost model finds storage cheaper for the user:
+    /// `Ctx::storage_costs_less`); absent in JSON when false.
     Compact {
         pid: u32,
         app: String,
@@ -167,9 +164,9 @@ pub enum ActionKind {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         to_storage: bool,
     },
-    /// Reclaim this much from the domain (page cache first). Its JSON key is not `bytes`: an
-    /// action event flattens the action beside its own `bytes` (what was done), and a line
-    /// with the key twice is no event to a client (both were lost to every subscriber).
+    /// Reclaim this much from the domain (page cache first). Its JSON key is not `bytes`: an action event flattens the
+    /// action beside its own `bytes` (what was done), and a line with the key twice is no event to a client (both were
+    /// lost to every subscriber).
     Reclaim {
         #[serde(rename = "reclaim_bytes", alias = "bytes")]
         bytes: u64,
@@ -186,9 +183,9 @@ pub enum ActionKind {
     },
     /// Remove storage swap files that hold nothing.
     SwapShrink,
-    /// Remove this storage file made for an unlikely app's squeeze, which holds little now
-    /// (its app came back or went): above zram in priority, its free room would take any
-    /// page the kernel swaps out next, ahead of zram. What it still holds is read back in.
+    /// Remove this storage file made for an unlikely app's squeeze, which holds little now (its app came back or went):
+    /// above zram in priority, its free room would take any page the kernel swaps out next, ahead of zram. What it
+    /// still holds is read back in.
     SwapDropCold {
         path: String,
     },
@@ -263,8 +260,8 @@ pub enum Step {
     Idle,
 }
 
-/// Why: a sentence for people and the numbers behind it for programs. Logs, `ctl explain`
-/// and the bench report all print the same reason.
+/// Why: a sentence for people and the numbers behind it for programs. Logs, `ctl explain` and the bench report all
+/// print the same reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reason {
     pub step: Step,
@@ -314,9 +311,9 @@ pub fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / MIB as f64)
 }
 
-/// How urgently apps are asked to give memory back (Android's `onTrimMemory` levels; the
-/// freedesktop `LowMemoryWarning` byte in [`TrimLevel::dbus_level`]). `Hidden` goes to one
-/// app only: it left the screen, so what only its UI needs can go.
+/// How urgently apps are asked to give memory back (Android's `onTrimMemory` levels; the freedesktop `LowMemoryWarning`
+/// byte in [`TrimLevel::dbus_level`]). `Hidden` goes to one app only: it left the screen, so what only its UI needs can
+/// go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrimLevel {

@@ -1,6 +1,6 @@
-//! The presets: each paper's system as the same engine with different steps switched on and
-//! different parameters. Each is a TOML file in `presets/`, embedded here; `memorch presets
-//! show NAME` prints it, with what each key does and where its value comes from.
+//! The presets: each paper's system as the same engine with different steps switched on and different parameters. Each
+//! is a TOML file in `presets/`, embedded here; `memorch presets show NAME` prints it, with what each key does and
+//! where its value comes from.
 
 use super::victims::VictimOrder;
 use crate::Class;
@@ -20,13 +20,12 @@ pub enum Detection {
     Bands(Bands),
 }
 
-/// The LMK minfree table (thesis fig. 2-19), in pages for a 1 GiB phone, scaled to the
-/// domain's memory.
+/// The LMK minfree table (thesis fig. 2-19), in pages for a 1 GiB phone, scaled to the domain's memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Minfree {
-    /// (least important class that may be killed at this level, minfree pages at 1 GiB),
-    /// from the most important class to the least.
+    /// (least important class that may be killed at this level, minfree pages at 1 GiB), from the most important class
+    /// to the least.
     pub levels: Vec<(Class, u64)>,
     pub reference_bytes: u64,
     /// Kill only when the file cache is also below the level (`other_file < minfree`).
@@ -46,8 +45,8 @@ impl Minfree {
         self.levels.iter().map(|&(c, pages)| (c, self.scale(pages, total_bytes))).collect()
     }
 
-    /// The least important class that may die at this free memory, if any level is crossed.
-    /// `lowmem_shrink` takes the first (smallest) level both free and file are under.
+    /// The least important class that may die at this free memory, if any level is crossed. `lowmem_shrink` takes the
+    /// first (smallest) level both free and file are under.
     pub fn min_class(&self, total_bytes: u64, free_bytes: u64, file_bytes: u64) -> Option<(Class, u64)> {
         self.scaled(total_bytes)
             .into_iter()
@@ -102,8 +101,7 @@ pub struct Bands {
     pub critical_available_frac: f64,
     /// After a kill, aim for this share available.
     pub kill_target_frac: f64,
-    /// Below this share, background is not enough: more important classes may die, the
-    /// foreground last of all.
+    /// Below this share, background is not enough: more important classes may die, the foreground last of all.
     pub extreme_available_frac: f64,
     /// Senpai/TMO-style target: PSI some avg10 (%) memorch lets compression cause.
     pub psi_some_target_pct: f64,
@@ -122,8 +120,8 @@ pub struct Compaction {
     /// Pages a step (thesis §3.3: 32).
     pub step_pages: u64,
     pub min_step_pages: u64,
-    /// Under pressure, for thesis-style detection: "slight shortage" = free below this many
-    /// pages at 1 GiB (scaled), above the LMK's empty level.
+    /// Under pressure, for thesis-style detection: "slight shortage" = free below this many pages at 1 GiB (scaled),
+    /// above the LMK's empty level.
     pub slight_pressure_pages_at_1gib: u64,
     /// Unshared shared-object pages first (SWAM's OOM cleaner).
     pub shared_objects_first: bool,
@@ -138,29 +136,29 @@ pub struct Compaction {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KsmPolicy {
-    /// Run ksmd only while idle, and only when background apps that opted in share an
-    /// ancestor (thesis §3.3, optimisations 1 and 2).
+    /// Run ksmd only while idle, and only when background apps that opted in share an ancestor (thesis §3.3,
+    /// optimisations 1 and 2).
     pub idle_targeted: bool,
     /// ksmd's pages a pass; its sleep between passes stays the kernel's (20 ms, the thesis's).
     pub pages_to_scan: u64,
     /// KSM must pay for ksmd's CPU (idle-targeted only).
     #[serde(default)]
     pub min_saving_frac: Option<f64>,
-    /// Stop ksmd once its passes have gone over every background app, and run it again only
-    /// for an app it has not (idle-targeted only; thesis §3.3: no rescan of a background app).
+    /// Stop ksmd once its passes have gone over every background app, and run it again only for an app it has not
+    /// (idle-targeted only; thesis §3.3: no rescan of a background app).
     #[serde(default)]
     pub once: bool,
 }
 
 impl KsmPolicy {
-    /// Whether KSM must pay for itself here: a share asked, and ksmd run at idle only (stock
-    /// KSM runs all the time, as the thesis's baseline).
+    /// Whether KSM must pay for itself here: a share asked, and ksmd run at idle only (stock KSM runs all the time, as
+    /// the thesis's baseline).
     pub fn has_trial(&self) -> bool {
         self.idle_targeted && self.min_saving_frac.is_some()
     }
 
-    /// Whether ksmd's passes are counted from memorch's start of it: for a trial, or to stop
-    /// it once it has gone over the apps.
+    /// Whether ksmd's passes are counted from memorch's start of it: for a trial, or to stop it once it has gone over
+    /// the apps.
     pub fn counts_passes(&self) -> bool {
         self.has_trial() || (self.idle_targeted && self.once)
     }
@@ -176,16 +174,16 @@ pub struct SwapPolicy {
     pub swap_files: bool,
     /// At most this many files.
     pub max_files: u32,
-    /// A storage swap of this share of the domain's memory set up at start, below zram in
-    /// priority (SWAM's NAND-swap baselines, MeeGo's MMC swap): fixed, not grown or removed.
+    /// A storage swap of this share of the domain's memory set up at start, below zram in priority (SWAM's NAND-swap
+    /// baselines, MeeGo's MMC swap): fixed, not grown or removed.
     #[serde(default)]
     pub storage_pct: Option<f64>,
-    /// The domain's swappiness (v1 memcg `memory.swappiness`) while the daemon runs
-    /// (MeeGo: 30 on the N9, 60 found better); `None`: left as it is.
+    /// The domain's swappiness (v1 memcg `memory.swappiness`) while the daemon runs (MeeGo: 30 on the N9, 60 found
+    /// better); `None`: left as it is.
     #[serde(default)]
     pub swappiness: Option<u32>,
-    /// Add a file once zram is that full at any look, pressure or not (SWAM's allocator "on
-    /// demand"); false: only under pressure, before a kill or a launch.
+    /// Add a file once zram is that full at any look, pressure or not (SWAM's allocator "on demand"); false: only under
+    /// pressure, before a kill or a launch.
     #[serde(default)]
     pub grow_on_fill: bool,
 }
@@ -205,8 +203,7 @@ pub enum KillMode {
 pub struct KillPolicy {
     pub mode: KillMode,
     pub order: VictimOrder,
-    /// How the chance of a return soon (`p_return`, which orders compressions and weighs kills) is
-    /// judged.
+    /// How the chance of a return soon (`p_return`, which orders compressions and weighs kills) is judged.
     #[serde(default)]
     pub return_by_sessions: bool,
 }
@@ -219,8 +216,8 @@ impl Default for KillPolicy {
 }
 
 impl KillPolicy {
-    /// The cost model's: the set of victims of the least expected cost that frees the target,
-    /// the chance of a return judged by usage sessions.
+    /// The cost model's: the set of victims of the least expected cost that frees the target, the chance of a return
+    /// judged by usage sessions.
     pub fn by_cost() -> KillPolicy {
         KillPolicy { mode: KillMode::Batch, order: VictimOrder::LeastExpectedCost, return_by_sessions: true }
     }
@@ -234,8 +231,7 @@ pub struct Ahead {
     pub threshold_frac: f64,
     /// Phase 1 reclaims in steps that double while the need remains (MOS Alg. 1 line 15).
     pub doubling_start_pages: Option<u64>,
-    /// Phase 1 may kill cached apps for what page cache cannot give (MOS); memorch
-    /// compresses them instead.
+    /// Phase 1 may kill cached apps for what page cache cannot give (MOS); memorch compresses them instead.
     pub home_kills: bool,
     /// Compress before killing ahead of a launch, within this time budget (memorch).
     pub compress_budget_ms: Option<u64>,
@@ -243,8 +239,8 @@ pub struct Ahead {
     pub launch_waits: bool,
 }
 
-/// No swap: what a file without `[swap]` gets. A key a file leaves out takes its value here:
-/// the kernel's compressor, no storage files.
+/// No swap: what a file without `[swap]` gets. A key a file leaves out takes its value here: the kernel's compressor,
+/// no storage files.
 impl Default for SwapPolicy {
     fn default() -> SwapPolicy {
         SwapPolicy {
@@ -259,8 +255,8 @@ impl Default for SwapPolicy {
     }
 }
 
-/// How long a launch counts as in flight without a report that it finished: longer than the
-/// slowest first launch measured on `realapps` (2.7 s).
+/// How long a launch counts as in flight without a report that it finished: longer than the slowest first launch
+/// measured on `realapps` (2.7 s).
 pub const LAUNCH_IN_FLIGHT_MAX_MS: u64 = 3_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -279,12 +275,12 @@ pub struct Preset {
     #[serde(default)]
     pub kill: KillPolicy,
     pub ahead: Option<Ahead>,
-    /// Apps the launcher starts get a memory group of their own, so the preset can take their
-    /// coldest anonymous pages first (appgroup.rs in memorch-linux); off.
+    /// Apps the launcher starts get a memory group of their own, so the preset can take their coldest anonymous pages
+    /// first (appgroup.rs in memorch-linux); off.
     #[serde(default)]
     pub app_groups: bool,
-    /// Freeze an app that has been cached this long (cgroup v2 `cgroup.freeze` on its own group),
-    /// as Android freezes cached apps after 10 s; thawed before it comes back.
+    /// Freeze an app that has been cached this long (cgroup v2 `cgroup.freeze` on its own group), as Android freezes
+    /// cached apps after 10 s; thawed before it comes back.
     #[serde(default)]
     pub freeze_after_ms: Option<u64>,
     /// Tell apps that listen to trim before compressing or killing (margins.rs).
@@ -293,13 +289,13 @@ pub struct Preset {
     /// Android's activity manager before the LMK.
     #[serde(default)]
     pub max_cached_apps: Option<u32>,
-    /// Read the app in front back whole once its return is served, a piece a decision, down to the
-    /// critical band (ladder/prefetch.rs).
+    /// Read the app in front back whole once its return is served, a piece a decision, down to the critical band
+    /// (ladder/prefetch.rs).
     #[serde(default)]
     pub prefetch_whole: bool,
-    /// Take memory by the expected cost to the user (ladder/cost.rs): the order of the apps a
-    /// squeeze takes from, zram or storage for each, storage swap grown to what a launch
-    /// needs or for a bad ratio, the victims (`KillPolicy::by_cost`).
+    /// Take memory by the expected cost to the user (ladder/cost.rs): the order of the apps a squeeze takes from, zram
+    /// or storage for each, storage swap grown to what a launch needs or for a bad ratio, the victims
+    /// (`KillPolicy::by_cost`).
     #[serde(default)]
     pub cost_model: bool,
     /// The CPU priority (nice) of the memory work the daemon does in the background.
@@ -312,8 +308,8 @@ pub const FREEZE_AFTER_MS: u64 = 10_000;
 
 pub const NAMES: [&str; 8] = ["kernel", "lmk-classic", "compcache", "thesis", "lmkd", "mos", "swam", "memorch"];
 
-/// The papers' baselines, each a manager of its own, so that each paper's comparison is
-/// re-run against what it compared with (docs/presets.md, docs/results.md).
+/// The papers' baselines, each a manager of its own, so that each paper's comparison is re-run against what it compared
+/// with (docs/presets.md, docs/results.md).
 pub const BASELINES: [&str; 7] =
     ["android-4.4", "swam-zram", "swam-nand", "swam-zram-nand", "meego-mmc", "meego-zram", "meego-zram-mmc"];
 
@@ -347,8 +343,8 @@ impl Preset {
         FILES.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
     }
 
-    /// A preset from its TOML text, named `name`: a key the engine does not know or a value
-    /// of the wrong type is refused with its line, a value out of range with its key.
+    /// A preset from its TOML text, named `name`: a key the engine does not know or a value of the wrong type is
+    /// refused with its line, a value out of range with its key.
     pub fn from_toml(name: &str, text: &str) -> Result<Preset, String> {
         refuse_kill_under_cost_model(text)?;
         let mut p: Preset = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
@@ -366,8 +362,8 @@ impl Preset {
     }
 }
 
-/// The cost model chooses the victims; a file that also says how is refused, not half-read.
-/// (A file that is no TOML at all is left to the typed parse, which names the line.)
+/// The cost model chooses the victims; a file that also says how is refused, not half-read. (A file that is no TOML at
+/// all is left to the typed parse, which names the line.)
 fn refuse_kill_under_cost_model(text: &str) -> Result<(), String> {
     let Ok(file) = toml::from_str::<toml::Table>(text) else { return Ok(()) };
     if file.get("cost_model").and_then(|v| v.as_bool()) != Some(true) {

@@ -1,15 +1,14 @@
-//! The values a preset's types allow but the engine cannot use, refused with their key: a
-//! share, a percentage or a page count out of its range, bands out of order, a nice value
-//! that is none.
+//! The values a preset's types allow but the engine cannot use, refused with their key: a share, a percentage or a page
+//! count out of its range, bands out of order, a nice value that is none.
 
 use super::preset::{Detection, Preset};
 
-/// The most a `_pct` key may be, where it is not 100: zram and storage swap may be larger
-/// than RAM, and lmkd's thrashing limits count refaults against the file cache.
+/// The most a `_pct` key may be, where it is not 100: zram and storage swap may be larger than RAM, and lmkd's
+/// thrashing limits count refaults against the file cache.
 const PCT_ABOVE_100: [(&str, f64); 3] = [("zram_pct", 400.0), ("storage_pct", 400.0), ("thrashing_", 1000.0)];
 
-/// A number is refused by its key's kind: a share (`_frac`) is 0 or from a millionth to 1, a
-/// percentage (`_pct`) from 0 to 100 (see [`PCT_ABOVE_100`]), a page count (`_pages`) at least 1.
+/// A number is refused by its key's kind: a share (`_frac`) is 0 or from a millionth to 1, a percentage (`_pct`) from 0
+/// to 100 (see [`PCT_ABOVE_100`]), a page count (`_pages`) at least 1.
 fn check_range(key: &str, v: f64) -> Result<(), String> {
     let leaf = key.rsplit('.').next().unwrap_or(key);
     let pct_max = PCT_ABOVE_100.iter().find(|(k, _)| leaf.starts_with(k)).map_or(100.0, |(_, m)| *m);

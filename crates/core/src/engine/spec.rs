@@ -1,8 +1,7 @@
-//! Preset specs: `PRESET[:key=value,…]`, a preset with some of its ladder steps switched off
-//! or some parameters changed, so that every step can be measured by leaving it out
-//! (`memorch bench --managers memorch,memorch:ahead=off`). A key is either a *switch* (a
-//! ladder step by name, `on` or `off`) or a *parameter* (a dotted key of the preset as
-//! `memorch presets show NAME` lists them, with a JSON value).
+//! Preset specs: `PRESET[:key=value,…]`, a preset with some of its ladder steps switched off or some parameters
+//! changed, so that every step can be measured by leaving it out (`memorch bench --managers
+//! memorch,memorch:ahead=off`). A key is either a *switch* (a ladder step by name, `on` or `off`) or a *parameter* (a
+//! dotted key of the preset as `memorch presets show NAME` lists them, with a JSON value).
 
 use super::preset::{KillMode, Preset, BASELINES, NAMES};
 use crate::Class;
@@ -99,8 +98,8 @@ pub const SWITCHES: [Switch; 13] = [
 ];
 
 impl Preset {
-    /// A preset by spec: `NAME` or `NAME:key=value,…` (see the module's doc). The result is
-    /// named by the whole spec, so runs of variants are told apart.
+    /// A preset by spec: `NAME` or `NAME:key=value,…` (see the module's doc). The result is named by the whole spec, so
+    /// runs of variants are told apart.
     pub fn from_spec(spec: &str) -> Result<Preset, String> {
         let (name, overrides) = match spec.split_once(':') {
             Some((n, o)) => (n, Some(o)),
@@ -156,8 +155,7 @@ fn apply_switch(p: &mut Preset, s: &Switch, value: &str) -> Result<(), String> {
         None => Ok(()),
         Some(_) => {
             (s.set)(p, on);
-            // A switch that cannot turn on here (a preset without that step's settings)
-            // is refused rather than ignored.
+            // A switch that cannot turn on here (a preset without that step's settings) is refused rather than ignored.
             match (s.get)(p) {
                 Some(now) if now != on => Err(format!(
                     "{}={value}: {} cannot switch this step {} ({}); give a preset that has it",
@@ -186,9 +184,8 @@ fn apply_parameter(p: &mut Preset, key: &str, value: &str) -> Result<(), String>
     let mut v = serde_json::to_value(&*p).map_err(|e| e.to_string())?;
     let slot =
         key.split('.').try_fold(&mut v, |node, part| node.get_mut(part)).ok_or_else(|| format!("'{key}' not found"))?;
-    // A yes/no parameter takes the words a step takes (`prefetch_whole=off`, as `whole=off`);
-    // else JSON where it parses (numbers, true, null, "…"), else the text as a string (a
-    // class name).
+    // A yes/no parameter takes the words a step takes (`prefetch_whole=off`, as `whole=off`); else JSON where it parses
+    // (numbers, true, null, "…"), else the text as a string (a class name).
     let new = match value {
         "on" | "off" if slot.is_boolean() => serde_json::Value::Bool(value == "on"),
         _ => serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string())),
@@ -200,8 +197,8 @@ fn apply_parameter(p: &mut Preset, key: &str, value: &str) -> Result<(), String>
     Ok(())
 }
 
-/// Every leaf of a JSON tree as `(dotted key, JSON value)`, in the tree's order:
-/// `{"a":{"b":1}}` → `("a.b", "1")`. Preset specs and the daemon's config diff both name keys so.
+/// Every leaf of a JSON tree as `(dotted key, JSON value)`, in the tree's order: `{"a":{"b":1}}` → `("a.b", "1")`.
+/// Preset specs and the daemon's config diff both name keys so.
 pub fn dotted_keys(v: &serde_json::Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     flatten("", v, &mut out);

@@ -1,23 +1,22 @@
 //! A PSI trigger's rule run on the daemon's own reads of a stall total, beside the kernel's.
 //!
-//! Why: a trigger armed without `CAP_SYS_RESOURCE` (these machines, and any daemon run
-//! unprivileged) is checked by the kernel's averaging work every 2 s, and only when that work
-//! finds the period due; a read of the same `memory.pressure` file folds the period first
-//! (`psi_show` advances `avg_next_update` without looking at the triggers), so a group whose
-//! file is read often can stall for seconds and never fire. Measured: 300 ms of `some` stall
-//! within 1.3 s against a 10 ms threshold, no event on either of two triggers on the group
-//! (the lmkd polling test's failures, 2026-11-26). The daemon reads the file on every tick
-//! anyway; this checks each read against the trigger's own threshold and window.
+//! Why: a trigger armed without `CAP_SYS_RESOURCE` (these machines, and any daemon run unprivileged) is checked by the
+//! kernel's averaging work every 2 s, and only when that work finds the period due; a read of the same
+//! `memory.pressure` file folds the period first (`psi_show` advances `avg_next_update` without looking at the
+//! triggers), so a group whose file is read often can stall for seconds and never fire. Measured: 300 ms of `some`
+//! stall within 1.3 s against a 10 ms threshold, no event on either of two triggers on the group (the lmkd polling
+//! test's failures, 2026-11-26). The daemon reads the file on every tick anyway; this checks each read against the
+//! trigger's own threshold and window.
 //!
-//! Never sooner than the kernel's rule: growth is counted only over reads within the last
-//! window (the kernel also counts a share of the window before). One event a window, whoever
-//! raises it first: a kernel event within a window of a read's is the same stall again.
+//! Never sooner than the kernel's rule: growth is counted only over reads within the last window (the kernel also
+//! counts a share of the window before). One event a window, whoever raises it first: a kernel event within a window of
+//! a read's is the same stall again.
 
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// A PSI stall total's reads within a window: how much the stall grew over it. The trigger
-/// below and the engine's "is the stall going on" (`State::recent_stall_pct`) both count so.
+/// A PSI stall total's reads within a window: how much the stall grew over it. The trigger below and the engine's "is
+/// the stall going on" (`State::recent_stall_pct`) both count so.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StallWindow {
     /// (time µs, stall total µs) of the reads within the last window, oldest first.
@@ -25,8 +24,8 @@ pub struct StallWindow {
 }
 
 impl StallWindow {
-    /// Keep the read of `total_us` at `now_us` and those within `window_us` before it; a total
-    /// that went back (the group made anew) starts the count again.
+    /// Keep the read of `total_us` at `now_us` and those within `window_us` before it; a total that went back (the
+    /// group made anew) starts the count again.
     pub fn push(&mut self, now_us: u64, total_us: u64, window_us: u64) {
         if self.reads.back().is_some_and(|&(t, v)| now_us < t || total_us < v) {
             self.reads.clear();
@@ -63,8 +62,8 @@ impl StallTrigger {
         self.last_event_us.is_some_and(|t| now_us < t + self.window_us)
     }
 
-    /// The kernel's trigger fired at `now_us`: whether it is news (no event of this trigger,
-    /// from either source, within the window before).
+    /// The kernel's trigger fired at `now_us`: whether it is news (no event of this trigger, from either source, within
+    /// the window before).
     pub fn kernel_fired(&mut self, now_us: u64) -> bool {
         let new = !self.within_window_of_last(now_us);
         if new {
@@ -73,9 +72,9 @@ impl StallTrigger {
         new
     }
 
-    /// A read of the stall total (`total_us`, the `some` or `full` line the trigger watches) at
-    /// `now_us`: whether the stall within the last window reached the threshold and no event
-    /// came within the window, so the trigger should have fired and did not.
+    /// A read of the stall total (`total_us`, the `some` or `full` line the trigger watches) at `now_us`: whether the
+    /// stall within the last window reached the threshold and no event came within the window, so the trigger should
+    /// have fired and did not.
     pub fn read(&mut self, now_us: u64, total_us: u64) -> bool {
         self.reads.push(now_us, total_us, self.window_us);
         if self.reads.growth().1 < self.stall_us || self.within_window_of_last(now_us) {

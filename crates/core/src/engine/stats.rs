@@ -1,28 +1,27 @@
-//! What memorch learns about each app, kept across restarts (docs/presets.md, "Learned app
-//! statistics" writes the rules down).
+//! What memorch learns about each app, kept across restarts (docs/presets.md, "Learned app statistics" writes the rules
+//! down).
 //!
-//! - `peak_bytes`: the largest PSS (RSS where PSS is unknown) seen, plus the largest size
-//!   announced in a launch intent. Never decays: a launch must fit the app's worst case.
-//! - `cold_launch_ms`, `warm_launch_ms`: exponentially weighted moving averages (weight
-//!   `EWMA_WEIGHT` for the new sample) of launch reports.
-//! - `quickest_return_ms`: how long a return to the app takes when nothing of it has to be
-//!   read back: it drops at once to a quicker return a launcher reports and creeps toward a
-//!   slower one by `RETURN_CREEP` (a return that read pages back is slower for that, not for
-//!   the app's own work).
-//! - `refault_ratio`: of the bytes memorch compacted out of the app, the share that came back
-//!   (its swap fell) within `REFAULT_WINDOW_MS`; an EWMA per compaction episode.
-//! - `return_touch`: of the app's swap when a return began, the share the return read back
-//!   (an EWMA), where a launcher reports the return.
-//! - `sessions`, `last_session`: how many usage sessions (from one screen-on to the next
-//!   screen-off; [`Stats::sessions`] counts them) had the app in front, and the last one.
+//! - `peak_bytes`: the largest PSS (RSS where PSS is unknown) seen, plus the largest size announced in a launch intent.
+//!   Never decays: a launch must fit the app's worst case.
+//! - `cold_launch_ms`, `warm_launch_ms`: exponentially weighted moving averages (weight `EWMA_WEIGHT` for the new
+//!   sample) of launch reports.
+//! - `quickest_return_ms`: how long a return to the app takes when nothing of it has to be read back: it drops at once
+//!   to a quicker return a launcher reports and creeps toward a slower one by `RETURN_CREEP` (a return that read pages
+//!   back is slower for that, not for the app's own work).
+//! - `refault_ratio`: of the bytes memorch compacted out of the app, the share that came back (its swap fell) within
+//!   `REFAULT_WINDOW_MS`; an EWMA per compaction episode.
+//! - `return_touch`: of the app's swap when a return began, the share the return read back (an EWMA), where a launcher
+//!   reports the return.
+//! - `sessions`, `last_session`: how many usage sessions (from one screen-on to the next screen-off;
+//!   [`Stats::sessions`] counts them) had the app in front, and the last one.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub const EWMA_WEIGHT: f64 = 0.3;
 pub const REFAULT_WINDOW_MS: u64 = 60_000;
-/// How far toward a slower return the quickest return moves: a return slowed by a read-back
-/// says little of the app's own time, a run of them that it has become slower.
+/// How far toward a slower return the quickest return moves: a return slowed by a read-back says little of the app's
+/// own time, a run of them that it has become slower.
 pub const RETURN_CREEP: f64 = 0.05;
 /// A return's share read back says little of an app with less than this in swap (1 MiB).
 pub const MIN_TOUCH_SWAP: u64 = 1 << 20;
@@ -50,8 +49,8 @@ pub struct AppStats {
     pub sessions: u64,
     #[serde(default)]
     pub last_session: u64,
-    /// Of its swap when a return began, the share the return read back: what a return
-    /// touches of what was taken (the cost model's `h`, ladder/cost.rs).
+    /// Of its swap when a return began, the share the return read back: what a return touches of what was taken (the
+    /// cost model's `h`, ladder/cost.rs).
     #[serde(default)]
     pub return_touch: Option<f64>,
 }
@@ -95,8 +94,8 @@ impl AppStats {
         }
     }
 
-    /// The cost of a cold relaunch: learned, else estimated from size (about 1 ms a MiB over
-    /// a 300 ms base, the shape of the thesis's and SWAM's launch figures).
+    /// The cost of a cold relaunch: learned, else estimated from size (about 1 ms a MiB over a 300 ms base, the shape
+    /// of the thesis's and SWAM's launch figures).
     pub fn relaunch_ms(&self, size_bytes: u64) -> f64 {
         self.cold_launch_ms.unwrap_or(300.0 + size_bytes as f64 / (1 << 20) as f64)
     }
@@ -109,8 +108,7 @@ pub struct Stats {
     /// Counts every learning, to order apps by when they were last learned about.
     #[serde(default)]
     pub seq: u64,
-    /// Usage sessions seen: one at the first app in front, one more at each screen-on after a
-    /// screen-off.
+    /// Usage sessions seen: one at the first app in front, one more at each screen-on after a screen-off.
     #[serde(default)]
     pub sessions: u64,
     /// What moving a page costs on this device (costs.rs).
@@ -146,14 +144,14 @@ impl Stats {
         self.get(app).is_some_and(|s| s.last_session == self.sessions)
     }
 
-    /// The share of the sessions seen that `app` came to the front in (0 for an app never in
-    /// front, or before any session).
+    /// The share of the sessions seen that `app` came to the front in (0 for an app never in front, or before any
+    /// session).
     pub fn session_share(&self, app: &str) -> f64 {
         self.get(app).map_or(0.0, |s| s.sessions as f64 / self.sessions.max(1) as f64)
     }
 
-    /// Keep only the [`MAX_APPS`] apps learned about most recently (a file written by hand,
-    /// or by an older memorch, may hold more; trimming one at a time would be quadratic).
+    /// Keep only the [`MAX_APPS`] apps learned about most recently (a file written by hand, or by an older memorch, may
+    /// hold more; trimming one at a time would be quadratic).
     pub fn keep_most_recent(&mut self) {
         if self.apps.len() <= MAX_APPS {
             return;

@@ -1,9 +1,8 @@
 //! Who dies first, and how few die: victim ordering and batch selection.
 //!
-//! Class always comes first (an app of a less important class dies before any app of a more
-//! important one). Within a class the preset decides: the classic LMK takes the largest;
-//! SWAM's EOOM killer the cheapest to relaunch; memorch the cheapest to relaunch *per MB it
-//! frees*, so one big cheap app goes before three small ones.
+//! Class always comes first (an app of a less important class dies before any app of a more important one). Within a
+//! class the preset decides: the classic LMK takes the largest; SWAM's EOOM killer the cheapest to relaunch; memorch
+//! the cheapest to relaunch *per MB it frees*, so one big cheap app goes before three small ones.
 
 use super::model::{App, Victim, MIB};
 use super::stats::Stats;
@@ -18,28 +17,27 @@ pub enum VictimOrder {
     ClassThenSize,
     /// SWAM's EOOM killer (§4.3): class, then the cheapest relaunch, then size.
     ClassThenRelaunchCost,
-    /// Android lmkd (`find_and_kill_process`, `kill_heaviest_task` off): within a class the
-    /// least recently used (`proc_adj_lru`: the longest away from the front), and from
-    /// perceptible up the heaviest, "to hopefully minimize the number of victims".
+    /// Android lmkd (`find_and_kill_process`, `kill_heaviest_task` off): within a class the least recently used
+    /// (`proc_adj_lru`: the longest away from the front), and from perceptible up the heaviest, "to hopefully minimize
+    /// the number of victims".
     ClassThenLru,
-    /// SWAM's EOOM killer as its paper describes it (§4.3): it "inherits the functions of the
-    /// traditional OOMK" and "extends" its victim selection with the relaunch cost. Within a
-    /// class (which the OOM killer's `oom_score_adj` term puts first), the kernel's badness
-    /// (resident + swap) divided by the relaunch cost relative to the cheapest candidate's:
-    /// an app twice as costly to relaunch must be twice as bad to die first. (The paper gives
-    /// no formula; this is the nearest that keeps both terms.)
+    /// SWAM's EOOM killer as its paper describes it (§4.3): it "inherits the functions of the traditional OOMK" and
+    /// "extends" its victim selection with the relaunch cost. Within a class (which the OOM killer's `oom_score_adj`
+    /// term puts first), the kernel's badness (resident + swap) divided by the relaunch cost relative to the cheapest
+    /// candidate's: an app twice as costly to relaunch must be twice as bad to die first. (The paper gives no formula;
+    /// this is the nearest that keeps both terms.)
     OomBadnessOverRelaunch,
     /// memorch (first version): class, then relaunch cost per MB freed, then size.
     ClassThenCostPerMb,
-    /// memorch: class, then the least *expected* cost to the user: the chance of a return
-    /// soon (recency, popularity) times what a relaunch costs; a batch is the set of victims
-    /// that meets the target at the least total expected cost ([`select_least_cost`]).
+    /// memorch: class, then the least *expected* cost to the user: the chance of a return soon (recency, popularity)
+    /// times what a relaunch costs; a batch is the set of victims that meets the target at the least total expected
+    /// cost ([`select_least_cost`]).
     LeastExpectedCost,
 }
 
-/// What a kill costs the user beyond the relaunch, in the relaunch's units: the state the app
-/// held. Without it, two small apps left long ago always cost less than one larger app, and a
-/// batch kills more apps for the same memory (swam40: 11 kills against 7 by cost per MB).
+/// What a kill costs the user beyond the relaunch, in the relaunch's units: the state the app held. Without it, two
+/// small apps left long ago always cost less than one larger app, and a batch kills more apps for the same memory
+/// (swam40: 11 kills against 7 by cost per MB).
 pub const STATE_LOSS_MS: f64 = 200.0;
 
 /// An app that may be killed, with what its death frees and costs.
@@ -54,8 +52,8 @@ pub struct Candidate<'a> {
     pub p_return: f64,
     /// How long since it was last in front (its age where it never was): lmkd's LRU.
     pub idle_ms: u64,
-    /// The kernel OOM killer's badness: resident + swap bytes, plus `oom_score_adj` × the
-    /// domain's memory / 1000 (`oom_badness`).
+    /// The kernel OOM killer's badness: resident + swap bytes, plus `oom_score_adj` × the domain's memory / 1000
+    /// (`oom_badness`).
     pub oom_badness: f64,
 }
 
@@ -78,9 +76,8 @@ impl<'a> Candidate<'a> {
         }
     }
 
-    /// What killing it is expected to cost the user: a relaunch, if they come back soon, and
-    /// the state the app held (where they were in it), which every kill loses whenever they
-    /// come back.
+    /// What killing it is expected to cost the user: a relaunch, if they come back soon, and the state the app held
+    /// (where they were in it), which every kill loses whenever they come back.
     pub fn expected_cost_ms(&self) -> f64 {
         self.p_return * self.relaunch_ms + STATE_LOSS_MS
     }
@@ -94,8 +91,8 @@ impl<'a> Candidate<'a> {
     }
 }
 
-/// What killing an app gives back: its proportional share of resident memory, and the zram
-/// pool its swapped pages take (swap ÷ compression ratio).
+/// What killing an app gives back: its proportional share of resident memory, and the zram pool its swapped pages take
+/// (swap ÷ compression ratio).
 pub fn freeable_bytes(app: &App, zram_ratio: f64) -> u64 {
     let resident = app.pss_bytes.unwrap_or(app.rss_bytes());
     resident + (app.swap_bytes as f64 / zram_ratio.max(1.0)) as u64
@@ -105,8 +102,8 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }
 
-/// The kernel's `oom_badness` of an app in a domain of `total_bytes`: what it holds (resident
-/// and swapped) plus its `oom_score_adj` in thousandths of the domain.
+/// The kernel's `oom_badness` of an app in a domain of `total_bytes`: what it holds (resident and swapped) plus its
+/// `oom_score_adj` in thousandths of the domain.
 pub fn oom_badness(app: &App, total_bytes: u64) -> f64 {
     (app.rss_bytes() + app.swap_bytes) as f64 + app.class.oom_score_adj().max(0) as f64 * total_bytes as f64 / 1000.0
 }
@@ -133,11 +130,10 @@ pub fn order(cands: &mut [Candidate], order: VictimOrder) {
     });
 }
 
-/// Victims that together free at least `target_bytes`, taken in order, then pruned: any
-/// victim whose death is not needed to reach the target is spared (the most important and
-/// the most costly are tried first). The result never includes an app of a class while the
-/// less important classes alone would meet the target, and no victim in it could be dropped.
-/// If all candidates together fall short, all are returned.
+/// Victims that together free at least `target_bytes`, taken in order, then pruned: any victim whose death is not
+/// needed to reach the target is spared (the most important and the most costly are tried first). The result never
+/// includes an app of a class while the less important classes alone would meet the target, and no victim in it could
+/// be dropped. If all candidates together fall short, all are returned.
 pub fn select_batch<'a>(ordered: &[Candidate<'a>], target_bytes: u64) -> Vec<Candidate<'a>> {
     let mut chosen: Vec<Candidate> = Vec::new();
     let mut sum = 0u64;
@@ -155,8 +151,8 @@ pub fn select_batch<'a>(ordered: &[Candidate<'a>], target_bytes: u64) -> Vec<Can
     spare_unneeded(chosen, target_bytes)
 }
 
-/// `chosen`, which frees at least `target_bytes`, without the victims whose deaths are not
-/// needed for it: tried from the last to the first, so put the one to spare first last.
+/// `chosen`, which frees at least `target_bytes`, without the victims whose deaths are not needed for it: tried from
+/// the last to the first, so put the one to spare first last.
 fn spare_unneeded(mut chosen: Vec<Candidate<'_>>, target_bytes: u64) -> Vec<Candidate<'_>> {
     let mut sum: u64 = chosen.iter().map(|c| c.freeable_bytes).sum();
     let mut i = chosen.len();
@@ -170,11 +166,10 @@ fn spare_unneeded(mut chosen: Vec<Candidate<'_>>, target_bytes: u64) -> Vec<Cand
     chosen
 }
 
-/// The victims that free at least `target_bytes` at the least total expected cost, within
-/// the least important classes that can: a class is only touched when the less important
-/// ones cannot meet the target alone. Exact (a knapsack over MiB): a 24 MiB shortfall is met
-/// by a small app cheap to relaunch, not by the largest, however low its cost per MB. Ties go
-/// to fewer victims. If all candidates together fall short, all are returned.
+/// The victims that free at least `target_bytes` at the least total expected cost, within the least important classes
+/// that can: a class is only touched when the less important ones cannot meet the target alone. Exact (a knapsack over
+/// MiB): a 24 MiB shortfall is met by a small app cheap to relaunch, not by the largest, however low its cost per MB.
+/// Ties go to fewer victims. If all candidates together fall short, all are returned.
 pub fn select_least_cost<'a>(cands: &[Candidate<'a>], target_bytes: u64) -> Vec<Candidate<'a>> {
     if target_bytes == 0 {
         return Vec::new();
@@ -185,9 +180,8 @@ pub fn select_least_cost<'a>(cands: &[Candidate<'a>], target_bytes: u64) -> Vec<
     for (i, _) in classes.iter().enumerate() {
         let pool: Vec<&Candidate> = cands.iter().filter(|c| classes[..=i].contains(&c.class)).collect();
         if pool.iter().map(|c| c.freeable_bytes).sum::<u64>() >= target_bytes {
-            // The knapsack counts whole MiB (what an app frees rounded down, the target up):
-            // a set it picks may hold a victim the exact bytes do not need. Spare it, the
-            // costliest tried first.
+            // The knapsack counts whole MiB (what an app frees rounded down, the target up): a set it picks may hold a
+            // victim the exact bytes do not need. Spare it, the costliest tried first.
             let mut set: Vec<Candidate> = knapsack(&pool, target_bytes).into_iter().cloned().collect();
             set.sort_by(|a, b| cmp_f64(a.expected_cost_ms(), b.expected_cost_ms()));
             return spare_unneeded(set, target_bytes);
@@ -196,8 +190,8 @@ pub fn select_least_cost<'a>(cands: &[Candidate<'a>], target_bytes: u64) -> Vec<
     cands.to_vec()
 }
 
-/// Min total expected cost (then fewest victims) of a subset freeing at least `target`,
-/// over freed MiB capped at the target.
+/// Min total expected cost (then fewest victims) of a subset freeing at least `target`, over freed MiB capped at the
+/// target.
 fn knapsack<'a, 'b>(pool: &[&'b Candidate<'a>], target_bytes: u64) -> Vec<&'b Candidate<'a>> {
     let mib = |b: u64| b.div_ceil(MIB) as usize;
     let t = mib(target_bytes);
@@ -246,9 +240,8 @@ mod tests {
 
     #[test]
     fn least_cost_spares_a_victim_the_exact_bytes_do_not_need() {
-        // 315.2 MiB meets a target of 315.05 MiB alone, though in whole MiB (315 of 316) it
-        // does not: the knapsack adds the small app, the exact count spares it (proptest
-        // found it, engine_properties).
+        // 315.2 MiB meets a target of 315.05 MiB alone, though in whole MiB (315 of 316) it does not: the knapsack adds
+        // the small app, the exact count spares it (proptest found it, engine_properties).
         let big = Candidate { freeable_bytes: 330_511_155, ..cand(1, Class::Cached, 0, 3000.0) };
         let small = Candidate { freeable_bytes: 80_530_636, ..cand(2, Class::Cached, 0, 500.0) };
         let chosen = select_least_cost(&[small, big], 330_353_868);
@@ -257,8 +250,8 @@ mod tests {
 
     #[test]
     fn least_cost_meets_a_small_shortfall_with_a_small_app() {
-        // Issue "act in proportion": 24 MiB must not cost a 3-second relaunch when a small
-        // app frees it; cost per MB alone would take the big one (9 ms/MB against 13).
+        // Issue "act in proportion": 24 MiB must not cost a 3-second relaunch when a small app frees it; cost per MB
+        // alone would take the big one (9 ms/MB against 13).
         let c = vec![
             cand(1, Class::Cached, 335, 3000.0),
             cand(2, Class::Cached, 30, 400.0),
@@ -282,8 +275,8 @@ mod tests {
 
     #[test]
     fn a_kill_costs_the_state_it_loses_so_one_victim_beats_two_of_little_more_relaunch() {
-        // Two small apps left long ago (each 0.1 × 500 ms) against one larger (0.2 × 1000 ms):
-        // relaunch alone says two (100 < 200 ms); with each kill's lost state, one.
+        // Two small apps left long ago (each 0.1 × 500 ms) against one larger (0.2 × 1000 ms): relaunch alone says two
+        // (100 < 200 ms); with each kill's lost state, one.
         let small = |pid| Candidate { p_return: 0.1, ..cand(pid, Class::Cached, 40, 500.0) };
         let big = Candidate { p_return: 0.2, ..cand(3, Class::Cached, 80, 1000.0) };
         let picked: Vec<u32> = select_least_cost(&[small(1), small(2), big], 70 * MIB).iter().map(|c| c.pid).collect();
@@ -311,8 +304,8 @@ mod tests {
 
     #[test]
     fn lmk_order_is_class_then_size() {
-        // Thesis fig. 2-18: empty before content provider before hidden … before foreground;
-        // lowmem_shrink takes the largest within the highest oom_adj.
+        // Thesis fig. 2-18: empty before content provider before hidden … before foreground; lowmem_shrink takes the
+        // largest within the highest oom_adj.
         let mut c = vec![
             cand(1, Class::Foreground, 500, 1.0),
             cand(2, Class::Cached, 20, 1.0),

@@ -1,6 +1,6 @@
-//! A recording fake of the actuators, for tests of decide → execute → learn without a kernel
-//! to act on (as oomd's mock kill plugin records pids instead of killing). It records every
-//! call, acts on nothing, and refuses what it is told to refuse.
+//! A recording fake of the actuators, for tests of decide → execute → learn without a kernel to act on (as oomd's mock
+//! kill plugin records pids instead of killing). It records every call, acts on nothing, and refuses what it is told to
+//! refuse.
 
 use super::{Actuators, Killed, Squeeze};
 use memorch_core::engine::CompactScope;
@@ -51,11 +51,11 @@ pub enum Call {
 pub struct Recording {
     /// Every call, in order; shared so a test can read it while the executor owns the fake.
     pub calls: Arc<Mutex<Vec<Call>>>,
-    /// Pids whose compaction or kill is refused (as the kernel refuses a process that has
-    /// gone, or that memorch may not touch).
+    /// Pids whose compaction or kill is refused (as the kernel refuses a process that has gone, or that memorch may not
+    /// touch).
     pub refuse: BTreeSet<u32>,
-    /// The calling thread's nice value at each call, beside `calls`: what priority the kernel
-    /// would have done that work at.
+    /// The calling thread's nice value at each call, beside `calls`: what priority the kernel would have done that work
+    /// at.
     pub priorities: Arc<Mutex<Vec<i32>>>,
 }
 

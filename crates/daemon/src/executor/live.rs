@@ -1,6 +1,5 @@
-//! The live actuators: memorch-linux's, on the daemon's domain. Every process action goes
-//! through `target::check` first (never outside the domain, never memorch, a namespace's init
-//! or a system process).
+//! The live actuators: memorch-linux's, on the daemon's domain. Every process action goes through `target::check` first
+//! (never outside the domain, never memorch, a namespace's init or a system process).
 
 use super::{Actuators, Killed, Squeeze};
 use memorch_core::engine::CompactScope;
@@ -11,8 +10,8 @@ use memorch_linux::swapfile::SwapFileGuard;
 use memorch_linux::{appgroup, ksm, reclaim, snapshot, target, Domain, SysRoot};
 use std::path::PathBuf;
 
-/// How long a freeze or thaw may take before it is reported failed (the kernel does it in
-/// well under a millisecond for an app's few threads).
+/// How long a freeze or thaw may take before it is reported failed (the kernel does it in well under a millisecond for
+/// an app's few threads).
 const FREEZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub struct Live {
@@ -21,17 +20,16 @@ pub struct Live {
     swap_file_dir: PathBuf,
     /// Swap files this daemon added, removed on exit.
     swap_files: Vec<SwapFileGuard>,
-    /// Swap files made for one unlikely app's squeeze each, above zram in priority; removed
-    /// when the engine finds one holds little (`swap.cold_drop_below`), and on exit.
+    /// Swap files made for one unlikely app's squeeze each, above zram in priority; removed when the engine finds one
+    /// holds little (`swap.cold_drop_below`), and on exit.
     cold_files: Vec<SwapFileGuard>,
     /// KSM settings as they were when the daemon first tuned them, put back on exit.
     ksm_guard: Option<KsmGuard>,
-    /// zram's swap type number (the pagemap's) and its device, once probed: what tells a
-    /// read-back asking ahead which of an app's swapped pages are in zram.
+    /// zram's swap type number (the pagemap's) and its device, once probed: what tells a read-back asking ahead which
+    /// of an app's swapped pages are in zram.
     zram_type: Option<(u32, String)>,
-    /// Whether a read-back asks for its pages on storage at once first
-    /// (with the preset's `prefetch_whole`); a squeeze to storage then probes zram's type first too, to
-    /// tell those pages from zram's.
+    /// Whether a read-back asks for its pages on storage at once first (with the preset's `prefetch_whole`); a squeeze
+    /// to storage then probes zram's type first too, to tell those pages from zram's.
     read_back_ahead: bool,
 }
 
@@ -55,10 +53,9 @@ impl Live {
         self
     }
 
-    /// Which pages a read-back asks for at once (with the preset's `prefetch_whole`): with none on the
-    /// storage files, none; else those outside zram, or all of them where zram's swap type
-    /// is not known (from zram, asking first costs a seventh more than the touch alone; from
-    /// storage, a third of it: readback.rs).
+    /// Which pages a read-back asks for at once (with the preset's `prefetch_whole`): with none on the storage files,
+    /// none; else those outside zram, or all of them where zram's swap type is not known (from zram, asking first costs
+    /// a seventh more than the touch alone; from storage, a third of it: readback.rs).
     fn ahead_from_storage(&mut self) -> Ahead {
         let Ok(swaps) = memorch_linux::swaps::read(&self.root) else { return Ahead::Nothing };
         if !swaps.storage_holds_pages() {
@@ -67,10 +64,9 @@ impl Live {
         self.zram_type(&swaps).map_or(Ahead::All, Ahead::OutsideArea)
     }
 
-    /// Probe zram's swap type while a zram device is the highest-priority swap with room
-    /// (before any file of its own stands above it: the probe page would go there), and keep
-    /// it while that device stays enabled. `None` where it is not known and cannot be probed
-    /// now.
+    /// Probe zram's swap type while a zram device is the highest-priority swap with room (before any file of its own
+    /// stands above it: the probe page would go there), and keep it while that device stays enabled. `None` where it is
+    /// not known and cannot be probed now.
     fn zram_type(&mut self, swaps: &memorch_core::SwapState) -> Option<u32> {
         let top = swaps.devices.iter().max_by_key(|d| d.priority)?;
         if let Some((t, dev)) = &self.zram_type {
@@ -79,8 +75,7 @@ impl Live {
             }
             self.zram_type = None;
         }
-        // Only a zram device: a disk partition on top would be "written back" to a file for
-        // nothing.
+        // Only a zram device: a disk partition on top would be "written back" to a file for nothing.
         if top.kind == "file" || !top.path.starts_with("/dev/zram") || top.used_bytes + (1 << 20) >= top.size_bytes {
             return None;
         }
@@ -98,9 +93,8 @@ impl Live {
         }
     }
 
-    /// A storage file of its own for `pages`, enabled one above zram (what the engine tells
-    /// these files by, `SwapState::above_zram_priority`): the kernel fills it before zram.
-    /// Its size in bytes and priority with it.
+    /// A storage file of its own for `pages`, enabled one above zram (what the engine tells these files by,
+    /// `SwapState::above_zram_priority`): the kernel fills it before zram. Its size in bytes and priority with it.
     fn add_file_of_its_own(
         &self,
         swaps: &memorch_core::SwapState,
@@ -164,8 +158,8 @@ impl Actuators for Live {
 
     fn ksm(&mut self, run: bool, pages_to_scan: u64) -> Result<String, String> {
         if self.ksm_guard.is_none() {
-            // Remember every knob as it is, to put back on exit (and by whoever starts next,
-            // should this daemon die first).
+            // Remember every knob as it is, to put back on exit (and by whoever starts next, should this daemon die
+            // first).
             let now = ksm::read(&self.root);
             let k = now.get().ok_or("KSM is not available")?;
             let same = KsmSettings { run: Some(k.run), pages_to_scan: Some(k.pages_to_scan), sleep_ms: None };
@@ -201,9 +195,8 @@ impl Actuators for Live {
         Ok(format!("removed {n} idle swap files"))
     }
 
-    /// The file is sized to the squeeze and enabled above zram
-    /// (`SwapState::above_zram_priority`, which the engine tells these files by): the
-    /// kernel fills it before zram.
+    /// The file is sized to the squeeze and enabled above zram (`SwapState::above_zram_priority`, which the engine
+    /// tells these files by): the kernel fills it before zram.
     fn compact_to_storage(&mut self, sq: Squeeze) -> Result<(String, u64), String> {
         target::check(&self.root, sq.pid, &self.domain).map_err(|e| e.to_string())?;
         let pages = sq.max_pages.ok_or("a squeeze to storage needs its size (max_pages): none given")?;
@@ -241,8 +234,8 @@ impl Actuators for Live {
             return Err(format!("{path} is no storage file of this daemon's squeezes: left as it is"));
         };
         let mut g = self.cold_files.remove(at);
-        // swapoff reads what the file holds back in before it returns: its time is the
-        // daemon's, and says what an earlier removal costs (docs/results.md).
+        // swapoff reads what the file holds back in before it returns: its time is the daemon's, and says what an
+        // earlier removal costs (docs/results.md).
         let started = std::time::Instant::now();
         match g.remove_now() {
             Ok(()) => Ok(format!(
@@ -257,8 +250,8 @@ impl Actuators for Live {
         }
     }
 
-    /// A freeze goes through `target::check` as every action does; a thaw only needs the
-    /// app's group (a process on its way out may be thawed, never frozen).
+    /// A freeze goes through `target::check` as every action does; a thaw only needs the app's group (a process on its
+    /// way out may be thawed, never frozen).
     fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String> {
         if frozen {
             target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
@@ -269,8 +262,8 @@ impl Actuators for Live {
         Ok(format!("{} {pid} ({}) in {} µs", if frozen { "froze" } else { "thawed" }, g.path, t0.elapsed().as_micros()))
     }
 
-    /// Only pages the pagemap shows in swap are read, into the app's own page tables (as its
-    /// touch would: the kernel's LRU then keeps them as just used).
+    /// Only pages the pagemap shows in swap are read, into the app's own page tables (as its touch would: the kernel's
+    /// LRU then keeps them as just used).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String> {
         let t = target::check(&self.root, pid, &self.domain).map_err(|e| e.to_string())?;
         let ahead = if self.read_back_ahead { self.ahead_from_storage() } else { Ahead::Nothing };
@@ -328,9 +321,9 @@ impl Actuators for Live {
     }
 }
 
-/// The app group memorch made for `pid`, for what only such a group may have done to it
-/// (`what`: frozen): a group the system made is squeezed, never left frozen or
-/// with a swappiness of memorch's, since nothing would undo that if memorch died.
+/// The app group memorch made for `pid`, for what only such a group may have done to it (`what`: frozen): a group the
+/// system made is squeezed, never left frozen or with a swappiness of memorch's, since nothing would undo that if
+/// memorch died.
 fn memorchs_group(root: &SysRoot, pid: u32, domain: &Domain, what: &str) -> Result<appgroup::AppGroup, String> {
     match appgroup::of_process(root, pid, domain) {
         Some(g) if g.made_by_memorch => Ok(g),
@@ -339,9 +332,8 @@ fn memorchs_group(root: &SysRoot, pid: u32, domain: &Domain, what: &str) -> Resu
     }
 }
 
-/// Anonymous pages of an app in a group of its own are taken coldest first, by squeezing its
-/// group (the kernel's LRU chooses); otherwise, and for file and shared-object pages, by
-/// process_madvise.
+/// Anonymous pages of an app in a group of its own are taken coldest first, by squeezing its group (the kernel's LRU
+/// chooses); otherwise, and for file and shared-object pages, by process_madvise.
 fn compact_one(root: &SysRoot, domain: &Domain, sq: Squeeze) -> Result<(String, u64), String> {
     let Squeeze { pid, app, scope, max_pages } = sq;
     let t = target::check(root, pid, domain).map_err(|e| e.to_string())?;
@@ -360,12 +352,11 @@ fn compact_one(root: &SysRoot, domain: &Domain, sq: Squeeze) -> Result<(String, 
             ));
         }
     }
-    // A page process_madvise sends to a storage swap file leaves the process but stays in the
-    // swap cache, charged to the domain, until the kernel reclaims it again (a squeeze of the
-    // app's own group above reclaims until its use has fallen, so it leaves none): freed here
-    // for at most what moved, or the squeeze frees nothing the engine can see and the next
-    // decision squeezes again. Squeezes run together each see the others' pages too; what one
-    // frees of them the next no longer finds.
+    // A page process_madvise sends to a storage swap file leaves the process but stays in the swap cache, charged to
+    // the domain, until the kernel reclaims it again (a squeeze of the app's own group above reclaims until its use has
+    // fallen, so it leaves none): freed here for at most what moved, or the squeeze frees nothing the engine can see
+    // and the next decision squeezes again. Squeezes run together each see the others' pages too; what one frees of
+    // them the next no longer finds.
     let cached = reclaim::swap_cached_bytes(domain);
     let r = compact::compact(root, &t, scope, Advice::Pageout, max_pages, false).map_err(|e| e.to_string())?;
     let freed = match reclaim::free_swap_cache_left(root, domain, cached, r.moved_bytes) {

@@ -1,8 +1,7 @@
-//! Carrying out the engine's actions through [`Actuators`], or, in a dry run, only saying
-//! what would be done. The executor decides what the config allows ([manage]), in what order
-//! (kills first), and turns each call's result into an [`Outcome`]; the actuators only act:
-//! the live ones through memorch-linux (live.rs), a recording fake in tests (fake.rs), so
-//! decide → execute → learn can be tested without a kernel to act on.
+//! Carrying out the engine's actions through [`Actuators`], or, in a dry run, only saying what would be done. The
+//! executor decides what the config allows ([manage]), in what order (kills first), and turns each call's result into
+//! an [`Outcome`]; the actuators only act: the live ones through memorch-linux (live.rs), a recording fake in tests
+//! (fake.rs), so decide → execute → learn can be tested without a kernel to act on.
 
 pub mod fake;
 pub mod live;
@@ -37,8 +36,7 @@ pub struct Squeeze<'a> {
     pub max_pages: Option<u64>,
 }
 
-/// What the executor asks of the kernel. Each call acts on one thing and says what it did,
-/// or why not, in words.
+/// What the executor asks of the kernel. Each call acts on one thing and says what it did, or why not, in words.
 pub trait Actuators {
     /// Page out a process's pages; the bytes moved.
     fn compact(
@@ -48,9 +46,8 @@ pub trait Actuators {
         scope: CompactScope,
         max_pages: Option<u64>,
     ) -> Result<(String, u64), String>;
-    /// Send SIGKILL (not waiting); `why` goes into the kill's log line. Refused if its
-    /// `oom_score_adj` is now below `seen_adj`, what the decision saw: it came back to the
-    /// front since (an activity manager lowers it first).
+    /// Send SIGKILL (not waiting); `why` goes into the kill's log line. Refused if its `oom_score_adj` is now below
+    /// `seen_adj`, what the decision saw: it came back to the front since (an activity manager lowers it first).
     fn kill(&mut self, pid: u32, why: &str, seen_adj: Option<i32>) -> Result<Killed, String>;
     /// Reap a signalled victim's memory now (process_mrelease).
     fn reap(&mut self, victim: &Killed);
@@ -59,24 +56,22 @@ pub trait Actuators {
     fn swap_grow(&mut self, bytes: u64) -> Result<String, String>;
     /// Remove this daemon's swap files that hold nothing.
     fn swap_shrink(&mut self) -> Result<String, String>;
-    /// Page out a process's anonymous pages to a storage swap file made for them, sized to
-    /// the squeeze and enabled above zram in priority (the kernel fills the highest first),
-    /// so that zram keeps its room; the bytes moved. The file stays until
-    /// [`Actuators::swap_drop_cold`] removes it. A file that cannot be made (no room,
-    /// no swap area left) leaves the squeeze to go where the kernel puts it, and says why;
-    /// a squeeze that cannot be done leaves no file.
+    /// Page out a process's anonymous pages to a storage swap file made for them, sized to the squeeze and enabled
+    /// above zram in priority (the kernel fills the highest first), so that zram keeps its room; the bytes moved. The
+    /// file stays until [`Actuators::swap_drop_cold`] removes it. A file that cannot be made (no room, no swap area
+    /// left) leaves the squeeze to go where the kernel puts it, and says why; a squeeze that cannot be done leaves no
+    /// file.
     fn compact_to_storage(&mut self, squeeze: Squeeze) -> Result<(String, u64), String>;
-    /// Remove this file, one [`Actuators::compact_to_storage`] made (what it still holds is
-    /// read back in); the engine chooses it, once it holds little (`swap.cold_drop_below`).
+    /// Remove this file, one [`Actuators::compact_to_storage`] made (what it still holds is read back in); the engine
+    /// chooses it, once it holds little (`swap.cold_drop_below`).
     fn swap_drop_cold(&mut self, path: &str) -> Result<String, String>;
     /// Freeze (or thaw) the app's own group, and wait until the kernel says it is done.
     fn set_frozen(&mut self, pid: u32, frozen: bool) -> Result<String, String>;
-    /// Read up to `max_pages` of a process's swapped-out pages back into its page tables; the
-    /// bytes the reads returned (fewer than asked where the pagemap found fewer in swap).
+    /// Read up to `max_pages` of a process's swapped-out pages back into its page tables; the bytes the reads returned
+    /// (fewer than asked where the pagemap found fewer in swap).
     fn prefetch(&mut self, pid: u32, app: &str, max_pages: u64) -> Result<(String, u64), String>;
-    /// Whether a read-back asks for its pages on storage swap all at once before it touches
-    /// them (with the preset's `prefetch_whole`); zram's swap type is then worth a probe page too, to
-    /// tell them from the pages in zram.
+    /// Whether a read-back asks for its pages on storage swap all at once before it touches them (with the preset's
+    /// `prefetch_whole`); zram's swap type is then worth a probe page too, to tell them from the pages in zram.
     fn set_read_back_ahead(&mut self, _on: bool) {}
     /// The domain's used memory now (what a victim's death gave back is measured by it).
     fn used_bytes(&self) -> Option<u64>;
@@ -106,8 +101,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// As the engine learns it: done, refused or not tried (a dry run), and the bytes
-    /// measured where it was done.
+    /// As the engine learns it: done, refused or not tried (a dry run), and the bytes measured where it was done.
     pub fn learned(&self) -> memorch_core::engine::Outcome<'_> {
         let failed = !self.done && !self.dry_run && !matches!(self.action.kind, ActionKind::Nothing);
         memorch_core::engine::Outcome {
@@ -128,11 +122,11 @@ pub struct Executor {
     pub reaping: Vec<(Killed, u64)>,
     /// Apps this daemon froze: thawed when they come back, and all of them when it stops.
     pub frozen: BTreeSet<u32>,
-    /// The nice value the memory work no launcher waits for runs at (the preset's
-    /// `work_nice`); `None`: the daemon's own. Set by the daemon with [`Self::set_preset`].
+    /// The nice value the memory work no launcher waits for runs at (the preset's `work_nice`); `None`: the daemon's
+    /// own. Set by the daemon with [`Self::set_preset`].
     pub work_nice: Option<i32>,
-    /// Whether a launcher waits for the before-launch squeezes (`ahead.launch_waits`): those
-    /// keep the daemon's priority, the user waiting for them.
+    /// Whether a launcher waits for the before-launch squeezes (`ahead.launch_waits`): those keep the daemon's
+    /// priority, the user waiting for them.
     pub launcher_waits: bool,
 }
 
@@ -149,19 +143,18 @@ impl Executor {
         }
     }
 
-    /// What the executor takes from the preset: how many waited squeezes run at once on this
-    /// machine, the priority of the work nobody waits for, whether zram is written back, and
-    /// whether a read-back (and a return) asks for its pages on storage at once.
+    /// What the executor takes from the preset: how many waited squeezes run at once on this machine, the priority of
+    /// the work nobody waits for, whether zram is written back, and whether a read-back (and a return) asks for its
+    /// pages on storage at once.
     pub fn set_preset(&mut self, preset: &memorch_core::engine::Preset) {
         self.work_nice = preset.work_nice;
         self.launcher_waits = preset.ahead.as_ref().is_some_and(|a| a.launch_waits);
         self.actuators.set_read_back_ahead(preset.prefetch_whole);
     }
 
-    /// This thread at the work priority while `a` is done, if `a` is memory work no launcher
-    /// waits for (a squeeze, a reclaim, a read-back) and the preset gives one. The kernel
-    /// does that work in this thread's context: at the daemon's priority it would take the
-    /// CPU from the app in front and from a launch.
+    /// This thread at the work priority while `a` is done, if `a` is memory work no launcher waits for (a squeeze, a
+    /// reclaim, a read-back) and the preset gives one. The kernel does that work in this thread's context: at the
+    /// daemon's priority it would take the CPU from the app in front and from a launch.
     fn work_priority(&self, a: &Action) -> Option<memorch_linux::priority::NiceGuard> {
         let nice = self.work_nice?;
         let memory_work =
@@ -173,8 +166,8 @@ impl Executor {
         memorch_linux::priority::NiceGuard::at(nice).inspect_err(|e| tracing::warn!(nice, error = %e, "could not lower this thread's priority for the work; it runs at the daemon's")).ok()
     }
 
-    /// Thaw `pid` now if this daemon froze it (a launcher brings it back): before the
-    /// launcher is answered, so the app runs when it is resumed. `None` if it was not frozen.
+    /// Thaw `pid` now if this daemon froze it (a launcher brings it back): before the launcher is answered, so the app
+    /// runs when it is resumed. `None` if it was not frozen.
     pub fn thaw_now(&mut self, pid: u32) -> Option<Result<String, String>> {
         if !self.frozen.contains(&pid) {
             return None;
@@ -219,10 +212,9 @@ impl Executor {
         self.frozen.retain(|p| live.contains(p));
     }
 
-    /// Carry out a decision. Kills go first (the fastest way to memory when it is short);
-    /// outcomes come back in the engine's order. `used_before` is the domain's used memory in
-    /// the decision's snapshot: reading it again would flush memcg statistics on the way to
-    /// a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot.
+    /// Carry out a decision. Kills go first (the fastest way to memory when it is short); outcomes come back in the
+    /// engine's order. `used_before` is the domain's used memory in the decision's snapshot: reading it again would
+    /// flush memcg statistics on the way to a kill. `seen_adj`: each process's `oom_score_adj` in that snapshot.
     pub fn execute(
         &mut self,
         actions: &[Action],
@@ -307,14 +299,13 @@ impl Executor {
                     Err(e)
                 }
             },
-            // A thaw that failed stays ours to try again (an app that is gone is forgotten
-            // with the rest of what is known of it: `forget_gone`).
+            // A thaw that failed stays ours to try again (an app that is gone is forgotten with the rest of what is
+            // known of it: `forget_gone`).
             ActionKind::Thaw { pid } => self.actuators.set_frozen(*pid, false).map(|w| (w, 0)).inspect(|_| {
                 self.frozen.remove(pid);
             }),
-            // Its bytes are what it read back: memory it took (which the decision allowed
-            // for), never counted as freed (metrics.rs); the engine learns from them whether
-            // the app's swap was within reach (learn.rs).
+            // Its bytes are what it read back: memory it took (which the decision allowed for), never counted as freed
+            // (metrics.rs); the engine learns from them whether the app's swap was within reach (learn.rs).
             ActionKind::Prefetch { pid, app, max_pages } => self.actuators.prefetch(*pid, app, *max_pages),
             ActionKind::Kill { .. } | ActionKind::Nothing => unreachable!("kills and nothing are carried out by one()"),
         }
@@ -351,8 +342,8 @@ impl Executor {
         }
     }
 
-    /// Signal every victim first, then reap their memory: the last victim's signal must not
-    /// wait for the first one's address space to be torn down.
+    /// Signal every victim first, then reap their memory: the last victim's signal must not wait for the first one's
+    /// address space to be torn down.
     fn kill<'a>(
         &mut self,
         victims: impl Iterator<Item = (u32, &'a str)>,

@@ -1,6 +1,6 @@
-//! `memorchd`: the daemon alone, the same command as `memorch run` (which execs it when it
-//! is installed beside `memorch`). Its binary holds the daemon's code only, so the code it
-//! keeps resident and locked is less (memorch_daemon::cli says why).
+//! `memorchd`: the daemon alone, the same command as `memorch run` (which execs it when it is installed beside
+//! `memorch`). Its binary holds the daemon's code only, so the code it keeps resident and locked is less
+//! (memorch_daemon::cli says why).
 
 use clap::FromArgMatches;
 use memorch_daemon::cli;

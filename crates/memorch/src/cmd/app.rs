@@ -1,5 +1,4 @@
-//! `memorch app`: a synthetic app with a real memory image, for tests, the bench and for
-//! trying memorch by hand.
+//! `memorch app`: a synthetic app with a real memory image, for tests, the bench and for trying memorch by hand.
 
 use anyhow::{Context, Result};
 use memorch_bench::app::{self, AppSpec, Content};
@@ -28,9 +27,8 @@ pub struct Args {
     /// Size of the anonymous heap in MiB.
     #[arg(long, default_value_t = 64)]
     anon_mb: u64,
-    /// Heap content: text (compresses ~2-3x), zero, same (one word repeated), random
-    /// (incompressible), shared (identical in every app: KSM merges it), or mixed (the
-    /// realistic mix of docs/bench.md).
+    /// Heap content: text (compresses ~2-3x), zero, same (one word repeated), random (incompressible), shared
+    /// (identical in every app: KSM merges it), or mixed (the realistic mix of docs/bench.md).
     #[arg(long, default_value = "mixed", value_parser = ["text", "zero", "same", "random", "shared", "mixed"])]
     content: String,
     /// Seed of this app's content: apps with the same seed hold identical pages.
@@ -42,16 +40,16 @@ pub struct Args {
     /// How much of --file to map and read, in MiB.
     #[arg(long, requires = "file")]
     file_mb: Option<u64>,
-    /// A shared object of the app's own (`lib….so`, created if missing), mapped privately and
-    /// written once at start, as a loader relocates a library, never touched again: pages of
-    /// the library that only swap can take (SWAM's unshared SO pages).
+    /// A shared object of the app's own (`lib….so`, created if missing), mapped privately and written once at start, as
+    /// a loader relocates a library, never touched again: pages of the library that only swap can take (SWAM's unshared
+    /// SO pages).
     #[arg(long, requires = "so_mb")]
     so: Option<PathBuf>,
     /// How much of --so to map and read, in MiB.
     #[arg(long, requires = "so")]
     so_mb: Option<u64>,
-    /// While not in front, run this often (ms): write the next 1 % of the heap, as apps do in
-    /// the background (sync, push, prefetch). 0: never.
+    /// While not in front, run this often (ms): write the next 1 % of the heap, as apps do in the background (sync,
+    /// push, prefetch). 0: never.
     #[arg(long, default_value_t = 0)]
     background_ms: u64,
     /// The process name shown in `status` (at most 15 bytes).
@@ -66,14 +64,12 @@ pub struct Args {
     /// Start in front: draw frames from `ready` on, as a launched app does.
     #[arg(long)]
     front: bool,
-    /// A cache of this many MiB besides the heap (content as --content), which the app
-    /// drops when memorch tells it to trim (with --trim-socket); it is rebuilt on the next
-    /// `resume`, as a real app re-creates what it dropped.
+    /// A cache of this many MiB besides the heap (content as --content), which the app drops when memorch tells it to
+    /// trim (with --trim-socket); it is rebuilt on the next `resume`, as a real app re-creates what it dropped.
     #[arg(long, default_value_t = 0)]
     cache_mb: u64,
-    /// memorch's control socket: listen there for trim notices and drop the cache on each
-    /// level (moderate, low, critical; not on `hidden`); a line `trimmed level=L bytes=N`
-    /// goes to standard error.
+    /// memorch's control socket: listen there for trim notices and drop the cache on each level (moderate, low,
+    /// critical; not on `hidden`); a line `trimmed level=L bytes=N` goes to standard error.
     #[arg(long)]
     trim_socket: Option<PathBuf>,
 }
@@ -125,8 +121,8 @@ fn input_within(ms: u64) -> bool {
     unsafe { libc::poll(&mut pfd, 1, ms.min(i32::MAX as u64) as i32) != 0 }
 }
 
-/// The app's life after it is ready: frames while in front, background work while not, and
-/// the commands on standard input. `true` on `exit`, `false` when standard input closes.
+/// The app's life after it is ready: frames while in front, background work while not, and the commands on standard
+/// input. `true` on `exit`, `false` when standard input closes.
 fn serve(
     args: &Args,
     spec: &AppSpec,
@@ -176,8 +172,8 @@ fn serve(
     }
 }
 
-/// The app's cache: `mb` MiB of the heap's content (its own allocation, so dropping it
-/// gives the pages back to the kernel at once).
+/// The app's cache: `mb` MiB of the heap's content (its own allocation, so dropping it gives the pages back to the
+/// kernel at once).
 fn build_cache(spec: &AppSpec, mb: u64) -> Result<Option<app::AppImage>> {
     if mb == 0 {
         return Ok(None);
@@ -193,8 +189,8 @@ fn build_cache(spec: &AppSpec, mb: u64) -> Result<Option<app::AppImage>> {
     Ok(Some(c))
 }
 
-/// Subscribe to memorch's trim notices; on each, drop the cache (a thread of its own, so the
-/// app's frames and commands go on).
+/// Subscribe to memorch's trim notices; on each, drop the cache (a thread of its own, so the app's frames and commands
+/// go on).
 fn listen_for_trims(
     socket: &std::path::Path,
     cache: std::sync::Arc<std::sync::Mutex<Option<app::AppImage>>>,

@@ -51,65 +51,61 @@ const DEFAULT_MANAGERS: [&str; 10] =
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A built-in scenario (quick, mos26, thesis, thesis-fish, thesis-ksm, swam40, sessions, trim, refault, meego, realapps) or a TOML
-    /// file (docs/bench.md) [default: quick].
+    /// A built-in scenario (quick, mos26, thesis, thesis-fish, thesis-ksm, swam40, sessions, trim, refault, meego,
+    /// realapps) or a TOML file (docs/bench.md) [default: quick].
     #[arg(long)]
     scenario: Option<String>,
-    /// Comma-separated managers [default: kernel,lmk-classic,compcache,thesis,lmkd,mos,swam,
-    /// earlyoom,nohang,memorch; with --scoreboard kernel,earlyoom,lmkd,memorch].
+    /// Comma-separated managers [default: kernel,lmk-classic,compcache,thesis,lmkd,mos,swam, earlyoom,nohang,memorch;
+    /// with --scoreboard kernel,earlyoom,lmkd,memorch].
     #[arg(long, value_delimiter = ',')]
     managers: Option<Vec<String>>,
     /// The device's RAM in MiB (app sizes scale with it); the scenario's by default.
     #[arg(long, value_parser = clap::value_parser!(u64).range(64..=1 << 20))]
     ram: Option<u64>,
-    /// Start every app with KSM merging on, whatever the scenario says, as a launcher that
-    /// opts its apps in would (Android's zygote may: `memorch spawn --ksm`). Only a manager
-    /// that runs KSM merges anything; compare `KSM saved` and `ksmd CPU`.
+    /// Start every app with KSM merging on, whatever the scenario says, as a launcher that opts its apps in would
+    /// (Android's zygote may: `memorch spawn --ksm`). Only a manager that runs KSM merges anything; compare `KSM saved`
+    /// and `ksmd CPU`.
     #[arg(long)]
     ksm: bool,
-    /// Runs of each manager (medians and spreads are reported); repeat N runs seed + N
-    /// [default: 1; with --scoreboard 3].
+    /// Runs of each manager (medians and spreads are reported); repeat N runs seed + N [default: 1; with --scoreboard
+    /// 3].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
     repeat: Option<u64>,
-    /// Seed of the visit order and page contents; the scenario's by default (with
-    /// --scoreboard 60, a seed no preset was tuned on).
+    /// Seed of the visit order and page contents; the scenario's by default (with --scoreboard 60, a seed no preset was
+    /// tuned on).
     #[arg(long)]
     seed: Option<u64>,
-    /// Where results.json, report.html and logs/ go (default: bench-out/SCENARIO-TIME in the
-    /// working directory; with --scoreboard bench-out/scoreboard).
+    /// Where results.json, report.html and logs/ go (default: bench-out/SCENARIO-TIME in the working directory; with
+    /// --scoreboard bench-out/scoreboard).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// How often the presets' daemons look: `fast` (a tick every 250 ms, a full snapshot
-    /// every second, so a scenario's minutes-long day is followed switch by switch) or
-    /// `shipped` (the defaults a device runs, `memorch config --defaults`: what the daemon
-    /// costs there).
+    /// How often the presets' daemons look: `fast` (a tick every 250 ms, a full snapshot every second, so a scenario's
+    /// minutes-long day is followed switch by switch) or `shipped` (the defaults a device runs, `memorch config
+    /// --defaults`: what the daemon costs there).
     #[arg(long, default_value = "fast")]
     daemon_loop: DaemonLoop,
-    /// What the device's launcher tells memorch: `full` (each app's class, launch intents
-    /// and launch times over memorch's socket, as a phone's activity manager that speaks
-    /// memorch's protocol) or `silent` (only each app's `oom_score_adj`, as on ordinary
-    /// Linux: the daemon infers the rest).
+    /// What the device's launcher tells memorch: `full` (each app's class, launch intents and launch times over
+    /// memorch's socket, as a phone's activity manager that speaks memorch's protocol) or `silent` (only each app's
+    /// `oom_score_adj`, as on ordinary Linux: the daemon infers the rest).
     #[arg(long, default_value = "full", conflicts_with = "scoreboard")]
     launcher: Launcher,
-    /// How apps are grouped: `own` (a memory group each, where the manager's preset asks for
-    /// one) or `none` (all in the device's one group, as on a desktop without per-app scopes).
+    /// How apps are grouped: `own` (a memory group each, where the manager's preset asks for one) or `none` (all in the
+    /// device's one group, as on a desktop without per-app scopes).
     #[arg(long, default_value = "own", conflicts_with = "scoreboard")]
     app_groups: AppGroups,
-    /// The disk under the presets' storage swap files: `machine` (this machine's, where the
-    /// run's files are) or `emmc` (a loop device throttled to a phone's eMMC flash: 250 MB/s
-    /// read, 100 MB/s written, 8,000 and 3,000 operations a second; needs losetup and
-    /// mkfs.ext4, and a block-I/O cgroup controller).
+    /// The disk under the presets' storage swap files: `machine` (this machine's, where the run's files are) or `emmc`
+    /// (a loop device throttled to a phone's eMMC flash: 250 MB/s read, 100 MB/s written, 8,000 and 3,000 operations a
+    /// second; needs losetup and mkfs.ext4, and a block-I/O cgroup controller).
     #[arg(long, default_value = "machine", conflicts_with = "scoreboard")]
     swap_disk: SwapDisk,
-    /// Run the scoreboard instead of one scenario: `realapps` with the full launcher and
-    /// groups of their own, `realapps` silent with one group, at 1536 MiB (a mild shortage)
-    /// likewise, `quick`, and `swam40` at 2048 MiB; each cell in OUT/CELL/, then
-    /// OUT/scoreboard.md with the candidate's (the last manager's) ratios to the best other.
-    /// A cell already complete in OUT is kept, so a stopped scoreboard resumes. About 4 h.
+    /// Run the scoreboard instead of one scenario: `realapps` with the full launcher and groups of their own,
+    /// `realapps` silent with one group, at 1536 MiB (a mild shortage) likewise, `quick`, and `swam40` at 2048 MiB;
+    /// each cell in OUT/CELL/, then OUT/scoreboard.md with the candidate's (the last manager's) ratios to the best
+    /// other. A cell already complete in OUT is kept, so a stopped scoreboard resumes. About 4 h.
     #[arg(long, conflicts_with_all = ["scenario", "ram", "ksm"])]
     scoreboard: bool,
-    /// At the end, print the managers' summaries and where the files are as JSON, not the
-    /// table (progress still goes to stderr).
+    /// At the end, print the managers' summaries and where the files are as JSON, not the table (progress still goes to
+    /// stderr).
     #[arg(long)]
     json: bool,
 }
@@ -163,8 +159,8 @@ pub fn run(a: Args) -> Result<()> {
     Ok(())
 }
 
-/// `memorch:ahead=off,idle=off` arrives as `memorch:ahead=off` and `idle=off`: an item with no
-/// ':' but an '=' continues the variant before it.
+/// `memorch:ahead=off,idle=off` arrives as `memorch:ahead=off` and `idle=off`: an item with no ':' but an '=' continues
+/// the variant before it.
 fn rejoin_variants(items: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for m in items.iter().map(|m| m.trim()).filter(|m| !m.is_empty()) {

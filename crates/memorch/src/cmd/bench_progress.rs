@@ -1,5 +1,5 @@
-//! What `memorch bench` shows while it runs: a bar over every step of every run on a
-//! terminal, a line every tenth of a run otherwise.
+//! What `memorch bench` shows while it runs: a bar over every step of every run on a terminal, a line every tenth of a
+//! run otherwise.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use memorch_bench::campaign::Progress;
@@ -7,8 +7,8 @@ use memorch_bench::results::RunResult;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
-/// Progress on a terminal: a bar over every step of every run, with the run, the visit and
-/// an ETA; plain lines when not a terminal (a log, CI).
+/// Progress on a terminal: a bar over every step of every run, with the run, the visit and an ETA; plain lines when not
+/// a terminal (a log, CI).
 pub struct Shown {
     bar: Option<ProgressBar>,
     run: Mutex<String>,

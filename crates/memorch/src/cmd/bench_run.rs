@@ -1,5 +1,5 @@
-//! One bench of `memorch bench` (the command's or a scoreboard cell's): Ctrl-C stops it
-//! cleanly, its progress is shown and its table printed.
+//! One bench of `memorch bench` (the command's or a scoreboard cell's): Ctrl-C stops it cleanly, its progress is shown
+//! and its table printed.
 
 use super::bench_progress::Shown;
 use anyhow::Result;
@@ -30,9 +30,8 @@ pub struct Bench {
     pub json: bool,
 }
 
-/// Ctrl-C and SIGTERM end the current visit, then everything is torn down as usual. Apps and
-/// the daemon can die at any moment (that is what is measured): writing to them must give
-/// EPIPE, not a SIGPIPE that would end the bench.
+/// Ctrl-C and SIGTERM end the current visit, then everything is torn down as usual. Apps and the daemon can die at any
+/// moment (that is what is measured): writing to them must give EPIPE, not a SIGPIPE that would end the bench.
 pub fn stop_on_signals() {
     // SAFETY: the handler only stores to an atomic; SIG_IGN is a plain disposition.
     unsafe {

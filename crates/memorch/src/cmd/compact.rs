@@ -30,8 +30,8 @@ pub struct Args {
     /// Anonymous and file.
     #[arg(long, group = "scope")]
     all: bool,
-    /// MADV_COLD instead of MADV_PAGEOUT: deactivate the pages so they go first when memory
-    /// is needed, without reclaiming them now.
+    /// MADV_COLD instead of MADV_PAGEOUT: deactivate the pages so they go first when memory is needed, without
+    /// reclaiming them now.
     #[arg(long)]
     cold: bool,
     /// Move at most N resident pages (a small reclaim step).

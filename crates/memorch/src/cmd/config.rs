@@ -10,8 +10,8 @@ pub struct Args {
     /// Print every key with its default and what it means.
     #[arg(long, conflicts_with = "check")]
     defaults: bool,
-    /// With --defaults: every key commented out, as the package installs it (the built-in
-    /// values apply until you uncomment one).
+    /// With --defaults: every key commented out, as the package installs it (the built-in values apply until you
+    /// uncomment one).
     #[arg(long, requires = "defaults")]
     commented: bool,
     /// Check a configuration file: every error names the key and the line.

@@ -1,5 +1,5 @@
-//! memorch.toml(5), made from the documented default file: each key's comment there is its
-//! entry here, so the page says what `memorch config --defaults` says.
+//! memorch.toml(5), made from the documented default file: each key's comment there is its entry here, so the page says
+//! what `memorch config --defaults` says.
 
 /// The page, in roff, from the default config's text.
 pub fn render(defaults: &str) -> String {

@@ -6,8 +6,8 @@ use memorch_protocol::{Client, Event, MarginsInfo, Metrics, Request};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Tell a running memorch what is happening (app states, launches, home, screen) and ask it
-/// what it sees (status, explain, events, metrics, margins, trim notices).
+/// Tell a running memorch what is happening (app states, launches, home, screen) and ask it what it sees (status,
+/// explain, events, metrics, margins, trim notices).
 #[derive(clap::Args)]
 pub struct Args {
     /// The daemon's control socket (as given to `memorch run --socket`).
@@ -74,8 +74,8 @@ enum Cmd {
     Events,
     /// Prometheus text format.
     Metrics,
-    /// Where memorch starts to compress (moderate) and to kill (critical), in available
-    /// memory, and what would take the domain clear of the moderate margin: act first.
+    /// Where memorch starts to compress (moderate) and to kill (critical), in available memory, and what would take the
+    /// domain clear of the moderate margin: act first.
     Margins,
     /// Follow trim notices (as an app that gives memory back would; Ctrl-C ends).
     Trim,

@@ -1,5 +1,5 @@
-//! `memorch ctl status` for people: one screen of what the daemon sees, what it has done and
-//! what it costs, with where to look next (`--json` gives the whole answer).
+//! `memorch ctl status` for people: one screen of what the daemon sees, what it has done and what it costs, with where
+//! to look next (`--json` gives the whole answer).
 
 use crate::human::{age, bytes};
 use memorch_core::engine::costs::{DeviceCosts, Swap};

@@ -4,8 +4,8 @@ use anyhow::Result;
 use memorch_linux::{freeze, SysRoot};
 use std::time::Duration;
 
-/// Freeze or thaw a cgroup: its processes stop (or resume) running and keep their memory.
-/// PATH is a cgroup path as /proc/PID/cgroup writes it.
+/// Freeze or thaw a cgroup: its processes stop (or resume) running and keep their memory. PATH is a cgroup path as
+/// /proc/PID/cgroup writes it.
 #[derive(clap::Args)]
 pub struct Args {
     /// The cgroup, e.g. /phone/app-4242.

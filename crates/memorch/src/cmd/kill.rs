@@ -5,11 +5,11 @@ use crate::human::bytes;
 use anyhow::Result;
 use memorch_linux::kill;
 
-/// Kill a process with pidfd_send_signal(SIGKILL) and process_mrelease, wait for it to exit,
-/// and report the memory that came back and how long it took. The log line has lmkd's form.
+/// Kill a process with pidfd_send_signal(SIGKILL) and process_mrelease, wait for it to exit, and report the memory that
+/// came back and how long it took. The log line has lmkd's form.
 ///
-/// Refuses PID 1, kernel threads, memorch and its ancestors, system processes
-/// (oom_score_adj < 0) and anything outside --domain.
+/// Refuses PID 1, kernel threads, memorch and its ancestors, system processes (oom_score_adj < 0) and anything outside
+/// --domain.
 #[derive(clap::Args)]
 pub struct Args {
     /// The process.

@@ -6,8 +6,8 @@ use memorch_core::Facility;
 use memorch_linux::ksm::{self, KsmSettings};
 use memorch_linux::SysRoot;
 
-/// KSM, the kernel's same-page merging: see what it saves and tune its pace. Processes opt in
-/// from their start: see `memorch spawn --ksm`.
+/// KSM, the kernel's same-page merging: see what it saves and tune its pace. Processes opt in from their start: see
+/// `memorch spawn --ksm`.
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// Global counters, and each process of the domain that KSM scans.

@@ -1,12 +1,12 @@
-//! `memorch manual` and `memorch completions`: man pages and shell completions made from the
-//! command-line definitions and the documented default config, so they cannot drift from them.
+//! `memorch manual` and `memorch completions`: man pages and shell completions made from the command-line definitions
+//! and the documented default config, so they cannot drift from them.
 
 use super::config_page;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
-/// Write the man pages: memorch(1), one page per subcommand (memorch-ctl(1), …), memorchd(1)
-/// and memorch.toml(5). Read one with `man -l DIR/memorch.1`.
+/// Write the man pages: memorch(1), one page per subcommand (memorch-ctl(1), …), memorchd(1) and memorch.toml(5). Read
+/// one with `man -l DIR/memorch.1`.
 #[derive(clap::Args)]
 pub struct ManualArgs {
     /// The directory to write the pages into (created if missing).

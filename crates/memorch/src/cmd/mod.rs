@@ -42,9 +42,8 @@ pub struct TargetArgs {
     pub json: bool,
 }
 
-/// The live root, the `--domain` and the process `pid` checked against it (`target::check`:
-/// inside the domain, not memorch, PID 1 or a system process; pinned by a pidfd): how every
-/// command that acts on one process begins.
+/// The live root, the `--domain` and the process `pid` checked against it (`target::check`: inside the domain, not
+/// memorch, PID 1 or a system process; pinned by a pidfd): how every command that acts on one process begins.
 pub fn open_target(t: &TargetArgs, pid: u32) -> Result<(SysRoot, Domain, memorch_linux::target::Target)> {
     let root = SysRoot::live();
     let domain = open_domain(&root, &t.domain)?;
@@ -81,8 +80,8 @@ pub fn rate(bytes: u64, us: u64) -> String {
     format!("{:.0} MB/s", bytes as f64 / us as f64)
 }
 
-/// What a command that changes things did: a line each for people or, with `--json`, the
-/// records as one JSON array for programs, printed once the command is done.
+/// What a command that changes things did: a line each for people or, with `--json`, the records as one JSON array for
+/// programs, printed once the command is done.
 pub struct Said {
     json: bool,
     records: Vec<serde_json::Value>,
@@ -117,8 +116,8 @@ impl Said {
 }
 
 impl Drop for Said {
-    /// A command that fails part-way still says, as JSON, what it had done (the error follows
-    /// on standard error), as its text mode has.
+    /// A command that fails part-way still says, as JSON, what it had done (the error follows on standard error), as
+    /// its text mode has.
     fn drop(&mut self) {
         if self.json && !self.printed && !self.records.is_empty() {
             let _ = print_json(&self.records);

@@ -26,8 +26,8 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Show {
-    /// Print a preset's file (NAME, a variant NAME:key=value,…, or file:PATH), with the
-    /// step switches a variant may name.
+    /// Print a preset's file (NAME, a variant NAME:key=value,…, or file:PATH), with the step switches a variant may
+    /// name.
     Show {
         /// The preset, variant or file:PATH.
         name: String,

@@ -1,5 +1,5 @@
-//! `memorch readback PID`: read a process's swapped-out pages back now, as its own touch
-//! would (the reverse of `memorch compact`).
+//! `memorch readback PID`: read a process's swapped-out pages back now, as its own touch would (the reverse of `memorch
+//! compact`).
 
 use super::{micros, open_target, print_json, rate};
 use crate::human::bytes;
@@ -26,10 +26,9 @@ pub struct Args {
     /// Read at most N swapped-out pages back.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_pages: Option<u64>,
-    /// Ask for the pages all at once (process_madvise MADV_WILLNEED) before touching them, so
-    /// the device reads them together: about three times faster from a storage swap file, a
-    /// seventh slower from zram (the daemon's read-back, with `prefetch_whole`, asks so only for the
-    /// pages outside zram).
+    /// Ask for the pages all at once (process_madvise MADV_WILLNEED) before touching them, so the device reads them
+    /// together: about three times faster from a storage swap file, a seventh slower from zram (the daemon's read-back,
+    /// with `prefetch_whole`, asks so only for the pages outside zram).
     #[arg(long)]
     ahead: bool,
     #[command(flatten)]

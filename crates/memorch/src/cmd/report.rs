@@ -1,5 +1,5 @@
-//! `memorch report`: the table and report.html again from a bench's results; two managers
-//! paired run by run; docs/results.md regenerated from its curated results.
+//! `memorch report`: the table and report.html again from a bench's results; two managers paired run by run;
+//! docs/results.md regenerated from its curated results.
 
 use anyhow::{Context, Result};
 use memorch_bench::results::RunResult;
@@ -98,8 +98,8 @@ fn read(path: &Path) -> Result<Vec<RunResult>> {
     Ok(runs)
 }
 
-/// The runs `spec` names: NAME in every file, NAME@N in the Nth, or NAME@N-M in the Nth to
-/// the Mth (one build's per-seed files).
+/// The runs `spec` names: NAME in every file, NAME@N in the Nth, or NAME@N-M in the Nth to the Mth (one build's
+/// per-seed files).
 fn select<'a>(files: &'a [Vec<RunResult>], spec: &str) -> Result<Vec<&'a RunResult>> {
     let (name, range) = match spec.rsplit_once('@') {
         Some((n, r)) => (

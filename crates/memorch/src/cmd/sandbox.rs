@@ -39,9 +39,8 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Run a command inside a device: in its cgroups and its PID and mount namespace, where
-    /// /proc shows only the device's processes and (with lxcfs) its memory. Waits for the
-    /// command and exits with its status.
+    /// Run a command inside a device: in its cgroups and its PID and mount namespace, where /proc shows only the
+    /// device's processes and (with lxcfs) its memory. Waits for the command and exits with its status.
     Exec {
         /// The device.
         name: String,
@@ -163,8 +162,7 @@ fn create(name: &str, ram: u64, zram: u64, algorithm: &str, json: bool) -> Resul
 fn keep(name: &str, ram: u64, zram: u64, algorithm: &str) -> Result<()> {
     let signals = SignalFd::new(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]).map_err(|e| anyhow::anyhow!(e))?;
     let mut device = Device::create(name, ram << 20, zram << 20, algorithm).map_err(|e| anyhow::anyhow!(e))?;
-    // Without lxcfs the namespace still hides the machine's processes; only meminfo
-    // stays the machine's.
+    // Without lxcfs the namespace still hides the machine's processes; only meminfo stays the machine's.
     let lxcfs = match Lxcfs::start() {
         Ok(l) => Some(l),
         Err(e) => {
@@ -202,8 +200,8 @@ fn keep(name: &str, ram: u64, zram: u64, algorithm: &str) -> Result<()> {
     Ok(())
 }
 
-/// Run a command inside a device; its exit status is ours. A relative program path is made
-/// absolute here, from the caller's working directory (which the command keeps inside too).
+/// Run a command inside a device; its exit status is ours. A relative program path is made absolute here, from the
+/// caller's working directory (which the command keeps inside too).
 fn exec(name: &str, command: &[String]) -> Result<()> {
     let rec = DeviceRecord::load(name).map_err(|e| anyhow::anyhow!(e))?;
     let root = SysRoot::live();

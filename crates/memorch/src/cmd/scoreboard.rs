@@ -1,5 +1,5 @@
-//! `memorch bench --scoreboard`: every cell of the scoreboard in turn (scoreboard.rs of the
-//! bench says which), each a bench in OUT/CELL/, then OUT/scoreboard.md.
+//! `memorch bench --scoreboard`: every cell of the scoreboard in turn (scoreboard.rs of the bench says which), each a
+//! bench in OUT/CELL/, then OUT/scoreboard.md.
 
 use super::bench_run::{bench, Bench, STOP};
 use anyhow::Result;

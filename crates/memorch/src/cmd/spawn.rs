@@ -1,5 +1,5 @@
-//! `memorch spawn -- CMD`: start a process in a domain, with a class, optionally mergeable by
-//! KSM, the way Android's zygote starts apps.
+//! `memorch spawn -- CMD`: start a process in a domain, with a class, optionally mergeable by KSM, the way Android's
+//! zygote starts apps.
 
 use super::open_domain;
 use anyhow::{Context, Result};
@@ -27,12 +27,11 @@ pub struct Args {
     /// Make the process's anonymous memory mergeable by KSM.
     #[arg(long)]
     ksm: bool,
-    /// Give it a memory group of its own below the domain's (DOMAIN/app-PID), so memorch can
-    /// reclaim its coldest pages first; removed once empty.
+    /// Give it a memory group of its own below the domain's (DOMAIN/app-PID), so memorch can reclaim its coldest pages
+    /// first; removed once empty.
     #[arg(long)]
     app_group: bool,
-    /// The app group's swappiness (0..=200; 200: reclaim anonymous pages only, keeping its
-    /// code resident).
+    /// The app group's swappiness (0..=200; 200: reclaim anonymous pages only, keeping its code resident).
     #[arg(long, requires = "app_group", value_parser = clap::value_parser!(u32).range(0..=200))]
     swappiness: Option<u32>,
     /// The command and its arguments.

@@ -20,8 +20,8 @@ use std::time::Duration;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// What to look at: `system` (the whole machine) or `cgroup:PATH` with PATH as
-    /// /proc/PID/cgroup writes it (e.g. cgroup:/a/b/memorch-phone).
+    /// What to look at: `system` (the whole machine) or `cgroup:PATH` with PATH as /proc/PID/cgroup writes it (e.g.
+    /// cgroup:/a/b/memorch-phone).
     #[arg(long, default_value = "system")]
     domain: String,
     /// Print JSON (schema in docs/status-json.md); with --watch, one object a line.

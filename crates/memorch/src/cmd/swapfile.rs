@@ -7,8 +7,8 @@ use memorch_linux::swapfile::{self, DEFAULT_DIR, DEFAULT_PRIORITY};
 use memorch_linux::SysRoot;
 use std::path::PathBuf;
 
-/// Storage swap files, added when zram is full and removed when idle (SWAM's adaptive swap).
-/// memorch only touches its own files, named memorch-swap-N.swap.
+/// Storage swap files, added when zram is full and removed when idle (SWAM's adaptive swap). memorch only touches its
+/// own files, named memorch-swap-N.swap.
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// Create, format and enable a swap file.
@@ -109,8 +109,8 @@ pub fn run(c: Command) -> Result<()> {
     Ok(())
 }
 
-/// Remove one file, or memorch's files in `dir` that are active and empty (with `idle`, those
-/// left inactive too; with `all`, every one).
+/// Remove one file, or memorch's files in `dir` that are active and empty (with `idle`, those left inactive too; with
+/// `all`, every one).
 struct Which {
     idle: bool,
     all: bool,

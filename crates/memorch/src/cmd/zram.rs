@@ -7,8 +7,8 @@ use memorch_linux::zram::{self, ZramSize};
 use memorch_linux::{meminfo, swaps, SysRoot};
 use serde_json::json;
 
-/// Set up, show and tear down zram swap. memorch records what it changed
-/// (/run/memorch/zram/) so that teardown puts the device back exactly as it was.
+/// Set up, show and tear down zram swap. memorch records what it changed (/run/memorch/zram/) so that teardown puts the
+/// device back exactly as it was.
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// Make a zram swap device: uses a free device, hot-adding one if zram0 is busy.

@@ -1,20 +1,18 @@
-//! Swap that grows and shrinks (SWAM's adaptive swap, slow path): add a storage swap file
-//! when zram is nearly full (or compresses badly) under pressure; remove files that hold
-//! nothing (SWAM's ISOP eraser).
+//! Swap that grows and shrinks (SWAM's adaptive swap, slow path): add a storage swap file when zram is nearly full (or
+//! compresses badly) under pressure; remove files that hold nothing (SWAM's ISOP eraser).
 
 use super::ctx::Ctx;
 use super::shortage::{critical_floor, pressure};
 use super::storage::{cold_priority, plain_file, storage_room, zram_used, FILE_FRAC};
 use crate::engine::model::{mib, ActionKind, Step};
 
-/// Zram this full (of its disksize) grows storage swap (SWAM adds a file once zram is 80 %
-/// full).
+/// Zram this full (of its disksize) grows storage swap (SWAM adds a file once zram is 80 % full).
 pub const GROW_AT_ZRAM_USED_FRAC: f64 = 0.8;
 /// At most one new file this often: SWAM checks its swap every 5 s.
 const GROW_INTERVAL_MS: u64 = 5_000;
 
-/// A storage file made for an unlikely app's squeeze (above zram in priority) is removed once
-/// it holds under this share of its size: its free room would take any page ahead of zram.
+/// A storage file made for an unlikely app's squeeze (above zram in priority) is removed once it holds under this share
+/// of its size: its free room would take any page ahead of zram.
 pub const COLD_DROP_BELOW_FRAC: f64 = 0.125;
 
 fn has_zram_data(ctx: &Ctx) -> bool {
@@ -45,12 +43,11 @@ pub fn run(ctx: &mut Ctx) {
     }
 }
 
-/// A swap file above zram in priority that holds under [`COLD_DROP_BELOW_FRAC`] of its size
-/// (its app came back, or went), the one holding least, with what it holds: its free room
-/// takes any page swapped out, ahead of zram. Removing it reads what it holds back in, so
-/// only where that fits in available memory above the critical band and its margin, as
-/// the app in front's read-back does (on realapps' seed 4 such files took 277 MiB swapped
-/// out after their own pages had come back: docs/results.md).
+/// A swap file above zram in priority that holds under [`COLD_DROP_BELOW_FRAC`] of its size (its app came back, or
+/// went), the one holding least, with what it holds: its free room takes any page swapped out, ahead of zram. Removing
+/// it reads what it holds back in, so only where that fits in available memory above the critical band and its margin,
+/// as the app in front's read-back does (on realapps' seed 4 such files took 277 MiB swapped out after their own pages
+/// had come back: docs/results.md).
 fn drained_cold_file(ctx: &Ctx) -> Option<(String, u64)> {
     let cold = cold_priority(ctx)?;
     let floor = critical_floor(ctx);
@@ -66,16 +63,14 @@ fn drained_cold_file(ctx: &Ctx) -> Option<(String, u64)> {
         .map(|d| (d.path.clone(), d.used_bytes))
 }
 
-/// A storage file is kept at least this long after one was added, empty or not: the launch
-/// it was added for takes seconds to fill it, and until then zram may look roomy (a domain
-/// without zram has only the new, empty file: removed at the next look, the launch's pages
-/// had nowhere to go; found by the daemon's live tests).
+/// A storage file is kept at least this long after one was added, empty or not: the launch it was added for takes
+/// seconds to fill it, and until then zram may look roomy (a domain without zram has only the new, empty file: removed
+/// at the next look, the launch's pages had nowhere to go; found by the daemon's live tests).
 pub const FILE_HOLD_MS: u64 = 30_000;
 
-/// Whether a storage swap file holding nothing may go: zram has room again (below half the
-/// fill at which a file is added), so it is not the file the last shortage asked for and the
-/// next would ask for again (added and removed within a second, found on realapps), and none
-/// was added within [`FILE_HOLD_MS`]; one removal a decision.
+/// Whether a storage swap file holding nothing may go: zram has room again (below half the fill at which a file is
+/// added), so it is not the file the last shortage asked for and the next would ask for again (added and removed within
+/// a second, found on realapps), and none was added within [`FILE_HOLD_MS`]; one removal a decision.
 pub fn idle_file_removable(ctx: &Ctx) -> bool {
     let p = &ctx.preset.swap;
     let held = ctx.state.last_swap_grow_ms.is_some_and(|t| ctx.input.now_ms.saturating_sub(t) < FILE_HOLD_MS);
@@ -86,14 +81,12 @@ pub fn idle_file_removable(ctx: &Ctx) -> bool {
         && !ctx.has_pushed(|k| matches!(k, ActionKind::SwapShrink))
 }
 
-/// Add a storage swap file for `why` if zram is nearly full (or, under the cost model,
-/// compresses so badly that storage saves a page for less of the user's wait), the preset
-/// allows another file, none was added within its interval and none stands empty (a launch
-/// short even of an empty file's room may have another). `short`:
-/// what a launch needs beyond what zram's room and compression can cover; under the cost
-/// model, that much is added (in whole files' worth, within the preset's room) even
-/// while zram has room (issue 11: a launch on `realapps` killed an app for 80 MiB with zram
-/// 63 % full, its room worth less than the launch needed, and no file added).
+/// Add a storage swap file for `why` if zram is nearly full (or, under the cost model, compresses so badly that storage
+/// saves a page for less of the user's wait), the preset allows another file, none was added within its interval and
+/// none stands empty (a launch short even of an empty file's room may have another). `short`: what a launch needs
+/// beyond what zram's room and compression can cover; under the cost model, that much is added (in whole files' worth,
+/// within the preset's room) even while zram has room (issue 11: a launch on `realapps` killed an app for 80 MiB with
+/// zram 63 % full, its room worth less than the launch needed, and no file added).
 pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let p = ctx.preset.swap.clone();
     let zram_used = zram_used(ctx);

@@ -1,7 +1,6 @@
-//! Android's activity manager before the LMK (Android 4.4, the baseline MOS measured against,
-//! MOS §II): it keeps at most a fixed number of cached apps and kills the least recently used
-//! beyond it, "although there is enough free memory", whatever the memory situation. All
-//! the excess goes in one pass, as `updateOomAdjLocked` does.
+//! Android's activity manager before the LMK (Android 4.4, the baseline MOS measured against, MOS §II): it keeps at
+//! most a fixed number of cached apps and kills the least recently used beyond it, "although there is enough free
+//! memory", whatever the memory situation. All the excess goes in one pass, as `updateOomAdjLocked` does.
 
 use super::ctx::Ctx;
 use crate::engine::model::Step;

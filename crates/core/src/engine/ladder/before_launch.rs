@@ -1,6 +1,6 @@
-//! Step 3, before a launch with a known peak (learned max size, or the caller's estimate):
-//! secure it now, in one decision. MOS phase 2 kills as many cached apps at once as the
-//! launch needs; memorch compresses first, within a time budget, then kills the rest at once.
+//! Step 3, before a launch with a known peak (learned max size, or the caller's estimate): secure it now, in one
+//! decision. MOS phase 2 kills as many cached apps at once as the launch needs; memorch compresses first, within a time
+//! budget, then kills the rest at once.
 
 use super::ctx::Ctx;
 use super::home::greedy_prefix;
@@ -66,15 +66,14 @@ fn mos_phase2(ctx: &mut Ctx, app: &str, expected: u64, threshold: u64) {
     ctx.kill(victims, need, Class::Cached, r);
 }
 
-/// What the kernel compresses into zram a millisecond of one CPU (lz4, docs/performance.md):
-/// what a launch's squeeze budget (`ahead.compress_budget_ms`) buys.
+/// What the kernel compresses into zram a millisecond of one CPU (lz4, docs/performance.md): what a launch's squeeze
+/// budget (`ahead.compress_budget_ms`) buys.
 pub const COMPRESS_BYTES_PER_MS: u64 = 350_000;
 
-/// memorch: need = expected + margin − available. What compression (within the time
-/// budget) and the kernel's swapping (within swap room) can cover is left to them; the rest,
-/// if any, is killed at once, at the least expected cost, among cached apps, then background
-/// ones. The victims are chosen first, then the survivors give their coldest pages for what
-/// is left; the actions list the compression first (the executor kills first all the same).
+/// memorch: need = expected + margin − available. What compression (within the time budget) and the kernel's swapping
+/// (within swap room) can cover is left to them; the rest, if any, is killed at once, at the least expected cost, among
+/// cached apps, then background ones. The victims are chosen first, then the survivors give their coldest pages for
+/// what is left; the actions list the compression first (the executor kills first all the same).
 fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
     let budget_bytes = ahead.compress_budget_ms.unwrap_or(0) * COMPRESS_BYTES_PER_MS;
     let margin = ctx.frac(0.02);
@@ -117,8 +116,8 @@ fn memorch_prepare(ctx: &mut Ctx, app: &str, expected: u64, ahead: &Ahead) {
     }
 }
 
-/// Victims for what compression cannot cover before a launch: cached apps if they hold
-/// enough, else background ones too; with the class allowed and what the candidates held.
+/// Victims for what compression cannot cover before a launch: cached apps if they hold enough, else background ones
+/// too; with the class allowed and what the candidates held.
 fn victims_for<'a>(ctx: &Ctx<'a>, app: &str, rest: u64) -> Option<(Vec<Candidate<'a>>, Class, u64)> {
     for min_class in [Class::Cached, Class::Service] {
         let spare: Vec<_> = ctx.candidates(min_class).into_iter().filter(|c| c.app != app).collect();

@@ -1,5 +1,5 @@
-//! The chance the user comes back to an app soon, as every step that weighs apps reads it:
-//! by usage sessions once a screen-off has divided use, else by how long it has been away.
+//! The chance the user comes back to an app soon, as every step that weighs apps reads it: by usage sessions once a
+//! screen-off has divided use, else by how long it has been away.
 
 use super::ctx::Ctx;
 use crate::engine::model::App;
@@ -13,11 +13,10 @@ impl Ctx<'_> {
         self.state.last_front_ms.get(&a.pid).map_or(a.age_ms, |t| self.input.now_ms.saturating_sub(*t))
     }
 
-    /// How likely a return to `a` is soon: halved after two minutes away (the length of a
-    /// usage session: LSApp's median is 1 min 46 s), never below a half. With
-    /// `kill.return_by_sessions`, once a screen-off has divided use into sessions: half
-    /// whether the app was in front in the session in progress, half the share of sessions it
-    /// was in front in.
+    /// How likely a return to `a` is soon: halved after two minutes away (the length of a usage session: LSApp's median
+    /// is 1 min 46 s), never below a half. With `kill.return_by_sessions`, once a screen-off has divided use into
+    /// sessions: half whether the app was in front in the session in progress, half the share of sessions it was in
+    /// front in.
     pub fn p_return(&self, a: &App) -> f64 {
         let stats = &self.state.stats;
         if self.preset.kill.return_by_sessions && stats.sessions >= 2 {

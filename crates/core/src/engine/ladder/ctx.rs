@@ -1,5 +1,5 @@
-//! What every step of the ladder sees and adds to: the input, the preset, the engine's state,
-//! and the actions decided so far with the memory they are expected to free.
+//! What every step of the ladder sees and adds to: the input, the preset, the engine's state, and the actions decided
+//! so far with the memory they are expected to free.
 
 use crate::engine::input::Input;
 use crate::engine::model::{mib, Action, ActionKind, App, CompactScope, Event, PressureLevel, Reason, Step, PAGE};
@@ -9,12 +9,12 @@ use crate::engine::victims::{self, Candidate};
 use crate::Class;
 use std::collections::BTreeSet;
 
-/// The zram compression ratio assumed before zram has data (ChromeOS's typical 2.6×,
-/// measured here 2.2–2.6× on realistic pages).
+/// The zram compression ratio assumed before zram has data (ChromeOS's typical 2.6×, measured here 2.2–2.6× on
+/// realistic pages).
 pub const DEFAULT_ZRAM_RATIO: f64 = 2.5;
 
-/// The compression ratio of a snapshot's zram swap (orig / compr), or the default before it
-/// has data: what the engine assumes a compressed page saves.
+/// The compression ratio of a snapshot's zram swap (orig / compr), or the default before it has data: what the engine
+/// assumes a compressed page saves.
 pub fn zram_ratio(snapshot: &crate::Snapshot) -> f64 {
     let z = snapshot.zram.get();
     let (orig, compr) = z.map_or((0, 0), |z| {
@@ -41,14 +41,13 @@ pub struct Ctx<'a> {
     projected_bytes: u64,
     /// Anonymous bytes this decision's compactions swap out (where the kernel puts them).
     pub(super) moved_bytes: u64,
-    /// Anonymous bytes this decision's compactions send to storage files of their own
-    /// (`to_storage`): room taken from the preset's
-    /// storage swap.
+    /// Anonymous bytes this decision's compactions send to storage files of their own (`to_storage`): room taken from
+    /// the preset's storage swap.
     pub(super) cold_bytes: u64,
     /// Why nothing was done, if nothing is.
     quiet: Option<Reason>,
-    /// The quickest return of the running apps, the scale of [`Ctx::return_weight`]: counted
-    /// once a decision, and only under the cost model.
+    /// The quickest return of the running apps, the scale of [`Ctx::return_weight`]: counted once a decision, and only
+    /// under the cost model.
     pub(super) quickest_return_ms: Option<f64>,
 }
 
@@ -118,8 +117,8 @@ impl<'a> Ctx<'a> {
         self.input.snapshot.psi.get().map_or(0.0, |p| p.some.avg10)
     }
 
-    /// Whether the stall over the last looks (`State::recent_stall_pct`) is over `target_pct`;
-    /// with too few looks to tell, `avg10` says.
+    /// Whether the stall over the last looks (`State::recent_stall_pct`) is over `target_pct`; with too few looks to
+    /// tell, `avg10` says.
     pub fn stall_goes_on(&self, target_pct: f64) -> bool {
         self.state.recent_stall_pct().unwrap_or_else(|| self.psi_some_avg10()) > target_pct
     }
@@ -138,9 +137,8 @@ impl<'a> Ctx<'a> {
         self.input.apps.iter().filter(|a| a.actionable() && !self.touched.contains(&a.pid))
     }
 
-    /// Kill candidates of at least `min_class`, in the preset's victim order, each with the
-    /// chance the user comes back to it soon. Apps compacted in this decision stay
-    /// candidates: a kill outranks a compaction.
+    /// Kill candidates of at least `min_class`, in the preset's victim order, each with the chance the user comes back
+    /// to it soon. Apps compacted in this decision stay candidates: a kill outranks a compaction.
     pub fn candidates(&self, min_class: Class) -> Vec<Candidate<'a>> {
         let ratio = self.zram_ratio();
         let apps: Vec<&App> = self
@@ -163,8 +161,8 @@ impl<'a> Ctx<'a> {
         c
     }
 
-    /// The victims of a batch that free `target` bytes, as the preset chooses: the least
-    /// expected cost, or the first in its order with the spare ones pruned.
+    /// The victims of a batch that free `target` bytes, as the preset chooses: the least expected cost, or the first in
+    /// its order with the spare ones pruned.
     pub fn select(&self, cands: &[Candidate<'a>], target: u64) -> Vec<Candidate<'a>> {
         match self.preset.kill.order {
             victims::VictimOrder::LeastExpectedCost => victims::select_least_cost(cands, target),
@@ -172,8 +170,8 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Keep these pids out of the rest of this decision's actions (they are about to be
-    /// chosen for something else: a kill decided before the compressions listed ahead of it).
+    /// Keep these pids out of the rest of this decision's actions (they are about to be chosen for something else: a
+    /// kill decided before the compressions listed ahead of it).
     pub fn reserve(&mut self, pids: impl Iterator<Item = u32>) {
         self.touched.extend(pids);
     }
@@ -183,8 +181,8 @@ impl<'a> Ctx<'a> {
         self.touched.contains(&pid)
     }
 
-    /// A kill is on its way (decided in this decision, or carried out and its victims'
-    /// memory not back yet, for at most `timeout_ms`): wait for it (one kill, then wait).
+    /// A kill is on its way (decided in this decision, or carried out and its victims' memory not back yet, for at most
+    /// `timeout_ms`): wait for it (one kill, then wait).
     pub fn kill_pending(&self, timeout_ms: u64) -> bool {
         !self.killed.is_empty()
             || self
@@ -211,9 +209,8 @@ impl<'a> Ctx<'a> {
         self.actions.push((a, expected_bytes));
     }
 
-    /// Compact an app, to a storage file of its own when `cold` gives its chance of a return
-    /// (squeeze.rs decides): the engine watches its pages once it learns the compaction was
-    /// done. Returns the bytes it is expected to give back.
+    /// Compact an app, to a storage file of its own when `cold` gives its chance of a return (squeeze.rs decides): the
+    /// engine watches its pages once it learns the compaction was done. Returns the bytes it is expected to give back.
     pub fn compact_as(
         &mut self,
         app: &App,
@@ -255,8 +252,8 @@ impl<'a> Ctx<'a> {
         expected
     }
 
-    /// Kill a batch (or one); no other kill in this decision, nor after it until the victims
-    /// are gone (once the engine learns the kill was done).
+    /// Kill a batch (or one); no other kill in this decision, nor after it until the victims are gone (once the engine
+    /// learns the kill was done).
     pub fn kill(&mut self, victims: Vec<Candidate>, target_bytes: u64, min_class: Class, reason: Reason) {
         if victims.is_empty() {
             return;

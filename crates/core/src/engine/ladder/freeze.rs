@@ -1,13 +1,12 @@
-//! The cached-app freezer (Android's CachedAppOptimizer, issue 14): an app cached for
-//! `freeze_after_ms` is frozen, so it touches no memory and uses no CPU while the user is
-//! elsewhere; one that is no longer cached, or is about to launch again, is thawed. Only apps
-//! in a group of their own can be frozen (`App::frozen` is `None` otherwise); protected and
-//! foreground apps never are. A kill or compaction needs no thaw: the kernel delivers
-//! SIGKILL to frozen tasks and reclaims their pages without running them (cgroup-v2.rst), and
-//! a thaw would let the app touch the pages being compressed.
+//! The cached-app freezer (Android's CachedAppOptimizer, issue 14): an app cached for `freeze_after_ms` is frozen, so
+//! it touches no memory and uses no CPU while the user is elsewhere; one that is no longer cached, or is about to
+//! launch again, is thawed. Only apps in a group of their own can be frozen (`App::frozen` is `None` otherwise);
+//! protected and foreground apps never are. A kill or compaction needs no thaw: the kernel delivers SIGKILL to frozen
+//! tasks and reclaims their pages without running them (cgroup-v2.rst), and a thaw would let the app touch the pages
+//! being compressed.
 //!
-//! A launcher's `state` request thaws at once in the daemon, before it is answered (the app
-//! is brought back right after); this step thaws where nobody said so (inferred classes).
+//! A launcher's `state` request thaws at once in the daemon, before it is answered (the app is brought back right
+//! after); this step thaws where nobody said so (inferred classes).
 
 use super::ctx::Ctx;
 use crate::engine::input::Input;
@@ -15,8 +14,8 @@ use crate::engine::model::Step;
 use crate::engine::model::{ActionKind, Event};
 use crate::engine::state::State;
 
-/// Before a decision: since when each app has been cached (kept whether the freezer is on or
-/// not, so a reload that turns it on does not freeze apps at once).
+/// Before a decision: since when each app has been cached (kept whether the freezer is on or not, so a reload that
+/// turns it on does not freeze apps at once).
 pub fn observe(state: &mut State, input: &Input) {
     let apps = input.apps;
     state.cached_since.retain(|pid, _| apps.iter().any(|a| a.pid == *pid && a.is_cached()));

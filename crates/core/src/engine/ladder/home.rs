@@ -1,6 +1,5 @@
-//! Step 2, home / between apps: bring free memory up to the launch threshold (MOS phase 1):
-//! page cache first, then app cache: MOS kills cached apps for the rest; memorch compresses
-//! them instead.
+//! Step 2, home / between apps: bring free memory up to the launch threshold (MOS phase 1): page cache first, then app
+//! cache: MOS kills cached apps for the rest; memorch compresses them instead.
 
 use super::ctx::Ctx;
 use crate::engine::input::Input;
@@ -10,15 +9,14 @@ use crate::engine::state::State;
 use crate::engine::victims::Candidate;
 use crate::Class;
 
-/// Page cache MOS's phase 1 leaves: a share of the domain (the launcher's and the app in
-/// front's own files).
+/// Page cache MOS's phase 1 leaves: a share of the domain (the launcher's and the app in front's own files).
 const PAGE_CACHE_FLOOR_FRAC: f64 = 0.02;
 
 /// The reason field of MOS's reclaim steps: the page count its next call starts from.
 pub const MOS_NEXT_PAGES: &str = "mos_next_pages";
 
-/// Before a decision: MOS's reclaim count starts again once free memory is at the launch
-/// threshold when the user goes home (`thresReclaimPageCount` doubles while the need remains).
+/// Before a decision: MOS's reclaim count starts again once free memory is at the launch threshold when the user goes
+/// home (`thresReclaimPageCount` doubles while the need remains).
 pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     let Some(ahead) = preset.ahead.as_ref().filter(|a| a.doubling_start_pages.is_some()) else { return };
     let home = input.events.iter().any(|e| matches!(e, Event::Home));
@@ -34,16 +32,16 @@ pub fn run(ctx: &mut Ctx) {
     }
 }
 
-/// MOS Algorithm 1, doMosPhase1: memToReclaim = tLmk − free; page cache (above its floor)
-/// first, in reclaim steps that double (MOS) or at once (memorch); the rest from app cache.
+/// MOS Algorithm 1, doMosPhase1: memToReclaim = tLmk − free; page cache (above its floor) first, in reclaim steps that
+/// double (MOS) or at once (memorch); the rest from app cache.
 pub fn phase1(ctx: &mut Ctx, step: Step) {
     let Some(ahead) = ctx.preset.ahead.clone() else { return };
     let threshold = ctx.frac(ahead.threshold_frac);
     let need = threshold.saturating_sub(ctx.free());
-    // A need under one compaction step is the wobble of the group's usage (a v1 memcg's
-    // counts the charges each CPU keeps in stock), not memory taken: chased, it was a reclaim
-    // of ~1 MiB every tick of an idle screen that freed nothing the next look saw (realapps:
-    // 20 in 5 s). MOS has no compaction steps and reclaims whatever is short, as its paper does.
+    // A need under one compaction step is the wobble of the group's usage (a v1 memcg's counts the charges each CPU
+    // keeps in stock), not memory taken: chased, it was a reclaim of ~1 MiB every tick of an idle screen that freed
+    // nothing the next look saw (realapps: 20 in 5 s). MOS has no compaction steps and reclaims whatever is short, as
+    // its paper does.
     let min_step = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_step_pages) * PAGE;
     if need > 0 && need < min_step {
         ctx.quiet(ctx.reason(
@@ -75,8 +73,8 @@ pub fn phase1(ctx: &mut Ctx, step: Step) {
     }
 }
 
-/// Page cache above its floor reclaimed for `need`, in steps that double from `doubling`
-/// pages (MOS: reclaimPageCache, then thresReclaimPageCount ×2), or at once; the bytes asked.
+/// Page cache above its floor reclaimed for `need`, in steps that double from `doubling` pages (MOS: reclaimPageCache,
+/// then thresReclaimPageCount ×2), or at once; the bytes asked.
 fn reclaim_page_cache(ctx: &mut Ctx, step: Step, need: u64, threshold: u64, doubling: Option<u64>) -> u64 {
     let from_cache = need.min(ctx.file_bytes().saturating_sub(ctx.frac(PAGE_CACHE_FLOOR_FRAC)));
     if from_cache == 0 {

@@ -1,7 +1,6 @@
-//! Step 5, kill (memorch): when compression cannot keep available memory above the critical
-//! band, or everything stalls, kill enough apps at once to get back to the target, by class
-//! first, then the least expected cost to the user. Background apps only, unless memory is
-//! extreme; the foreground only when nothing else is left.
+//! Step 5, kill (memorch): when compression cannot keep available memory above the critical band, or everything stalls,
+//! kill enough apps at once to get back to the target, by class first, then the least expected cost to the user.
+//! Background apps only, unless memory is extreme; the foreground only when nothing else is left.
 
 use super::ctx::Ctx;
 use crate::engine::model::{mib, PressureLevel, Step};
@@ -13,9 +12,8 @@ pub fn run(ctx: &mut Ctx) {
     if ctx.preset.kill.mode != KillMode::Batch {
         return;
     }
-    // What compression and storage swap could still take counts: kill only when they cannot
-    // keep up. A storage file added now counts unless memory is already extreme (its
-    // writeback would come after the OOM killer).
+    // What compression and storage swap could still take counts: kill only when they cannot keep up. A storage file
+    // added now counts unless memory is already extreme (its writeback would come after the OOM killer).
     let extreme = ctx.available() < ctx.frac(b.extreme_available_frac);
     let headroom = ctx.swap_headroom(!extreme);
     let avail = ctx.available() + headroom;
@@ -37,8 +35,8 @@ pub fn run(ctx: &mut Ctx) {
     }
 }
 
-/// Why kill: available memory (with what swap could still take) under the critical band, or
-/// a full stall below the low band; `None` otherwise.
+/// Why kill: available memory (with what swap could still take) under the critical band, or a full stall below the low
+/// band; `None` otherwise.
 fn why_kill(ctx: &Ctx, b: &Bands, avail: u64, headroom: u64) -> Option<String> {
     let critical = ctx.frac(b.critical_available_frac);
     let low = ctx.frac(b.low_available_frac);
@@ -63,9 +61,8 @@ fn why_kill(ctx: &Ctx, b: &Bands, avail: u64, headroom: u64) -> Option<String> {
     }
 }
 
-/// Kill from the apps of at least `min_class` if they hold the target (or this is the `last`
-/// class the ladder allows); the foreground only when nothing less important is left at all.
-/// Whether it killed.
+/// Kill from the apps of at least `min_class` if they hold the target (or this is the `last` class the ladder allows);
+/// the foreground only when nothing less important is left at all. Whether it killed.
 fn kill_from(ctx: &mut Ctx, why: &str, target: u64, min_class: Class, last: bool) -> bool {
     let cands = ctx.candidates(min_class);
     let total: u64 = cands.iter().map(|c| c.freeable_bytes).sum();

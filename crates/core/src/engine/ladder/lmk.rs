@@ -1,7 +1,6 @@
-//! Android's in-kernel low memory killer (thesis §2.6.4, `lowmem_shrink`): when free memory
-//! and file cache are both below a level of the minfree table, kill one process of at least
-//! that level's class: the least important, then the largest. One victim per trigger; the
-//! next waits until it is gone (lowmem_deathpending).
+//! Android's in-kernel low memory killer (thesis §2.6.4, `lowmem_shrink`): when free memory and file cache are both
+//! below a level of the minfree table, kill one process of at least that level's class: the least important, then the
+//! largest. One victim per trigger; the next waits until it is gone (lowmem_deathpending).
 
 use super::ctx::Ctx;
 use crate::engine::model::{mib, Step};

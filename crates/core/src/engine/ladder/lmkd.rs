@@ -1,16 +1,13 @@
-//! Android lmkd's PSI strategy, in the order of AOSP lmkd's `mp_event_psi`: it runs on a PSI
-//! trigger and on each poll after one (the daemon polls every 100 ms, 10 ms while a victim
-//! dies or swap is low: `wake::poll_interval_ms`), and on a victim's death. While a victim is
-//! still dying it waits; with no reclaim and no new refaults it stops there; else it weighs,
-//! first to last: pressure right after a kill (free below the low watermark), a complete
-//! stall, low swap with thrashing, low swap with free below the high watermark, thrashing with
-//! free below the high watermark, thrashing in direct reclaim. Thrashing is file refaults since
-//! the window began as a share of the file LRU at its start, a window a second, the share of
-//! an over-limit window carried into the next, halved a window; the limit is cut after each
-//! thrashing kill and restored when a window ends. One victim (the least recently used of the
-//! least important class; from perceptible up the heaviest), then wait for it to die.
-//! SWAM's EOOM killer runs on the same triggers with its own victim order, and kills also on a
-//! low watermark alone.
+//! Android lmkd's PSI strategy, in the order of AOSP lmkd's `mp_event_psi`: it runs on a PSI trigger and on each poll
+//! after one (the daemon polls every 100 ms, 10 ms while a victim dies or swap is low: `wake::poll_interval_ms`), and
+//! on a victim's death. While a victim is still dying it waits; with no reclaim and no new refaults it stops there;
+//! else it weighs, first to last: pressure right after a kill (free below the low watermark), a complete stall, low
+//! swap with thrashing, low swap with free below the high watermark, thrashing with free below the high watermark,
+//! thrashing in direct reclaim. Thrashing is file refaults since the window began as a share of the file LRU at its
+//! start, a window a second, the share of an over-limit window carried into the next, halved a window; the limit is cut
+//! after each thrashing kill and restored when a window ends. One victim (the least recently used of the least
+//! important class; from perceptible up the heaviest), then wait for it to die. SWAM's EOOM killer runs on the same
+//! triggers with its own victim order, and kills also on a low watermark alone.
 
 use super::ctx::Ctx;
 use crate::engine::input::Input;
@@ -56,9 +53,9 @@ enum Wmark {
     None,
 }
 
-/// Before a decision (a poll's too): when lmkd looks now (on a trigger, a poll after one, a
-/// victim's death; not while a victim is still dying), what the counters say since its last
-/// look and the thrashing of the window (`LmkdState::look`; `None` when it does not look).
+/// Before a decision (a poll's too): when lmkd looks now (on a trigger, a poll after one, a victim's death; not while a
+/// victim is still dying), what the counters say since its last look and the thrashing of the window
+/// (`LmkdState::look`; `None` when it does not look).
 pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     state.lmkd.look = None;
     let Detection::Psi(l) = &preset.detection else { return };
@@ -111,8 +108,8 @@ fn observe_reclaim(state: &mut State, input: &Input) -> LmkdLook {
     let m = &input.snapshot.memory;
     let file_lru = (m.file_active_bytes + m.file_inactive_bytes) / PAGE;
     let direct = counters.direct_reclaims;
-    // Reclaim work other than direct: scans where the domain counts them (the machine's
-    // kswapd); a v1 memcg counts none, so pages going to swap stand for it.
+    // Reclaim work other than direct: scans where the domain counts them (the machine's kswapd); a v1 memcg counts
+    // none, so pages going to swap stand for it.
     let background = counters.scan_pages.or(Some(m.swap_used_bytes / PAGE));
     let s = &mut state.lmkd;
     // The first look after a kill: the file LRU and refaults are measured afresh.
@@ -139,9 +136,8 @@ fn observe_reclaim(state: &mut State, input: &Input) -> LmkdLook {
     r
 }
 
-/// Thrashing over the current window (file refaults as % of the file LRU at its start), with
-/// what an earlier over-limit window carried, halved a window; a window that ends restores
-/// the limit.
+/// Thrashing over the current window (file refaults as % of the file LRU at its start), with what an earlier over-limit
+/// window carried, halved a window; a window that ends restores the limit.
 fn thrashing_pct(state: &mut State, l: &Lmkd, r: &LmkdLook, input: &Input) -> f64 {
     let now = input.now_ms;
     let base = l.thrashing_base_pct(input.snapshot.memory.total_bytes);
@@ -170,8 +166,8 @@ fn thrashing_pct(state: &mut State, l: &Lmkd, r: &LmkdLook, input: &Input) -> f6
     thrashing + s.prev_thrash_growth
 }
 
-/// Why kill, as `mp_event_psi` weighs it, first to last: the least important class that may
-/// die, the reason, and whether it is a thrashing kill; or why not.
+/// Why kill, as `mp_event_psi` weighs it, first to last: the least important class that may die, the reason, and
+/// whether it is a thrashing kill; or why not.
 fn why_kill(ctx: &Ctx, l: &Lmkd, event: Option<PressureLevel>, r: &LmkdLook) -> Result<(Class, String, bool), String> {
     let thrashing = r.thrashing;
     let base = l.thrashing_base_pct(ctx.total());
@@ -225,8 +221,8 @@ fn watermark(ctx: &Ctx, l: &Lmkd, free: u64) -> Wmark {
     }
 }
 
-/// One victim of at least `min_class`, to free memory up to the high watermark. The limit is
-/// cut once the kill is done (Engine::learn), for a thrashing kill only.
+/// One victim of at least `min_class`, to free memory up to the high watermark. The limit is cut once the kill is done
+/// (Engine::learn), for a thrashing kill only.
 fn kill_one(ctx: &mut Ctx, l: &Lmkd, (min_class, why, thrash_kill): (Class, String, bool), thrashing: f64) {
     let limit = ctx.state.lmkd.limit_pct.unwrap_or(l.thrashing_base_pct(ctx.total()));
     let Some(victim) = ctx.candidates(min_class).into_iter().next() else {

@@ -1,16 +1,14 @@
-//! The app in front read back from swap (`prefetch_whole`): an app memorch keeps alive
-//! rather than kill lives partly in zram (or storage swap), and every return that touches a
-//! page of it there waits for the read; a killer's relaunched app is all in RAM, so its
-//! returns in the rest of the session are hot. Returns come in runs within a session, so
-//! once a return is served (the app has been in front [`SERVED_MS`]) the rest of its
-//! swapped-out pages are read back a piece a decision, as long as it is in front, down to
-//! the critical band and its margin: what the read-back takes, the device's own reclaim and
-//! the pressure step give back from the apps in the background (the least likely first).
+//! The app in front read back from swap (`prefetch_whole`): an app memorch keeps alive rather than kill lives partly in
+//! zram (or storage swap), and every return that touches a page of it there waits for the read; a killer's relaunched
+//! app is all in RAM, so its returns in the rest of the session are hot. Returns come in runs within a session, so once
+//! a return is served (the app has been in front [`SERVED_MS`]) the rest of its swapped-out pages are read back a piece
+//! a decision, as long as it is in front, down to the critical band and its margin: what the read-back takes, the
+//! device's own reclaim and the pressure step give back from the apps in the background (the least likely first).
 //!
-//! A piece is small ([`WHOLE_PIECE_FRAC`]) because the daemon answers nothing while it
-//! reads; a stint reads at most [`WHOLE_STINT_FRAC`] of the domain, so pages the device
-//! takes again as they are read are not read forever. A read-back that found little of what
-//! it asked for (learn.rs) is not asked again until the app comes back to the front.
+//! A piece is small ([`WHOLE_PIECE_FRAC`]) because the daemon answers nothing while it reads; a stint reads at most
+//! [`WHOLE_STINT_FRAC`] of the domain, so pages the device takes again as they are read are not read forever. A
+//! read-back that found little of what it asked for (learn.rs) is not asked again until the app comes back to the
+//! front.
 
 use super::ctx::Ctx;
 use super::shortage::critical_floor;
@@ -22,12 +20,12 @@ use crate::Class;
 /// Less than this is not worth a call (nor a log line).
 const MIN_BYTES: u64 = 4 << 20;
 
-/// How long an app is in front before it is read back: its return is served by then
-/// (returns take 2-120 ms on `realapps`), so the read-back does not compete with it.
+/// How long an app is in front before it is read back: its return is served by then (returns take 2-120 ms on
+/// `realapps`), so the read-back does not compete with it.
 pub const SERVED_MS: u64 = 200;
 
-/// What one decision reads back, as a share of the domain (16 MiB on 1 GiB: 25 ms of the
-/// daemon's time at the median on `realapps`, 217 ms at most).
+/// What one decision reads back, as a share of the domain (16 MiB on 1 GiB: 25 ms of the daemon's time at the median on
+/// `realapps`, 217 ms at most).
 const WHOLE_PIECE_FRAC: f64 = 1.0 / 64.0;
 
 /// The most read back of one app in one stint in front, as a share of the domain.
@@ -50,8 +48,8 @@ pub fn run(ctx: &mut Ctx) {
     }
 }
 
-/// One piece of `a`'s read-back, down to `floor` bytes available less what this decision
-/// already takes; the bytes it reads, or `None` (with the reason noted) if none.
+/// One piece of `a`'s read-back, down to `floor` bytes available less what this decision already takes; the bytes it
+/// reads, or `None` (with the reason noted) if none.
 fn whole_piece(ctx: &mut Ctx, a: &App, floor: u64, taken: u64) -> Option<u64> {
     let stint = ctx.state.stint(a.pid);
     let in_front_ms = ctx.input.now_ms.saturating_sub(ctx.state.last_front_ms.get(&a.pid).copied().unwrap_or(0));

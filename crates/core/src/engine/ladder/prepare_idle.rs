@@ -1,9 +1,8 @@
-//! Step 1, prepare while idle (screen off): compress whole cached and empty apps into zram,
-//! emptiest and oldest first (thesis §3.3, CachedAppOptimizer); run KSM only now and only when
-//! background apps that opted in share an ancestor (thesis optimisations 1 and 2), and where
-//! the preset asks, only while what it merges pays for ksmd's CPU (its trial); bring free
-//! memory to the launch threshold (MOS phase 1); remove swap files that hold nothing (SWAM's
-//! ISOP eraser). With the screen on, stop the KSM this step started.
+//! Step 1, prepare while idle (screen off): compress whole cached and empty apps into zram, emptiest and oldest first
+//! (thesis §3.3, CachedAppOptimizer); run KSM only now and only when background apps that opted in share an ancestor
+//! (thesis optimisations 1 and 2), and where the preset asks, only while what it merges pays for ksmd's CPU (its
+//! trial); bring free memory to the launch threshold (MOS phase 1); remove swap files that hold nothing (SWAM's ISOP
+//! eraser). With the screen on, stop the KSM this step started.
 
 use super::ctx::Ctx;
 use super::home;
@@ -21,8 +20,8 @@ pub fn run(ctx: &mut Ctx) {
         return idle_work(ctx);
     };
     if !ksm.idle_targeted {
-        // Stock KSM, the thesis's baseline for its KSM test: ksmd over every app that opted
-        // in, all the time, screen on or off.
+        // Stock KSM, the thesis's baseline for its KSM test: ksmd over every app that opted in, all the time, screen on
+        // or off.
         if !ctx.state.ksm_running && ctx.input.apps.iter().any(|a| a.actionable() && a.ksm_mergeable) {
             let r = ctx.reason(
                 Step::PrepareIdle,
@@ -69,25 +68,22 @@ pub fn run(ctx: &mut Ctx) {
     }
 }
 
-/// How many passes of ksmd over the apps KSM's trial waits for (`KsmPolicy::min_saving_frac`):
-/// KSM merges a page only once its content has stayed the same from one pass to the next, so
-/// a first pass merges almost nothing, and by the end of the second what the apps share is.
-/// The first pass counted (`full_scans`) may be the end of one begun before, where ksmd's
-/// cursor stood: on thesis-ksm two counted passes had merged 8 MiB of what became over 100.
+/// How many passes of ksmd over the apps KSM's trial waits for (`KsmPolicy::min_saving_frac`): KSM merges a page only
+/// once its content has stayed the same from one pass to the next, so a first pass merges almost nothing, and by the
+/// end of the second what the apps share is. The first pass counted (`full_scans`) may be the end of one begun before,
+/// where ksmd's cursor stood: on thesis-ksm two counted passes had merged 8 MiB of what became over 100.
 pub const KSM_TRIAL_SCANS: u64 = 3;
 
-/// How long KSM stays off once its trial found it did not pay: apps launched since may share
-/// more, so it is tried again after this.
+/// How long KSM stays off once its trial found it did not pay: apps launched since may share more, so it is tried again
+/// after this.
 pub const KSM_RETRY_MS: u64 = 30 * 60 * 1000;
 
-/// Before a decision with the screen off: KSM's trial (`KsmPolicy::min_saving_frac`; the
-/// first starts when memorch first runs ksmd, learn.rs) judged on this input's counters. KSM
-/// runs until ksmd has gone over the apps [`KSM_TRIAL_SCANS`] times; then, if what it merged of
-/// the domain's opted-in apps in those passes is at least that share of the domain, it pays
-/// and the next passes are weighed from here; if not, it is off for [`KSM_RETRY_MS`], after
-/// which a new trial starts. So KSM runs while its passes merge, as the thesis's ksmd that did
-/// not scan an app's pages again (§3.3) would. No verdict where the preset asks no trial or
-/// the machine's KSM counters cannot be read.
+/// Before a decision with the screen off: KSM's trial (`KsmPolicy::min_saving_frac`; the first starts when memorch
+/// first runs ksmd, learn.rs) judged on this input's counters. KSM runs until ksmd has gone over the apps
+/// [`KSM_TRIAL_SCANS`] times; then, if what it merged of the domain's opted-in apps in those passes is at least that
+/// share of the domain, it pays and the next passes are weighed from here; if not, it is off for [`KSM_RETRY_MS`],
+/// after which a new trial starts. So KSM runs while its passes merge, as the thesis's ksmd that did not scan an app's
+/// pages again (§3.3) would. No verdict where the preset asks no trial or the machine's KSM counters cannot be read.
 pub fn observe_ksm(state: &mut State, preset: &Preset, input: &Input) {
     state.ksm_verdict = None;
     let Some(ksm) = preset.ksm.as_ref().filter(|k| k.counts_passes()) else { return };
@@ -108,8 +104,8 @@ pub fn observe_ksm(state: &mut State, preset: &Preset, input: &Input) {
         return;
     }
     let scans = scans_now.saturating_sub(trial.scans_from);
-    // A look that read no app's KSM figure (on pressure, or the last look's apps reused)
-    // would read as nothing merged: it judges nothing.
+    // A look that read no app's KSM figure (on pressure, or the last look's apps reused) would read as nothing merged:
+    // it judges nothing.
     let weighed = input.apps.iter().any(|a| a.ksm_mergeable && a.ksm_merged_bytes.is_some());
     if scans < KSM_TRIAL_SCANS || !weighed {
         return;
@@ -124,8 +120,8 @@ pub fn observe_ksm(state: &mut State, preset: &Preset, input: &Input) {
     }
 }
 
-/// Whether KSM may run now, by its trial's verdict on this input (`observe_ksm`); the verdict
-/// said, and ksmd stopped when it does not pay.
+/// Whether KSM may run now, by its trial's verdict on this input (`observe_ksm`); the verdict said, and ksmd stopped
+/// when it does not pay.
 fn ksm_paid_for(ctx: &mut Ctx, ksm: &KsmPolicy) -> bool {
     let min_frac = ksm.min_saving_frac.unwrap_or(0.0);
     let share = format!("{} ({:.1} % of the domain)", mib(ctx.frac(min_frac)), min_frac * 100.0);
@@ -177,9 +173,9 @@ fn idle_work(ctx: &mut Ctx) {
     }
 }
 
-/// memorch: prepare only what the next likely launches need, not everything that is idle:
-/// the launch threshold plus the learned peak of the most popular app not running. With
-/// memory to spare, nothing is done (a compressed app would only come back warm).
+/// memorch: prepare only what the next likely launches need, not everything that is idle: the launch threshold plus the
+/// learned peak of the most popular app not running. With memory to spare, nothing is done (a compressed app would only
+/// come back warm).
 fn headroom_for_likely_launches(ctx: &mut Ctx) {
     let Some(c) = ctx.preset.compaction.as_ref() else { return };
     let Some(min_class) = c.idle_min_class else { return };
@@ -272,8 +268,8 @@ fn compress_whole(ctx: &mut Ctx) {
     }
 }
 
-/// `KsmPolicy::once`: after [`KSM_TRIAL_SCANS`] passes of the ksmd memorch started, the
-/// background apps that opted in are gone over; the next run of ksmd is for a new one.
+/// `KsmPolicy::once`: after [`KSM_TRIAL_SCANS`] passes of the ksmd memorch started, the background apps that opted in
+/// are gone over; the next run of ksmd is for a new one.
 fn observe_went_over(state: &mut State, input: &Input, scans_from: u64, scans_now: u64) {
     let scans = scans_now.saturating_sub(scans_from);
     if !state.ksm_running || scans < KSM_TRIAL_SCANS {

@@ -1,5 +1,5 @@
-//! Swap's room as the steps count it: what compressing or moving pages to storage still
-//! saves, after what this decision already moves (zram saves a share of a page, storage all).
+//! Swap's room as the steps count it: what compressing or moving pages to storage still saves, after what this decision
+//! already moves (zram saves a share of a page, storage all).
 
 use super::ctx::Ctx;
 use crate::engine::model::ActionKind;
@@ -16,8 +16,8 @@ impl Ctx<'_> {
         self.actions.iter().map(|(a, _)| if let ActionKind::SwapGrow { bytes } = a.kind { bytes } else { 0 }).sum()
     }
 
-    /// Swap room left in zram and in storage swap (with `growing`, the files this decision
-    /// adds), in bytes of pages it can take.
+    /// Swap room left in zram and in storage swap (with `growing`, the files this decision adds), in bytes of pages it
+    /// can take.
     pub(super) fn swap_rooms(&self, growing: bool) -> (u64, u64) {
         let room = |file: bool| {
             self.input
@@ -37,9 +37,8 @@ impl Ctx<'_> {
         (1.0 - 1.0 / self.zram_ratio()).max(0.05)
     }
 
-    /// What swapping out `bytes` saves once `already` bytes went out: zram's room fills
-    /// first (it has the higher swap priority), where a page saves what compression saves,
-    /// then storage swap, where it saves all of it.
+    /// What swapping out `bytes` saves once `already` bytes went out: zram's room fills first (it has the higher swap
+    /// priority), where a page saves what compression saves, then storage swap, where it saves all of it.
     pub(super) fn saved_by(&self, already: u64, bytes: u64, growing: bool) -> u64 {
         let (zram, storage) = self.swap_rooms(growing);
         let zram_left = zram.saturating_sub(already);
@@ -54,10 +53,9 @@ impl Ctx<'_> {
         self.saved_by(self.moved_bytes, bytes, true)
     }
 
-    /// How much must be swapped out, after what this decision's compactions move, to save
-    /// `bytes`: at zram's ratio while zram has room, one for one on storage swap (issue 11:
-    /// with zram full, a shortfall sized for zram moved 2.4 times what was short, and
-    /// every page of it was a warm return). All the room left if that is not enough.
+    /// How much must be swapped out, after what this decision's compactions move, to save `bytes`: at zram's ratio
+    /// while zram has room, one for one on storage swap (issue 11: with zram full, a shortfall sized for zram moved 2.4
+    /// times what was short, and every page of it was a warm return). All the room left if that is not enough.
     pub fn moved_to_save(&self, bytes: u64) -> u64 {
         let (zram, storage) = self.swap_rooms(true);
         let zram_left = zram.saturating_sub(self.moved_bytes);
@@ -70,18 +68,17 @@ impl Ctx<'_> {
         }
     }
 
-    /// What swapping background apps out could still give (ChromeOS counts swap as available
-    /// the same way): their anonymous memory (small steps compacted in this decision
-    /// included; victims not), first into zram's room, where it saves the share compression
-    /// saves, then into storage swap (its files, and with `growing` those this decision
-    /// adds), where it saves all of it. Growing swap onto storage comes before a kill, except
-    /// where memory is too short to wait for a new file's writeback.
+    /// What swapping background apps out could still give (ChromeOS counts swap as available the same way): their
+    /// anonymous memory (small steps compacted in this decision included; victims not), first into zram's room, where
+    /// it saves the share compression saves, then into storage swap (its files, and with `growing` those this decision
+    /// adds), where it saves all of it. Growing swap onto storage comes before a kill, except where memory is too short
+    /// to wait for a new file's writeback.
     pub fn swap_headroom(&self, growing: bool) -> u64 {
         self.saved_by(0, self.background_anon(), growing)
     }
 
-    /// Anonymous memory of the background apps memorch may act on, this decision's victims
-    /// left out: what swap could still take.
+    /// Anonymous memory of the background apps memorch may act on, this decision's victims left out: what swap could
+    /// still take.
     pub(super) fn background_anon(&self) -> u64 {
         self.input
             .apps
@@ -91,9 +88,8 @@ impl Ctx<'_> {
             .sum()
     }
 
-    /// Of `rest` (what a decision needs beyond its headroom), the part more storage swap
-    /// could cover: background apps' anonymous memory that neither zram's room nor the
-    /// storage files' (this decision's included) can take now.
+    /// Of `rest` (what a decision needs beyond its headroom), the part more storage swap could cover: background apps'
+    /// anonymous memory that neither zram's room nor the storage files' (this decision's included) can take now.
     pub fn beyond_swap_rooms(&self, rest: u64) -> u64 {
         let (zram, storage) = self.swap_rooms(true);
         rest.min(self.background_anon().saturating_sub(zram).saturating_sub(storage))

@@ -1,5 +1,5 @@
-//! Whether the preset sees memory as short now, and the floors the steps that take memory on
-//! purpose keep (the critical band and the pressure step's margin).
+//! Whether the preset sees memory as short now, and the floors the steps that take memory on purpose keep (the critical
+//! band and the pressure step's margin).
 
 use super::ctx::Ctx;
 use crate::engine::margins::Margins;
@@ -25,8 +25,8 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
             }
         }
         Detection::Bands(b) => {
-            // Stall counts only near the band: with memory to spare, a stall is not what
-            // pushing more pages out would cure (it would add refaults to it).
+            // Stall counts only near the band: with memory to spare, a stall is not what pushing more pages out would
+            // cure (it would add refaults to it).
             let low = ctx.frac(b.low_available_frac);
             if ctx.available() < low {
                 Some(format!("available {} below the low band {}", mib(ctx.available()), mib(low)))
@@ -49,15 +49,14 @@ pub fn pressure(ctx: &Ctx) -> Option<String> {
     }
 }
 
-/// What memorch aims to bring available memory up to under pressure, beyond its low band: a
-/// share of the domain, scaled down by the PSI feedback when compaction costs stall (how far
-/// ahead to act), never up: memory taken beyond what is short only turns hot returns warm
-/// (issue 11: a margin grown to 12 % of the domain moved 360 MiB for a 17 MiB gap).
+/// What memorch aims to bring available memory up to under pressure, beyond its low band: a share of the domain, scaled
+/// down by the PSI feedback when compaction costs stall (how far ahead to act), never up: memory taken beyond what is
+/// short only turns hot returns warm (issue 11: a margin grown to 12 % of the domain moved 360 MiB for a 17 MiB gap).
 pub const PRESSURE_MARGIN_FRAC: f64 = 0.02;
 
-/// Available memory at the critical band and the pressure step's margin above it, in bytes:
-/// the least that the steps taking memory on purpose (the whole read-back of the app in
-/// front, a storage file's removal) leave, short of the kill band.
+/// Available memory at the critical band and the pressure step's margin above it, in bytes: the least that the steps
+/// taking memory on purpose (the whole read-back of the app in front, a storage file's removal) leave, short of the
+/// kill band.
 pub fn critical_floor(ctx: &Ctx) -> u64 {
     Margins::of(ctx.preset, ctx.total()).critical_bytes + ctx.frac(PRESSURE_MARGIN_FRAC)
 }

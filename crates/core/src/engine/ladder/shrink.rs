@@ -1,9 +1,8 @@
-//! Freeing memory in proportion to what is short (memorch): the amount comes from the gap in
-//! bytes, taken from the background apps least likely to be wanted soon first (the same
-//! chance of a return the killer weighs), most of each before the next, so that few returns
-//! are warm; their coldest pages first where the kernel can tell (an app in a memory group of
-//! its own is squeezed, and the kernel's LRU chooses; docs/presets.md). What is short is
-//! asked for, and the next decision measures what came back.
+//! Freeing memory in proportion to what is short (memorch): the amount comes from the gap in bytes, taken from the
+//! background apps least likely to be wanted soon first (the same chance of a return the killer weighs), most of each
+//! before the next, so that few returns are warm; their coldest pages first where the kernel can tell (an app in a
+//! memory group of its own is squeezed, and the kernel's LRU chooses; docs/presets.md). What is short is asked for, and
+//! the next decision measures what came back.
 
 use super::ctx::Ctx;
 use super::storage::cold_to_storage;
@@ -11,25 +10,25 @@ use crate::engine::model::App;
 use crate::engine::model::{mib, CompactScope, Step, PAGE};
 use crate::Class;
 
-/// An app at least this likely to come back soon is one the user is likely to want: what is
-/// taken from it is read back on a return that is probably near.
+/// An app at least this likely to come back soon is one the user is likely to want: what is taken from it is read back
+/// on a return that is probably near.
 pub const LIKELY_RETURN: f64 = 0.5;
 
-/// The most of an app's anonymous memory one decision takes: the rest is what its next
-/// return most likely needs. High, so that what is short warms few apps' returns rather than
-/// a little of many (0.5 and 0.35 made warm returns no cheaper on realapps).
+/// The most of an app's anonymous memory one decision takes: the rest is what its next return most likely needs. High,
+/// so that what is short warms few apps' returns rather than a little of many (0.5 and 0.35 made warm returns no
+/// cheaper on realapps).
 pub const MAX_SHARE: f64 = 0.8;
 
-/// What [`free`] could get back from apps of at least `min_class` within `budget` bytes moved
-/// (and the swap room left): the most it would ask of each (the preset's share of it),
-/// saving what compression saves while zram has room and all of it on storage swap.
+/// What [`free`] could get back from apps of at least `min_class` within `budget` bytes moved (and the swap room left):
+/// the most it would ask of each (the preset's share of it), saving what compression saves while zram has room and all
+/// of it on storage swap.
 pub fn capacity(ctx: &Ctx, min_class: Class, budget: Option<u64>) -> u64 {
     let movable = movable(ctx, ctx.free_apps(), min_class);
     ctx.saved_by_moving(movable.min(budget.unwrap_or(u64::MAX)))
 }
 
-/// The most [`free`] would ask of `apps` (the preset's share of each one's anonymous memory),
-/// those of at least `min_class` with enough to give and not dry.
+/// The most [`free`] would ask of `apps` (the preset's share of each one's anonymous memory), those of at least
+/// `min_class` with enough to give and not dry.
 fn movable<'a>(ctx: &Ctx, apps: impl Iterator<Item = &'a App>, min_class: Class) -> u64 {
     let min_anon = ctx.preset.compaction.as_ref().map_or(0, |c| c.min_anon_bytes);
     let share = MAX_SHARE;
@@ -38,17 +37,15 @@ fn movable<'a>(ctx: &Ctx, apps: impl Iterator<Item = &'a App>, min_class: Class)
         .sum()
 }
 
-/// Free about `bytes` from apps of at least `min_class`, the least likely to be wanted soon
-/// first, at most the preset's share
-/// ([`MAX_SHARE`] as shipped) of each and at most `budget` bytes moved in all; apps whose last
-/// compaction gave little are passed over (`State::dry`). Returns the bytes expected back.
+/// Free about `bytes` from apps of at least `min_class`, the least likely to be wanted soon first, at most the preset's
+/// share ([`MAX_SHARE`] as shipped) of each and at most `budget` bytes moved in all; apps whose last compaction gave
+/// little are passed over (`State::dry`). Returns the bytes expected back.
 pub fn free(ctx: &mut Ctx, step: Step, min_class: Class, bytes: u64, budget: Option<u64>, why: &str) -> u64 {
     free_below(ctx, step, min_class, bytes, budget, why, None)
 }
 
-/// [`free`] from the apps less likely than `max_p_return` to be wanted soon only (all of them
-/// with `None`): a squeeze turns the app's next return warm whatever it takes, so a likely
-/// app gives nothing where memory is not yet short.
+/// [`free`] from the apps less likely than `max_p_return` to be wanted soon only (all of them with `None`): a squeeze
+/// turns the app's next return warm whatever it takes, so a likely app gives nothing where memory is not yet short.
 pub fn free_below(
     ctx: &mut Ctx,
     step: Step,
@@ -63,9 +60,8 @@ pub fn free_below(
     })
 }
 
-/// [`free`] from the apps `payer` picks only, those whose pages cost the user least first
-/// (`Ctx::return_weight`: the least likely to be wanted soon, or whose returns read back
-/// least of what is taken).
+/// [`free`] from the apps `payer` picks only, those whose pages cost the user least first (`Ctx::return_weight`: the
+/// least likely to be wanted soon, or whose returns read back least of what is taken).
 pub fn free_from(
     ctx: &mut Ctx,
     step: Step,
@@ -114,8 +110,8 @@ pub fn free_from(
     got
 }
 
-/// What to take of `app` to save `short` bytes, at most its share and `moved_left`, and where
-/// it goes (`cold_to_storage`): all of it saved on a file of its own, zram's saving elsewhere.
+/// What to take of `app` to save `short` bytes, at most its share and `moved_left`, and where it goes
+/// (`cold_to_storage`): all of it saved on a file of its own, zram's saving elsewhere.
 fn take_from(ctx: &Ctx, app: &App, short: u64, moved_left: u64, min_step: u64) -> (u64, Option<f64>) {
     if short == 0 {
         return (0, None);

@@ -1,7 +1,6 @@
-//! Step 0, trim notices (issue 14): before memorch compresses or kills, apps that listen are
-//! told to give memory back themselves (Android's `onTrimMemory`, the freedesktop
-//! `LowMemoryWarning`), at the levels of [`Margins::trim_level`]: once when the level rises,
-//! again while it holds every [`REPEAT_MS`]; and an app that leaves the screen is told it is
+//! Step 0, trim notices (issue 14): before memorch compresses or kills, apps that listen are told to give memory back
+//! themselves (Android's `onTrimMemory`, the freedesktop `LowMemoryWarning`), at the levels of [`Margins::trim_level`]:
+//! once when the level rises, again while it holds every [`REPEAT_MS`]; and an app that leaves the screen is told it is
 //! hidden. Runs first, so the notice goes out before any step of the same decision acts.
 
 use super::ctx::Ctx;
@@ -13,13 +12,12 @@ use crate::engine::preset::Preset;
 use crate::engine::state::State;
 use crate::Class;
 
-/// A level that holds is said again this often (apps that freed what they could may have
-/// more to give by now).
+/// A level that holds is said again this often (apps that freed what they could may have more to give by now).
 pub const REPEAT_MS: u64 = 10_000;
 
-/// Before a decision: the apps that left the screen since the last (an app on screen at an
-/// earlier decision said to be behind it now, once, not again as it goes on from previous to
-/// cached), and the level told forgotten once memory is above every margin.
+/// Before a decision: the apps that left the screen since the last (an app on screen at an earlier decision said to be
+/// behind it now, once, not again as it goes on from previous to cached), and the level told forgotten once memory is
+/// above every margin.
 pub fn observe(state: &mut State, preset: &Preset, input: &Input) {
     state.hidden.clear();
     if !preset.trim_notices {

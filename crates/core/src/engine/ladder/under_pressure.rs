@@ -1,7 +1,6 @@
-//! Step 4, under pressure: compress background apps in small steps. The thesis takes 32
-//! pages of an empty app a step under "slight shortage"; SWAM takes unshared shared-object
-//! pages first (OOM cleaner); memorch frees what is short in proportion, from the apps least
-//! likely to be wanted soon first, and takes background anon before anything of the
+//! Step 4, under pressure: compress background apps in small steps. The thesis takes 32 pages of an empty app a step
+//! under "slight shortage"; SWAM takes unshared shared-object pages first (OOM cleaner); memorch frees what is short in
+//! proportion, from the apps least likely to be wanted soon first, and takes background anon before anything of the
 //! foreground (refault study, idea 2).
 
 use super::ctx::Ctx;
@@ -61,8 +60,8 @@ pub fn run(ctx: &mut Ctx) {
     }
 }
 
-/// SWAM's OOM cleaner: the resident shared-object pages only one app maps, of at most `max`
-/// apps of at least `min_class` not cleaned yet.
+/// SWAM's OOM cleaner: the resident shared-object pages only one app maps, of at most `max` apps of at least
+/// `min_class` not cleaned yet.
 fn drop_shared_objects(ctx: &mut Ctx, min_class: Class, max: usize, why: &str) {
     let so: Vec<&App> = ctx
         .free_apps()
@@ -82,21 +81,20 @@ fn drop_shared_objects_of(ctx: &mut Ctx, a: &App, why: &str) {
     super::squeeze::compact(ctx, a, CompactScope::SharedObjects, None, r);
 }
 
-/// SWAM (§4.1-4.2): when memory is short, the shared-object pages only one app maps go
-/// first, every background app's ("Adaptive Swap first selects SO pages as victims ... until
-/// treating the whole SO pages"); then normal pages for what is still short, free memory to
-/// the high watermark, at least one unmap unit, from the background apps least likely to be
-/// wanted soon. (The 4 MiB unmap unit is the kernel's unmapping granularity in SWAM, not a
-/// reclaim size: here it is only the least asked.)
+/// SWAM (§4.1-4.2): when memory is short, the shared-object pages only one app maps go first, every background app's
+/// ("Adaptive Swap first selects SO pages as victims ... until treating the whole SO pages"); then normal pages for
+/// what is still short, free memory to the high watermark, at least one unmap unit, from the background apps least
+/// likely to be wanted soon. (The 4 MiB unmap unit is the kernel's unmapping granularity in SWAM, not a reclaim size:
+/// here it is only the least asked.)
 fn swam_cleaner(ctx: &mut Ctx, high_frac: f64, min_class: Class, unit_pages: u64, why: &str) {
     drop_shared_objects(ctx, min_class, usize::MAX, why);
     let short = ctx.frac(high_frac).saturating_sub(ctx.free()).max(unit_pages * crate::engine::model::PAGE);
     shrink::free(ctx, Step::UnderPressure, min_class, short, None, why);
 }
 
-/// memorch: unshared shared objects first (SWAM's cleaner, if on), then what the gap to the
-/// low band plus the margin is, in bytes, from the apps least likely to be wanted soon. A PSI
-/// stall with memory above the band asks for the margin alone.
+/// memorch: unshared shared objects first (SWAM's cleaner, if on), then what the gap to the low band plus the margin
+/// is, in bytes, from the apps least likely to be wanted soon. A PSI stall with memory above the band asks for the
+/// margin alone.
 fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     let c = ctx.preset.compaction.clone().expect("compaction");
     if c.shared_objects_first {
@@ -105,9 +103,8 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     let margin = ctx.frac(PRESSURE_MARGIN_FRAC * ctx.state.aggression.min(1.0));
     let target = ctx.frac(low_frac) + margin;
     let short = target.saturating_sub(ctx.available()).max(margin / 2);
-    // A stall with memory above the band is no shortage yet: the apps likely to be wanted
-    // soon give nothing to it (issue 11: on realapps 20 small squeezes of the most visited
-    // JVM on such stalls made most of its returns warm).
+    // A stall with memory above the band is no shortage yet: the apps likely to be wanted soon give nothing to it
+    // (issue 11: on realapps 20 small squeezes of the most visited JVM on such stalls made most of its returns warm).
     let spare = ctx.available() >= ctx.frac(low_frac);
     let max_p_return = spare.then_some(shrink::LIKELY_RETURN);
     shrink::free_below(ctx, Step::UnderPressure, min_class, short, None, why, max_p_return);
