@@ -22,11 +22,9 @@ impl KillBook {
         KillBook { peer, oom_kills }
     }
 
-    /// Apps that died since the last look, removed from `running`, with who killed them. `victims` gives the pids
-    /// memorch's daemon says it killed so far. Its daemon tells of a kill once the kill is done (the victim's memory
-    /// released), so a victim can be seen dead before its event: a death by SIGKILL that neither those events nor the
-    /// kernel's OOM-kill counter explain waits up to [`VICTIM_EVENT_WAIT`] for the event before it is booked to the
-    /// kernel (a run of 2026-11-29 booked a kill of memorch's to the kernel so).
+    /// Apps that died since the last look, removed from `running`, with who killed them (`victims`: the pids memorch's
+    /// daemon says it killed). Its event comes once the victim's memory is released, so an unexplained SIGKILL waits up
+    /// to [`VICTIM_EVENT_WAIT`] for it before it is booked to the kernel.
     pub fn reap(
         &mut self,
         root: &SysRoot,

@@ -277,9 +277,7 @@ impl Campaign {
 }
 
 /// The runs of a campaign, in order: each repeat runs every manager once, starting one manager further down the list
-/// than the repeat before (`a,b,c` then `b,c,a`). A bench's first run on a machine differs from later ones (swam40 read
-/// back 181-261 k file pages in first runs against 388-633 k later, docs/results.md), so the same manager must not
-/// always take it.
+/// than the repeat before (`a,b,c` then `b,c,a`), so no manager always takes a bench's first run, which differs.
 pub fn run_order(managers: &[String], repeat: u64) -> Vec<(u64, &String)> {
     let n = managers.len();
     (0..repeat).flat_map(|rep| (0..n).map(move |i| (rep, &managers[(i + rep as usize) % n]))).collect()

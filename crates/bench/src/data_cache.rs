@@ -1,17 +1,10 @@
-//! Every run starts with the scenario's generated data out of the page cache.
-//!
-//! Why: a real program's first launch reads its data (a Redis server its 200 MB RDB file, the JVM, Node.js and Python
-//! apps their records), and whether those pages are still cached decides much of the launch: `realapps`' `kv`
-//! (redis-server 7.0 loading `kv.rdb`) was ready in 0.57-0.70 s with its file in the page cache and in 0.60-1.76 s
-//! without, slowest when the virtual disk's host has not cached it either (measured outside the bench on these
-//! machines). The pages a run's device read outlive its group (the kernel hands them to the parent group), so without
-//! this a run inherits the cache the previous run left, another manager's: first launches, which set p95 on `realapps`,
-//! then differ by the order of the runs rather than by the manager. A phone's first launch of the day reads from
-//! storage; so does every run's.
+//! Every run starts with the scenario's generated data out of the page cache. Why: whether a real program's data (a
+//! Redis RDB file, the apps' records) is cached decides much of its first launch, and the pages a run's device read
+//! outlive its group, so without this a run would inherit the previous run's (another manager's) cache. A phone's
+//! first launch of the day reads from storage; so does every run's.
 //!
 //! Only the scenario's own files are dropped, one by one (`POSIX_FADV_DONTNEED`), never the machine's page cache
-//! (`drop_caches`): the programs' own files (the JDK, Python's library) are shared with the rest of the machine and
-//! stay as they are.
+//! (`drop_caches`): the programs' own files are shared with the rest of the machine.
 
 use std::fs::File;
 use std::io;

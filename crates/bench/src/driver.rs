@@ -76,14 +76,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, String> {
     r.finish()
 }
 
-/// Launch every real program of the scenario once, one at a time and each stopped as soon as it is up, on a device of
-/// the scenario's size with no manager; nothing is measured. Why: the pages of the programs' own files (the JDK's
-/// modules, Python's library, node's binary) that a run reads outlive its device and stay cached, charged to no later
-/// device, so every run after the first finds them cached; the first run of a bench read them from storage, and its
-/// first launches were the slower for being first, not for its manager (over 78 benches of `realapps`, earlyoom's first
-/// run's cold launches took 1.44x the same seed's other runs', its later runs' 1.10x; docs/bench.md). After this every
-/// run starts alike. The scenario's data is dropped again before each run (data_cache.rs). Returns the launches in the
-/// order made (a failed one with its error).
+/// Launch every real program of the scenario once, alone, unmeasured and stopped once up, on a device with no manager:
+/// the programs' own files (the JDK's modules, Python's library) stay cached after, so the first run does not read
+/// them from storage where every later one finds them cached (docs/bench.md). Returns the launches made, a failed one
+/// with its error.
 pub fn warm_up(cfg: &RunConfig) -> Result<Vec<Visit>, String> {
     let mut r = Run::start(cfg)?;
     let mut launched = Vec::new();

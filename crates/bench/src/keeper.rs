@@ -2,11 +2,9 @@
 //!
 //! - the **balloon**: zram's pool is not charged to a v1 memcg, so the device's limit follows RAM − the pool's
 //!   `mem_used_total` (never below a quarter of RAM); without it the device would have RAM a phone does not have;
-//! - a **background reclaimer**, as kswapd keeps a zone's watermarks: inside a memcg there is no kswapd, so without it
-//!   free memory sits at zero, every allocation past the limit reclaims for itself, and pressure shows only where the
-//!   memcg's OOM killer already acts (issue 12: killers lost that race). When free memory (limit − usage) falls below
-//!   the low watermark, the keeper reclaims up to the high watermark, as kswapd does; allocations that outrun it
-//!   reclaim directly (the memcg's `memory.failcnt` counts them), as on a phone whose kswapd falls behind.
+//! - a **background reclaimer**, as kswapd keeps a zone's watermarks (a memcg has none, so free memory would sit at
+//!   zero and pressure show only once the OOM killer acts): below the low watermark it reclaims up to the high one;
+//!   allocations that outrun it reclaim directly (`memory.failcnt`), as on a phone whose kswapd falls behind.
 //!
 //! The reclaim is the kernel's own, done by the device's kswapd (kswapd.rs): a process in the device's groups whose
 //! reclaim is memory stall in the device's PSI, as kswapd's is in a phone's. Its own failed charges are counted apart,

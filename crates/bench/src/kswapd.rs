@@ -2,12 +2,9 @@
 //! the kernel reclaims when an allocation meets the limit, so that its time in reclaim is **memory stall in the
 //! device's PSI**, as kswapd's is in a phone's.
 //!
-//! Why a process of the device's own: PSI counts a task's stall in its own v2 group and the groups above it. A phone's
-//! kswapd stalls in `balance_pgdat` inside `psi_memstall_enter`, and lmkd reads the system-wide PSI that includes it,
-//! so a burst of background reclaim is pressure lmkd sees. A write of a lower `memory.limit_in_bytes` reclaims in the
-//! writer's context without entering memstall (measured: a 600 MiB reclaim that way left the writer's and the device's
-//! PSI at 0), so a keeper that reclaims by limit writes gives the device a kswapd whose work no PSI reader sees (issue
-//! 12: `lmkd`'s trigger fired once in a 3.5-min `realapps` run and the memcg's OOM killer made 6 of its 7 kills).
+//! Why a process of the device's own: PSI counts a task's stall in its own group and those above it, and a phone's
+//! kswapd stalls inside `psi_memstall_enter`, so lmkd sees background reclaim as pressure. A write of a lower
+//! `memory.limit_in_bytes` reclaims without entering memstall (a 600 MiB reclaim left PSI at 0): no PSI reader sees it.
 //!
 //! How: reading ahead a *sparse* file charges page-cache pages to the reader's memory group without disk I/O (holes
 //! read as zeros), with `__GFP_NORETRY`. Past the device's limit each charge reclaims once from the whole device inside

@@ -68,9 +68,7 @@ pub fn scenario(base: &Scenario, out: &Path, say: &dyn Fn(&str)) -> Result<Scena
 }
 
 /// Write every synthetic app's code file and shared object into `work` before the first run, as a device has its apps
-/// installed: written inside a run, they cost that run's first launches the writing (on `swam40` its first run's
-/// launches took 15-35 % longer), and the pages the writing left cached were charged to no later run's device. Returns
-/// how many files the apps map.
+/// installed (written inside a run, they slow its first launches). Returns how many files the apps map.
 pub fn install_synthetic_files(
     scenario: &Scenario,
     work: &Path,

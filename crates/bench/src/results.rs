@@ -38,10 +38,8 @@ pub struct Visit {
     /// files), where a page costs several times as much.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub zram_reads: u64,
-    /// What the device did to make room while the return was served: pages its zram took in (anonymous pages compressed
-    /// out, by whoever reclaimed) and the times an allocation hit the device's limit and reclaimed for itself
-    /// (`memory.failcnt`, the device's kswapd's own included). A page read back into a full device costs 3-5× one read
-    /// into free memory (docs/results.md), so these tell a slow warm return's cause from its size.
+    /// What the device did to make room while the return was served: pages its zram took in, and the times an
+    /// allocation hit the device's limit (`memory.failcnt`); they tell a slow warm return's cause from its size.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub swapouts: u64,
     #[serde(default, skip_serializing_if = "is_zero")]

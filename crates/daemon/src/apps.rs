@@ -12,10 +12,8 @@ use std::time::{Duration, Instant};
 /// How long an app's unshared shared-object figure is reused.
 const SO_REFRESH: Duration = Duration::from_secs(30);
 
-/// How long a process's KSM opt-in (`ksm_merge_any` of `/proc/PID/ksm_stat`) is reused. The process sets it itself
-/// (`PR_SET_MEMORY_MERGE`), at start as a rule, and only the idle step reads it; the file walks every VMA of the
-/// process (`ksm_process_mergeable`): read on every full look for every background app, it was 7 % of the daemon's CPU
-/// in a light run.
+/// How long a process's KSM opt-in (`ksm_merge_any` of `/proc/PID/ksm_stat`, set at start as a rule) is reused: the
+/// file walks every VMA of the process, and read on every full look it was 7 % of the daemon's CPU.
 const KSM_REFRESH: Duration = Duration::from_secs(60);
 
 pub struct AppView {
@@ -78,9 +76,7 @@ impl AppView {
     }
 
     /// `pid` belongs to the process that started at `start_ms`: where another had it, forget what was said or read of
-    /// that one (its launcher's name and class, its identity, its group, its cached figures), so the new process is
-    /// neither named nor classed as the old one nor acted on through its group. (Starts are known to a clock tick: a
-    /// pid reused within the tick its last process started in goes unseen, as it would by `owner.rs`.)
+    /// that one, so the new process is not named, classed or acted on as the old (to a clock tick, as `owner.rs`).
     fn owned_by(&mut self, pid: u32, start_ms: u64) {
         if self.starts.insert(pid, start_ms).is_some_and(|before| before != start_ms) {
             self.keep_only(|p| p != pid);

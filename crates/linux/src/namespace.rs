@@ -127,9 +127,8 @@ pub fn spawn_inside(init_pid: u32, mut cmd: Command) -> Result<Child> {
 /// Make `cmd` join the mount namespace `mnt` between fork and exec (`mnt` must stay open until it is spawned), in the
 /// working directory it was given (or the caller's).
 ///
-/// Joining a mount namespace moves the process to that namespace's root directory, and std changes directory *before*
-/// the pre-exec hooks run: without changing back here, every process in a device would start in `/`, and every relative
-/// path it was given would name the wrong file (the bench once served no visit at all for this).
+/// Joining a mount namespace moves the process to its root, and std changes directory *before* the pre-exec hooks run:
+/// without changing back here, every relative path a device's process was given would name the wrong file.
 fn join_mounts_on_exec(cmd: &mut Command, mnt: &OwnedFd) {
     let fd = mnt.as_raw_fd();
     let cwd = cmd.get_current_dir().map(Path::to_path_buf).or_else(|| std::env::current_dir().ok());

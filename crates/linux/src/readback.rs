@@ -3,24 +3,14 @@
 //!
 //! The pages are read through `/proc/PID/mem`: each read faults the page in *in the target* (the kernel's swap-in path,
 //! `do_swap_page`), which maps it with its accessed bit set, so the kernel's LRU treats it as a page the app used just
-//! now. `process_madvise(MADV_WILLNEED)` (`compact::Advice::WillNeed`) only puts pages in the swap cache, unmapped and
-//! on the inactive list: the first pages the next reclaim drops (measured on `realapps`: read back, then dropped again
-//! before the return; docs/results.md). Only pages the pagemap shows in swap are read, a run at a time; nothing is
-//! written.
+//! now. `process_madvise(MADV_WILLNEED)` only puts pages in the swap cache, unmapped and on the inactive list: the
+//! first pages the next reclaim drops. Only pages the pagemap shows in swap are read, a run at a time; nothing is
+//! written. Every private mapping is looked at, file-backed ones too: a written page of a private file mapping (a
+//! loader's relocations, a JVM's class archive) is anonymous memory that goes to swap like the heap.
 //!
-//! Every private mapping is looked at, file-backed ones too: a page of a private file mapping that the process wrote is
-//! its own copy, anonymous memory that goes to swap like the heap (a loader's relocations of a library; a JVM's class
-//! archive, `classes.jsa`, ~10 MiB of swap in each JVM of `realapps`). Reading only the anonymous mappings left that
-//! swap where no read-back reached it.
-//!
-//! Pages on storage swap are asked for all at once first ([`Ahead`]): a touch reads one page (and the kernel's
-//! read-ahead of its neighbours in the file) and waits for it, so a read-back from storage pays the device's latency a
-//! page; `process_madvise(MADV_WILLNEED)` queues the reads of every page it names before any completes, and the touch
-//! that follows finds them in the swap cache or on their way. Measured on these machines (`cargo bench -p memorch
-//! --bench actuators`: a 256 MiB heap paged out to a storage file in shuffled 64 KiB pieces, read back whole): 7.9 µs a
-//! page by touch alone, 2.6 with the pages asked for first. From zram, which decompresses in the caller, asking first
-//! saves nothing and costs more (4.0 against 3.5 µs a page), so only the pages outside zram are asked for where zram's
-//! swap type is known.
+//! Pages on storage swap are asked for all at once first ([`Ahead`]): `MADV_WILLNEED` queues every read before any
+//! completes, where a touch waits for each (`cargo bench -p memorch --bench actuators`: 2.6 against 7.9 µs a page).
+//! From zram, which decompresses in the caller, asking first costs more (4.0 against 3.5 µs), so it is skipped there.
 //!
 //! The file is opened before the target's pidfd is checked again, so the memory read is the memory of the process the
 //! pidfd names (an open `/proc/PID/mem` holds that process's mm; a pid reused before the open would show as the pidfd's

@@ -132,9 +132,8 @@ pub(crate) fn reclaim_group(source: &MemorySource, usage: u64, bytes: u64, floor
 }
 
 /// Bytes of the domain's memory held in the swap cache (`swapcached` in its group's memory.stat; `None` for the
-/// `system` domain or a kernel that does not count it). A page paged out (`MADV_PAGEOUT`) to a storage swap device
-/// stays there, charged, after it has left its process, until the kernel reclaims it again; one paged out to zram is
-/// freed at once (measured: 128 MiB paged out to a file freed 0 MiB in 2 s).
+/// `system` domain or a kernel that does not count it). A page paged out to a storage swap device stays there,
+/// charged, until the kernel reclaims it again; one paged out to zram is freed at once.
 pub fn swap_cached_bytes(domain: &Domain) -> Option<u64> {
     let (dir, key) = match domain.cgroup.as_ref()?.memory_source()? {
         MemorySource::V1(dir) => (dir, "total_swapcached"),

@@ -103,11 +103,8 @@ struct PssRead {
 
 /// A cached PSS is read again after this long, or when the process's file and shared-memory pages moved by more than a
 /// quarter of what they were when read; in between, it follows the process's resident sizes ([`estimated_pss`]): its
-/// heap exactly, its mapped files in the share last found. What the estimate misses is only the share of its files
-/// others map since, which moves slowly. Reads every 30 s or on a tenth's move of RSS were a third of the daemon's CPU
-/// in a light run (82 walks of up to 340 MiB of page tables, ~2.5 ms each, in 210 s); every 2 minutes or on a quarter's
-/// move of RSS still a fifth (a launching app's heap grows on every look, and its heap is its own: the walk told
-/// nothing new).
+/// heap exactly, its mapped files in the share last found (what it misses, others mapping its files since, moves
+/// slowly). Each read walks the page tables: every 30 s they were a third of the daemon's CPU.
 pub const PSS_REFRESH_MS: u64 = 600_000;
 
 impl PssCache {

@@ -139,9 +139,8 @@ pub fn start_holder(test: &str, var: &str, value: &std::path::Path) -> std::proc
 }
 
 /// What a test or bench could leave on the machine: active swap (by device or file name), cgroups below this process's
-/// own, memorch's lxcfs instances. Tests compare what is *new* after with before, never the whole state: the kernel is
-/// shared, and swap that another process (another session, CI on the same host) turns on or off meanwhile is not
-/// theirs.
+/// own, memorch's lxcfs instances. Tests compare what is *new* after with before: the kernel is shared, and swap that
+/// another process turns on or off meanwhile is not theirs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leftovers(pub std::collections::BTreeSet<String>);
 

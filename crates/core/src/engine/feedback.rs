@@ -12,10 +12,8 @@ use super::stats::REFAULT_WINDOW_MS;
 /// comes from clock ticks and the uptime read at another moment.
 pub const AGE_SLACK_MS: u64 = 1_000;
 
-/// Forget what is kept by pid for the pids the kernel has given to another process since the last look (it has another
-/// name, or it is younger than it was): otherwise a new process that got a dead app's pid between two looks would
-/// inherit its stint in front, its squeezes under watch and its marks (dry, read back, cleaned), and be judged by them.
-/// Pids that are gone are forgotten in [`observe`], as before.
+/// Forget what is kept by pid for pids the kernel has given to another process since the last look (another name, or
+/// younger), so a new process does not inherit a dead app's stint, squeezes and marks. Gone pids: [`observe`].
 pub fn forget_reborn(state: &mut State, input: &Input) {
     let reborn: Vec<u32> = input
         .apps

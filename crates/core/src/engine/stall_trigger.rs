@@ -1,12 +1,8 @@
 //! A PSI trigger's rule run on the daemon's own reads of a stall total, beside the kernel's.
 //!
-//! Why: a trigger armed without `CAP_SYS_RESOURCE` (these machines, and any daemon run unprivileged) is checked by the
-//! kernel's averaging work every 2 s, and only when that work finds the period due; a read of the same
-//! `memory.pressure` file folds the period first (`psi_show` advances `avg_next_update` without looking at the
-//! triggers), so a group whose file is read often can stall for seconds and never fire. Measured: 300 ms of `some`
-//! stall within 1.3 s against a 10 ms threshold, no event on either of two triggers on the group (the lmkd polling
-//! test's failures, 2026-11-26). The daemon reads the file on every tick anyway; this checks each read against the
-//! trigger's own threshold and window.
+//! Why: a trigger armed without `CAP_SYS_RESOURCE` is checked by the kernel's averaging work every 2 s, and a read of
+//! the same `memory.pressure` file folds that period first (`psi_show`), so a group whose file is read often can stall
+//! for seconds and never fire. The daemon reads the file every tick anyway; this checks each read against the trigger.
 //!
 //! Never sooner than the kernel's rule: growth is counted only over reads within the last window (the kernel also
 //! counts a share of the window before). One event a window, whoever raises it first: a kernel event within a window of

@@ -44,10 +44,8 @@ pub fn run(ctx: &mut Ctx) {
 }
 
 /// A swap file above zram in priority that holds under [`COLD_DROP_BELOW_FRAC`] of its size (its app came back, or
-/// went), the one holding least, with what it holds: its free room takes any page swapped out, ahead of zram. Removing
-/// it reads what it holds back in, so only where that fits in available memory above the critical band and its margin,
-/// as the app in front's read-back does (on realapps' seed 4 such files took 277 MiB swapped out after their own pages
-/// had come back: docs/results.md).
+/// went), the one holding least, with what it holds: its free room would take any page swapped out, ahead of zram.
+/// Removing it reads that back in, so only where it fits above the critical band and its margin.
 fn drained_cold_file(ctx: &Ctx) -> Option<(String, u64)> {
     let cold = cold_priority(ctx)?;
     let floor = critical_floor(ctx);
@@ -84,9 +82,8 @@ pub fn idle_file_removable(ctx: &Ctx) -> bool {
 /// Add a storage swap file for `why` if zram is nearly full (or, under the cost model, compresses so badly that storage
 /// saves a page for less of the user's wait), the preset allows another file, none was added within its interval and
 /// none stands empty (a launch short even of an empty file's room may have another). `short`: what a launch needs
-/// beyond what zram's room and compression can cover; under the cost model, that much is added (in whole files' worth,
-/// within the preset's room) even while zram has room (issue 11: a launch on `realapps` killed an app for 80 MiB with
-/// zram 63 % full, its room worth less than the launch needed, and no file added).
+/// beyond what zram's room and compression can cover; under the cost model that much is added (in whole files, within
+/// the preset's room) even while zram has room, rather than a kill.
 pub fn grow(ctx: &mut Ctx, why: &str, short: u64) {
     let p = ctx.preset.swap.clone();
     let zram_used = zram_used(ctx);

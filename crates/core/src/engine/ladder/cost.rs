@@ -30,9 +30,7 @@ impl Ctx<'_> {
     }
 
     /// What orders the apps a squeeze takes from: the chance of a return soon, times (under the model) the share of
-    /// that return a read-back would be. A read-back adds about the same milliseconds to any return: all of one
-    /// answered as quickly as the quickest app running (or within a frame), a third of one that takes 50 ms anyway
-    /// (decision "slow returns give first": p50 shorter in ten of twelve pairs, the wait the same).
+    /// that return a read-back would be: the same milliseconds are all of a quick return, a third of a 50 ms one.
     pub fn return_weight(&self, a: &App) -> f64 {
         let p = self.p_return(a);
         let own = self.state.stats.get(&a.name).and_then(|s| s.quickest_return_ms);

@@ -68,10 +68,8 @@ pub fn run(ctx: &mut Ctx) {
     }
 }
 
-/// How many passes of ksmd over the apps KSM's trial waits for (`KsmPolicy::min_saving_frac`): KSM merges a page only
-/// once its content has stayed the same from one pass to the next, so a first pass merges almost nothing, and by the
-/// end of the second what the apps share is. The first pass counted (`full_scans`) may be the end of one begun before,
-/// where ksmd's cursor stood: on thesis-ksm two counted passes had merged 8 MiB of what became over 100.
+/// How many passes of ksmd over the apps KSM's trial waits for (`KsmPolicy::min_saving_frac`): a page merges only once
+/// unchanged from one pass to the next, and the first pass counted may be the end of one begun before.
 pub const KSM_TRIAL_SCANS: u64 = 3;
 
 /// How long KSM stays off once its trial found it did not pay: apps launched since may share more, so it is tried again

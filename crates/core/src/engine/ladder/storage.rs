@@ -35,11 +35,8 @@ pub(super) fn cold_priority(ctx: &Ctx) -> Option<i32> {
 }
 
 /// At most this many files of unlikely apps' squeezes at a time. The kernel enables at most MAX_SWAPFILES swap areas in
-/// all: 32 less the swap entry types it keeps for itself, 23 where every option is on (device-private, migration,
-/// hwpoison, PTE markers); zram and the preset's own files (`max_files`, 8 in memorch) need theirs. A file these files
-/// leave the kernel no room for is not made, and the squeeze goes where the kernel puts it. On realapps (seeds 3-5) a
-/// run had up to 17 at once: files rarely drain, as a page read back keeps its slot while it stays unchanged in the
-/// swap cache.
+/// all (23 where every option is on); zram and the preset's own files (`max_files`) need theirs. Past this the squeeze
+/// goes where the kernel puts it: files rarely drain (a page read back keeps its slot while in the swap cache).
 pub const MAX_COLD_FILES: usize = 12;
 
 /// Whether `app`'s squeeze of `anon_moved` bytes goes to a storage file of its own, above zram in priority, and the
