@@ -164,32 +164,3 @@ fn a_squeeze_to_storage_takes_what_is_short_and_one_to_zram_what_zram_saves() {
     assert!(!to_storage);
     assert!(took > short * 3 / 2, "zram saves part of what it takes: took {took} for {short} short");
 }
-
-/// With no stall going on, the kernel's reclaim is the cheaper path for an app that shares a group (memorch cannot
-/// tell its cold pages from hot): the pressure step's squeezes only mark them cold. Under a stall they take them.
-#[test]
-fn without_a_stall_the_pressure_step_only_hints_where_apps_share_a_group() {
-    let apps = vec![
-        app(11, "c1", Class::Cached, 200),
-        app(12, "c2", Class::Cached, 200),
-        app(2, "fg", Class::Foreground, 300),
-    ];
-    let hints = |s: &memorch_core::Snapshot| -> Vec<bool> {
-        let acts = decide(&mut engine("memorch"), 0, s, &apps, &[]);
-        let under = acts.iter().filter(|a| a.reason.step == memorch_core::engine::Step::UnderPressure);
-        under
-            .filter_map(|a| {
-                if let ActionKind::Compact { hint_if_shared, .. } = a.kind {
-                    Some(hint_if_shared)
-                } else {
-                    None
-                }
-            })
-            .collect()
-    };
-    // 70 MiB available of 1 GiB, under the low band.
-    let calm = hints(&snap(1024, 60, 10));
-    assert!(!calm.is_empty() && calm.iter().all(|h| *h), "no stall: every squeeze a hint where shared: {calm:?}");
-    let stalled = hints(&with_psi(snap(1024, 60, 10), 20.0, 5.0));
-    assert!(!stalled.is_empty() && stalled.iter().all(|h| !*h), "a stall: every squeeze takes: {stalled:?}");
-}

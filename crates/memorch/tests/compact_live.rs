@@ -475,36 +475,3 @@ fn a_read_back_asks_for_its_pages_on_storage_at_once_and_not_for_those_in_zram()
         assert!(failed.is_empty(), "{failed:?}");
     }
 }
-
-/// An app that shares a group is only marked cold (the pressure step with no stall): nothing moves at once, and the
-/// kernel's reclaim of the group then takes its pages before the other app's. One in a group of its own is not hinted.
-#[test]
-fn a_hint_marks_an_app_that_shares_a_group_cold_and_the_kernels_reclaim_takes_it_first() {
-    use memorch_daemon::executor::{live::Live, Actuators};
-    use memorch_linux::{reclaim, Domain, DomainSpec};
-    if !testkit::zram_facility() {
-        return;
-    }
-    let _lock = testkit::machine_test_lock();
-    let _zram = zram_swap();
-    let mut sb = Sandbox::create(&testkit::unique_name("memorch-hint"), Some(1 << 30)).unwrap();
-    let hinted = start_app(&mut sb, &["--anon-mb", "64", "--content", "text"]).id();
-    let other = start_app(&mut sb, &["--anon-mb", "64", "--content", "text"]).id();
-    let root = SysRoot::live();
-    let domain = || Domain::open(&root, &DomainSpec::Cgroup(sb.path.clone())).unwrap();
-    let dir = testkit::TempDir::new("memorch-hint");
-    let mut live = Live::new(root.clone(), domain(), dir.join("swap"));
-    let (what, moved) = live.hint_cold_if_shared(hinted, "hinted").expect("it shares a group").expect("hinted");
-    assert_eq!(moved, 0, "{what}");
-    assert!(status_kib(hinted, "VmSwap") < 4 * MIB, "a hint moves nothing itself: {what}");
-    reclaim::reclaim(&root, &domain(), 48 * MIB, false).expect("the kernel's reclaim of the group");
-    let (h, o) = (status_kib(hinted, "VmSwap"), status_kib(other, "VmSwap"));
-    assert!(h >= 16 * MIB && h >= 3 * o, "the hinted app goes first: {h} bytes of it swapped out, {o} of the other's");
-    system_group(&sb, "own.scope");
-    let own_scope = format!("{}/own.scope", sb.path);
-    let own = spawn_app_in(&mut sb, &own_scope, &[], &["--anon-mb", "8"]).id();
-    assert!(
-        live.hint_cold_if_shared(own, "own").is_none(),
-        "an app in a group of its own is squeezed there, not hinted"
-    );
-}

@@ -117,7 +117,6 @@ mod tests {
                 scope: memorch_core::engine::CompactScope::Anon,
                 max_pages: Some(3),
                 to_storage: false,
-                hint_if_shared: true,
             },
             ActionKind::Compact {
                 pid: 5,
@@ -125,7 +124,6 @@ mod tests {
                 scope: memorch_core::engine::CompactScope::Anon,
                 max_pages: Some(3),
                 to_storage: true,
-                hint_if_shared: false,
             },
             ActionKind::Prefetch { pid: 5, app: "a".into(), max_pages: 3 },
             ActionKind::Ksm { run: true, pages_to_scan: 100 },

@@ -71,7 +71,7 @@ impl Engine {
                     self.state.read_back_dry.insert(*pid, stint);
                 }
                 _ if !done => {}
-                ActionKind::Compact { pid, app, scope, max_pages, to_storage, .. } => {
+                ActionKind::Compact { pid, app, scope, max_pages, to_storage } => {
                     self.learn_compaction(input, o, (*pid, app, *scope, *max_pages));
                     self.learn_squeeze_cost(o, *pid, *to_storage);
                 }
@@ -102,7 +102,7 @@ impl Engine {
     }
 
     /// A compaction done: watched for pages that come back, marked whole, or dry when it gave much less than asked
-    /// (nothing cold left to take; or a hint, which moves nothing and is not repeated for `DRY_MS` either).
+    /// (nothing cold left to take).
     fn learn_compaction(
         &mut self,
         input: &Input,
@@ -138,7 +138,7 @@ impl Engine {
     /// there on its return (feedback.rs).
     fn learn_squeeze_cost(&mut self, o: &Outcome, pid: u32, to_storage: bool) {
         let swap = if to_storage { Swap::Storage } else { Swap::Zram };
-        if to_storage && o.bytes.is_some_and(|b| b > 0) {
+        if to_storage {
             self.state.on_storage.insert(pid);
         }
         if let (Some(cpu_us), Some(bytes)) = (o.cpu_us, o.bytes) {

@@ -155,8 +155,7 @@ pub struct Victim {
 pub enum ActionKind {
     /// process_madvise the app's pages; `max_pages: None` = all of them. `to_storage`: to a storage swap file made for
     /// this squeeze, above zram in priority (where the cost model finds storage cheaper for the user:
-    /// `Ctx::storage_costs_less`); absent in JSON when false. `hint_if_shared`: where the app shares a group (its cold
-    /// pages not told from hot), only mark its pages cold (`MADV_COLD`) for the kernel's reclaim to take first.
+    /// `Ctx::storage_costs_less`); absent in JSON when false.
     Compact {
         pid: u32,
         app: String,
@@ -164,8 +163,6 @@ pub enum ActionKind {
         max_pages: Option<u64>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         to_storage: bool,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        hint_if_shared: bool,
     },
     /// Reclaim this much from the domain (page cache first). Its JSON key is not `bytes`: an action event flattens the
     /// action beside its own `bytes` (what was done), and a line with the key twice is no event to a client (both were

@@ -195,11 +195,6 @@ impl Actuators for Live {
         Ok(format!("removed {n} idle swap files"))
     }
 
-    fn hint_cold_if_shared(&mut self, pid: u32, app: &str) -> Option<Result<(String, u64), String>> {
-        let shared = appgroup::of_process(&self.root, pid, &self.domain).is_none();
-        shared.then(|| hint_cold(&self.root, &self.domain, pid, app))
-    }
-
     /// The file is sized to the squeeze and enabled above zram (`SwapState::above_zram_priority`, which the engine
     /// tells these files by): the kernel fills it before zram.
     fn compact_to_storage(&mut self, sq: Squeeze) -> Result<(String, u64), String> {
@@ -335,13 +330,6 @@ fn memorchs_group(root: &SysRoot, pid: u32, domain: &Domain, what: &str) -> Resu
         Some(g) => Err(format!("pid {pid} is in a group of its own the system made ({}), not memorch: it is squeezed there, but not {what}", g.path)),
         None => Err(format!("pid {pid} is not in an app group of its own: it cannot be {what}")),
     }
-}
-
-/// An app's anonymous pages marked cold: nothing moves now (0 bytes); the kernel's reclaim takes them first.
-fn hint_cold(root: &SysRoot, domain: &Domain, pid: u32, app: &str) -> Result<(String, u64), String> {
-    let t = target::check(root, pid, domain).map_err(|e| e.to_string())?;
-    let r = compact::compact(root, &t, CompactScope::Anon, Advice::Cold, None, false).map_err(|e| e.to_string())?;
-    Ok((format!("marked '{app}' ({pid}) cold in {} µs, for the kernel's reclaim to take first", r.elapsed_us), 0))
 }
 
 /// Anonymous pages of an app in a group of its own are taken coldest first, by squeezing its group (the kernel's LRU

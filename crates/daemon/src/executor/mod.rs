@@ -62,11 +62,6 @@ pub trait Actuators {
     /// left) leaves the squeeze to go where the kernel puts it, and says why; a squeeze that cannot be done leaves no
     /// file.
     fn compact_to_storage(&mut self, squeeze: Squeeze) -> Result<(String, u64), String>;
-    /// Where the process shares a group, mark its anonymous pages cold (the kernel's reclaim takes them first) and say
-    /// so; `None` where it has a group of its own, whose squeeze takes its coldest pages already.
-    fn hint_cold_if_shared(&mut self, _pid: u32, _app: &str) -> Option<Result<(String, u64), String>> {
-        None
-    }
     /// Remove this file, one [`Actuators::compact_to_storage`] made (what it still holds is read back in); the engine
     /// chooses it, once it holds little (`swap.cold_drop_below`).
     fn swap_drop_cold(&mut self, path: &str) -> Result<String, String>;
@@ -270,21 +265,16 @@ impl Executor {
 
     /// Carry out an action other than a kill: what it did and the bytes it moved, or why not.
     fn carry_out(&mut self, kind: &ActionKind) -> Result<(String, u64), String> {
-        if let ActionKind::Compact { pid, app, hint_if_shared: true, .. } = kind {
-            if let Some(hinted) = self.actuators.hint_cold_if_shared(*pid, app) {
-                return hinted;
-            }
-        }
         match kind {
-            ActionKind::Compact { pid, app, scope, max_pages, to_storage: false, .. } => {
+            ActionKind::Compact { pid, app, scope, max_pages, to_storage: false } => {
                 self.actuators.compact(*pid, app, *scope, *max_pages)
             }
             // Without files of its own to make, the squeeze goes where the kernel puts it.
-            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true, .. } if !self.manage.swap_files => self
+            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true } if !self.manage.swap_files => self
                 .actuators
                 .compact(*pid, app, *scope, *max_pages)
                 .map(|(w, b)| (format!("{w} (not to storage: [manage] swap_files = false)"), b)),
-            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true, .. } => {
+            ActionKind::Compact { pid, app, scope, max_pages, to_storage: true } => {
                 self.actuators.compact_to_storage(Squeeze { pid: *pid, app, scope: *scope, max_pages: *max_pages })
             }
             ActionKind::Reclaim { bytes } => self.actuators.reclaim(*bytes),

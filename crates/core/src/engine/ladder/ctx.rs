@@ -245,14 +245,7 @@ impl<'a> Ctx<'a> {
         // A file of its own is made to the squeeze's size: it is given in pages.
         let max_pages = if cold.is_some() { max_pages.or(Some(anon_moved.div_ceil(PAGE))) } else { max_pages };
         self.push(
-            ActionKind::Compact {
-                pid: app.pid,
-                app: app.name.clone(),
-                scope,
-                max_pages,
-                to_storage: cold.is_some(),
-                hint_if_shared: false,
-            },
+            ActionKind::Compact { pid: app.pid, app: app.name.clone(), scope, max_pages, to_storage: cold.is_some() },
             reason,
             expected,
         );

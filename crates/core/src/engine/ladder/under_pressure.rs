@@ -7,7 +7,7 @@ use super::ctx::Ctx;
 use super::shortage::{pressure, PRESSURE_MARGIN_FRAC};
 use super::shrink;
 use crate::engine::model::App;
-use crate::engine::model::{mib, ActionKind, CompactScope, Step};
+use crate::engine::model::{mib, CompactScope, Step};
 use crate::engine::preset::Detection;
 use crate::Class;
 
@@ -107,22 +107,5 @@ fn in_proportion(ctx: &mut Ctx, low_frac: f64, min_class: Class, why: &str) {
     // (issue 11: on realapps 20 small squeezes of the most visited JVM on such stalls made most of its returns warm).
     let spare = ctx.available() >= ctx.frac(low_frac);
     let max_p_return = spare.then_some(shrink::LIKELY_RETURN);
-    let from = ctx.actions.len();
     shrink::free_below(ctx, Step::UnderPressure, min_class, short, None, why, max_p_return);
-    if let Detection::Bands(b) = &ctx.preset.detection {
-        if !ctx.stall_goes_on(b.psi_some_target_pct) {
-            hint_where_shared(ctx, from);
-        }
-    }
-}
-
-/// With no stall going on, the kernel's own reclaim is the cheaper path for an app that shares a group: memorch cannot
-/// tell its cold pages from hot, the kernel can. Its squeezes from `from` on only mark its pages cold, to go first.
-fn hint_where_shared(ctx: &mut Ctx, from: usize) {
-    for (a, _) in &mut ctx.actions[from..] {
-        if let ActionKind::Compact { hint_if_shared, scope: CompactScope::Anon, .. } = &mut a.kind {
-            *hint_if_shared = true;
-            a.reason.text.push_str(" (no stall: if it shares a group, only marked cold for the kernel's reclaim)");
-        }
-    }
 }
